@@ -1,0 +1,35 @@
+"""Shared fixtures: offline hub, tiny models of every architecture, and the path to ../shared/data."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+os.environ.setdefault("WANDB_MODE", "offline")
+sys.path.insert(0, str(Path(__file__).parent))
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def shared_data_dir() -> Path:
+    return Path(os.environ.get("NLGMETRICS_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    path = shared_data_dir()
+    if not path.is_dir():
+        pytest.skip(f"shared data not found at {path} (set NLGMETRICS_DATA)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Every tiny model, built once per session."""
+    from tiny_models import build_all
+
+    return build_all(tmp_path_factory.mktemp("tiny_models"))

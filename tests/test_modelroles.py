@@ -1,0 +1,100 @@
+"""Model-role resolution: packaged names, local folders, hub ids failing fast offline, loading every architecture."""
+import shutil
+import time
+
+import pytest
+
+from modelroles import ModelRoleError, fingerprint, load_model, offline_alternatives, resolve
+
+
+def test_packaged_minilm_resolves_to_installed_weights():
+    resolved = resolve("encoder", "packaged:minilm")
+    assert resolved.local and resolved.location.endswith("model")
+
+
+def test_unknown_packaged_name_and_wrong_role_are_named():
+    with pytest.raises(ModelRoleError, match="unknown packaged model 'bogus'"):
+        resolve("encoder", "packaged:bogus")
+    with pytest.raises(ModelRoleError, match="serves encoder, not causal_lm"):
+        resolve("causal_lm", "packaged:minilm")
+    with pytest.raises(ModelRoleError, match="unknown model role"):
+        resolve("decoder", "packaged:minilm")
+
+
+def test_hub_id_offline_fails_fast_naming_role_id_and_alternatives(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    started = time.monotonic()
+    with pytest.raises(ModelRoleError) as info:
+        resolve("nli", "roberta-large-mnli")
+    assert time.monotonic() - started < 5
+    message = str(info.value)
+    assert "'nli'" in message and "roberta-large-mnli" in message and "packaged:nli-minilm" in message
+
+
+def test_unreachable_endpoint_fails_fast_without_offline_flag(monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # discard port: connection refused at once
+    with pytest.raises(ModelRoleError, match="cannot be reached"):
+        resolve("causal_lm", "gpt2-large")
+    assert offline_alternatives("causal_lm") == ["packaged:smollm2"]
+
+
+def test_local_directory_and_file_errors(tiny, tmp_path):
+    assert resolve("encoder", str(tiny["encoder"])).location == str(tiny["encoder"].resolve())
+    (tmp_path / "weights.bin").write_bytes(b"x")
+    with pytest.raises(ModelRoleError, match="is a file"):
+        resolve("encoder", str(tmp_path / "weights.bin"))
+    with pytest.raises(ModelRoleError, match="no directory"):
+        resolve("encoder", "./no/such/model")
+
+
+def test_fingerprint_follows_content_not_path(tiny, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny["encoder"], copy)
+    assert fingerprint(copy) == fingerprint(tiny["encoder"])
+    assert fingerprint(tiny["bert_mlm"]) != fingerprint(tiny["encoder"])
+
+
+@pytest.mark.parametrize(
+    "role,key",
+    [("encoder", "encoder"), ("masked_lm", "bert_mlm"), ("masked_lm", "xlmr_mlm"), ("seq2seq", "bart"),
+     ("causal_lm", "gpt2"), ("causal_lm", "llama"), ("nli", "nli")],
+)
+def test_every_tiny_architecture_loads_and_runs(tiny, role, key):
+    import torch
+
+    loaded = load_model(role, str(tiny[key]))
+    enc = loaded.tokenizer(["the cat sat here", "a dog"], padding=True, return_tensors="pt")
+    with torch.inference_mode():
+        if role == "seq2seq":
+            out = loaded.model(**enc, decoder_input_ids=enc["input_ids"][:, :2])
+        else:
+            out = loaded.model(**enc)
+    assert out[0].shape[0] == 2
+    assert not loaded.model.training
+
+
+def test_corrupt_model_directory_is_a_clear_error(tmp_path):
+    (tmp_path / "config.json").write_text("{not json")
+    with pytest.raises(ModelRoleError, match="cannot load"):
+        load_model("encoder", str(tmp_path))
+
+
+@pytest.mark.slow
+def test_packaged_smollm2_converts_once_and_ranks_fluent_text_above_shuffled():
+    """MODELS.md sanity: perplexity 28-106 on normal sentences vs thousands on shuffled ones."""
+    import math
+
+    import torch
+
+    loaded = load_model("causal_lm", "packaged:smollm2")
+    assert loaded.model.config.num_hidden_layers == 30
+
+    def perplexity(text):
+        enc = loaded.tokenizer(text, return_tensors="pt")
+        with torch.inference_mode():
+            return math.exp(float(loaded.model(**enc, labels=enc["input_ids"]).loss))
+
+    fluent = perplexity("The weather was cold, so we stayed at home and read books by the fire.")
+    shuffled = perplexity("fire cold books home the stayed by so, read we and The at weather was the.")
+    assert fluent < 150 and shuffled > 10 * fluent

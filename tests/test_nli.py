@@ -1,0 +1,142 @@
+"""NLI: label order from the checkpoint, batching, LoRA training/export/reload and its safety checks."""
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from modelroles import ModelRoleError
+from nli import canonical_order, load_nli
+from nli.labels import LabelOrderError
+from nli.training import (NLITrainConfig, expected_calibration_error, fit_temperature, length_grouped_order,
+                          split_dev, train_nli)
+from nli.checkpoint import LoraShape
+
+
+def test_canonical_order_reads_id2label():
+    assert canonical_order({0: "CONTRADICTION", 1: "NEUTRAL", 2: "ENTAILMENT"}) == [2, 1, 0]
+    assert canonical_order({"0": "entailment", "1": "neutral", "2": "contradiction"}) == [0, 1, 2]
+    with pytest.raises(LabelOrderError, match="LABEL_0"):
+        canonical_order({0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
+
+
+def test_predict_proba_is_canonical_and_batch_invariant(tiny):
+    import torch
+
+    model = load_nli(str(tiny["nli"]))
+    premises = ["the cat sat", "a man reads a story today in the city", "she sings", "dogs run"]
+    hyps = ["a cat sat", "the man writes", "he sings", "dogs walk slowly"]
+    probs = model.predict_proba(premises, hyps, batch_size=1)
+    np.testing.assert_allclose(probs.sum(1), 1.0, atol=1e-6)
+    np.testing.assert_allclose(model.predict_proba(premises, hyps, batch_size=3), probs, atol=1e-6)
+    # tiny classifier labels are (c, n, e): canonical column 0 must be the model's logit 2
+    enc = model.tokenizer(premises[:1], hyps[:1], return_tensors="pt")
+    with torch.inference_mode():
+        raw = torch.softmax(model.model(**enc).logits, -1)[0].numpy()
+    np.testing.assert_allclose(probs[0], raw[[2, 1, 0]], atol=1e-6)
+    with pytest.raises(ValueError, match="2 premises but 1 hypotheses"):
+        model.predict_proba(["a", "b"], ["c"])
+
+
+def test_truncation_keeps_both_texts(tiny):
+    model = load_nli(str(tiny["nli"]))
+    long = " ".join(["the old man reads a story"] * 200)
+    probs = model.predict_proba([long], ["a dog"])
+    assert probs.shape == (1, 3) and np.isfinite(probs).all()
+
+
+def test_length_grouped_batches_cover_everything_once_and_are_seeded():
+    lengths = list(np.random.default_rng(1).integers(1, 100, size=103))
+    a = length_grouped_order(lengths, 8, np.random.default_rng(5), pool=3)
+    b = length_grouped_order(lengths, 8, np.random.default_rng(5), pool=3)
+    assert a == b
+    assert sorted(i for batch in a for i in batch) == list(range(103))
+
+
+def test_dev_split_keeps_premises_apart():
+    rows = [{"premise": f"p{i // 3}", "hypothesis": f"h{i}", "label": i % 3} for i in range(60)]
+    train, dev = split_dev(rows, 10, seed=0)
+    assert {r["premise"] for r in train}.isdisjoint({r["premise"] for r in dev})
+    assert len(train) + len(dev) == 60 and len(dev) >= 10
+
+
+def test_calibration_helpers():
+    assert expected_calibration_error(np.array([1.0, 1.0, 0.0]), np.array([1, 1, 0])) == pytest.approx(0.0)
+    assert expected_calibration_error(np.array([0.9] * 10), np.array([0] * 10)) == pytest.approx(0.9)
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 3, size=400)
+    logits = np.eye(3)[labels] * 2.0 + rng.normal(size=(400, 3))
+    assert fit_temperature(logits * 5, labels) > fit_temperature(logits, labels)  # overconfident -> larger T
+
+
+def _tiny_nli_data(path, n=48):
+    rng = np.random.default_rng(0)
+    words = ["cat", "dog", "man", "woman", "child", "car"]
+    rows = []
+    for i in range(n):
+        a, b = rng.choice(words, 2, replace=False)
+        label = i % 3
+        hyp = {0: f"a {a} runs", 1: f"a {a} sleeps", 2: f"no {a} runs"}[label]
+        rows.append({"premise": f"the {a} runs with the {b}", "hypothesis": hyp, "label": label, "source": "toy"})
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def trained_adapter(tiny, tmp_path_factory):
+    root = tmp_path_factory.mktemp("adapter")
+    data = _tiny_nli_data(root / "train.jsonl")
+    config = NLITrainConfig(
+        base=str(tiny["encoder"]), train_files=[str(data)], test_files={"toy": str(data)}, dev_size=6,
+        batch_size=8, epochs=1, lr=1e-3, lora=LoraShape(r=2, alpha=4, target_modules=r".*\.(query|value)"),
+        output=str(root / "ckpt"), accelerator="cpu", devices=1,
+    )
+    report = train_nli(config)
+    return root / "ckpt", report
+
+
+def test_training_writes_a_small_safetensors_yaml_checkpoint(trained_adapter):
+    ckpt, report = trained_adapter
+    assert sorted(p.name for p in ckpt.iterdir()) == ["adapter.safetensors", "nli.yaml", "report.json"]
+    assert 0.0 <= report["tests"]["toy"]["raw"]["accuracy"] <= 1.0
+    assert report["temperature"] > 0
+    assert report["trainable_parameters"] > 0
+
+
+def test_adapter_reloads_to_the_same_predictions(trained_adapter, tiny):
+    ckpt, _ = trained_adapter
+    model = load_nli(str(ckpt))
+    premises, hyps = ["the cat runs with the dog"], ["no cat runs"]
+    first = model.predict_proba(premises, hyps)
+    from nli.model import _CACHE
+
+    _CACHE.clear()
+    again = load_nli(str(ckpt)).predict_proba(premises, hyps)
+    np.testing.assert_allclose(first, again, atol=1e-6)
+
+
+def test_adapter_refuses_a_different_base(trained_adapter, tiny, tmp_path):
+    ckpt, _ = trained_adapter
+    moved = tmp_path / "moved"
+    shutil.copytree(ckpt, moved)
+    text = (moved / "nli.yaml").read_text().replace(str(tiny["encoder"]), str(tiny["bert_mlm"]))
+    (moved / "nli.yaml").write_text(text)
+    with pytest.raises(ModelRoleError, match="weight hash"):
+        load_nli(str(moved))
+
+
+def test_corrupt_or_incomplete_checkpoints_fail_clearly(trained_adapter, tmp_path):
+    ckpt, _ = trained_adapter
+    broken = tmp_path / "broken"
+    shutil.copytree(ckpt, broken)
+    (broken / "adapter.safetensors").write_bytes(b"\x00garbage")
+    with pytest.raises(ModelRoleError, match="corrupt"):
+        load_nli(str(broken))
+    (broken / "nli.yaml").write_text("format: [unclosed")
+    with pytest.raises(ModelRoleError, match="not valid YAML"):
+        load_nli(str(broken))
+    missing = tmp_path / "missing"
+    shutil.copytree(ckpt, missing)
+    (missing / "adapter.safetensors").unlink()
+    with pytest.raises(ModelRoleError, match="no adapter.safetensors"):
+        load_nli(str(missing))
