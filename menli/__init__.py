@@ -1,0 +1,16 @@
+"""MENLI: NLI models as evaluation metrics, their combination with other metrics, and the 15 pooling strategies.
+
+- ``menli_scores`` (pure function) and ``MENLIScorer`` (Scorer shape) for scoring;
+- ``MENLI`` (torchmetrics.Metric) for training loops;
+- ``combine`` / ``CombinedScorer`` for w * NLI + (1 - w) * M with guarded min-max normalisation.
+"""
+from menli.combine import CombinationStats, MinMax, combine
+from menli.functional import menli_scores
+from menli.metric import MENLI
+from menli.pooling import ALL_STRATEGIES, DIRECTIONS, FORMULAS, pool
+from menli.scorer import CombinedScorer, MENLIScorer
+
+__all__ = [
+    "ALL_STRATEGIES", "CombinationStats", "CombinedScorer", "DIRECTIONS", "FORMULAS", "MENLI", "MENLIScorer",
+    "MinMax", "combine", "menli_scores", "pool",
+]

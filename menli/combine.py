@@ -1,0 +1,80 @@
+"""MENLI's combination: w * NLI + (1 - w) * M, both min-max normalised to [0, 1].
+
+The paper normalises over whatever set is scored together, which makes a segment's score depend on its
+neighbours, divides by zero when all scores are equal, and leaves a single item unnormalised. Here the range
+is explicit: fitted on the scored set (``corpus``) or fitted once and stored (``MinMax`` saved as JSON), and a
+degenerate range maps every score to 0.5 instead of dividing by zero.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+EPS = 1e-12
+
+
+@dataclass(frozen=True)
+class MinMax:
+    """A fitted score range."""
+
+    low: float
+    high: float
+
+    @classmethod
+    def fit(cls, scores: Sequence[float]) -> "MinMax":
+        values = np.asarray(scores, dtype=np.float64)
+        if values.size == 0 or not np.all(np.isfinite(values)):
+            raise ValueError("cannot fit a min-max range on an empty or non-finite score set")
+        return cls(float(values.min()), float(values.max()))
+
+    @property
+    def degenerate(self) -> bool:
+        return self.high - self.low < EPS
+
+    def apply(self, scores: Sequence[float]) -> np.ndarray:
+        """Map to [0, 1] by the stored range (values outside it fall outside [0, 1]: no clipping, no ties)."""
+        values = np.asarray(scores, dtype=np.float64)
+        if self.degenerate:
+            return np.full_like(values, 0.5)
+        return (values - self.low) / (self.high - self.low)
+
+
+@dataclass(frozen=True)
+class CombinationStats:
+    """Stored normalisation for both parts, so single segments get stable combined scores."""
+
+    nli: MinMax
+    metric: MinMax
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps({"nli": asdict(self.nli), "metric": asdict(self.metric)}, indent=1))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "CombinationStats":
+        try:
+            raw = json.loads(Path(path).read_text(encoding="utf-8"))
+            return cls(MinMax(**raw["nli"]), MinMax(**raw["metric"]))
+        except FileNotFoundError as error:
+            raise ValueError(f"normalisation file {path}: no such file") from error
+        except (json.JSONDecodeError, KeyError, TypeError) as error:
+            raise ValueError(f"normalisation file {path}: expected {{nli: {{low, high}}, metric: {{low, high}}}}") from error
+
+
+def combine(
+    nli_scores: Sequence[float],
+    metric_scores: Sequence[float],
+    weight: float,
+    stats: CombinationStats | None = None,
+) -> np.ndarray:
+    """``weight`` * normalised NLI + (1 - ``weight``) * normalised metric."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"NLI weight must be in [0, 1], got {weight}")
+    if len(nli_scores) != len(metric_scores):
+        raise ValueError(f"{len(nli_scores)} NLI scores but {len(metric_scores)} metric scores")
+    if stats is None:
+        stats = CombinationStats(MinMax.fit(nli_scores), MinMax.fit(metric_scores))
+    return weight * stats.nli.apply(nli_scores) + (1.0 - weight) * stats.metric.apply(metric_scores)

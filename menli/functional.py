@@ -1,0 +1,60 @@
+"""MENLI scores as pure functions of an NLI model and texts (no state; the torchmetrics class wraps this).
+
+Reference-based: premise/hypothesis are reference and candidate. Reference-free: the source is the premise
+(a cross-lingual NLI model is needed for MT). Several references per candidate are aggregated by max or mean.
+Every NLI pair of the call is scored in one length-sorted batched pass.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from menli.pooling import check_strategy, needs, pool
+
+AGGREGATIONS = ("max", "mean")
+
+
+def menli_scores(
+    nli: Any,
+    hyps: Sequence[str],
+    refs: Sequence[str] | Sequence[Sequence[str]],
+    formula: str = "e",
+    direction: str = "<->",
+    aggregation: str = "max",
+    batch_size: int = 64,
+    progress: bool = False,
+) -> np.ndarray:
+    """One score per hypothesis. ``nli`` has ``predict_proba(premises, hypotheses, batch_size=...)``."""
+    formula, direction = check_strategy(formula, direction)
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"unknown multi-reference aggregation '{aggregation}'; choose from {AGGREGATIONS}")
+    if len(hyps) != len(refs):
+        raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
+    ref_lists = [[r] if isinstance(r, str) else list(r) for r in refs]
+    if any(not rs for rs in ref_lists):
+        raise ValueError("a hypothesis has an empty reference list")
+    owner = np.repeat(np.arange(len(hyps)), [len(rs) for rs in ref_lists])
+    flat_refs = [r for rs in ref_lists for r in rs]
+    flat_hyps = [hyps[i] for i in owner]
+    use_forward, use_backward = needs(direction)
+    premises: list[str] = []
+    hypotheses: list[str] = []
+    if use_forward:
+        premises += flat_refs
+        hypotheses += flat_hyps
+    if use_backward:
+        premises += flat_hyps
+        hypotheses += flat_refs
+    probs = nli.predict_proba(premises, hypotheses, batch_size=batch_size, progress=progress, desc="MENLI")
+    n = len(flat_refs)
+    forward = probs[:n] if use_forward else None
+    backward = (probs[n:] if use_forward else probs[:n]) if use_backward else None
+    pair_scores = pool(formula, direction, forward, backward)
+    out = np.full(len(hyps), -np.inf if aggregation == "max" else 0.0)
+    if aggregation == "max":
+        np.maximum.at(out, owner, pair_scores)
+    else:
+        np.add.at(out, owner, pair_scores)
+        out /= np.bincount(owner, minlength=len(hyps))
+    return out

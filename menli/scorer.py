@@ -1,0 +1,90 @@
+"""MENLI in the common Scorer shape, and the combination of MENLI with any other Scorer."""
+from __future__ import annotations
+
+import importlib.metadata
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from menli.combine import CombinationStats, MinMax, combine
+from menli.functional import AGGREGATIONS, menli_scores
+from menli.pooling import check_strategy
+
+try:
+    _VERSION = importlib.metadata.version("nlgmetrics")
+except importlib.metadata.PackageNotFoundError:
+    _VERSION = "dev"
+
+DEFAULT_NLI = "packaged:nli-minilm"
+
+
+@dataclass
+class MENLIScorer:
+    """NLI probabilities pooled into a score. ``reference_free`` puts the source in the premise's place."""
+
+    model: str = DEFAULT_NLI
+    formula: str = "e"
+    direction: str = "<->"
+    aggregation: str = "max"
+    reference_free: bool = False
+    batch_size: int = 64
+    device: str | None = None
+    progress: bool = False
+    name: str = "menli"
+    _nli: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.formula, self.direction = check_strategy(self.formula, self.direction)
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"unknown aggregation '{self.aggregation}'; choose from {AGGREGATIONS}")
+
+    @property
+    def nli(self) -> Any:
+        if self._nli is None:
+            from nli import load_nli
+
+            self._nli = load_nli(self.model, self.device)
+        return self._nli
+
+    def score(self, hyps: Sequence[str], refs: Sequence | None, srcs: Sequence[str] | None = None) -> list[float]:
+        anchors = srcs if self.reference_free else refs
+        if anchors is None:
+            raise ValueError("reference-free MENLI needs sources" if self.reference_free else "MENLI needs references")
+        scores = menli_scores(
+            self.nli, hyps, anchors, self.formula, self.direction, self.aggregation, self.batch_size, self.progress
+        )
+        return [float(s) for s in scores]
+
+    def signature(self) -> str:
+        mode = "src" if self.reference_free else "ref"
+        return (
+            f"{self.name}|nli:{self.model}@{self.nli.hash}|formula:{self.formula}|direction:{self.direction}"
+            f"|anchor:{mode}|refs:{self.aggregation}|version:{_VERSION}"
+        )
+
+
+@dataclass
+class CombinedScorer:
+    """w * MENLI + (1 - w) * M for any Scorer M; normalised over the scored set or by stored statistics."""
+
+    menli: MENLIScorer
+    metric: Any
+    weight: float = 0.2
+    stats: CombinationStats | None = None
+    name: str = ""
+    last_stats: CombinationStats | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.weight <= 1.0:
+            raise ValueError(f"NLI weight must be in [0, 1], got {self.weight}")
+        self.name = self.name or f"menli+{getattr(self.metric, 'name', 'metric')}"
+
+    def score(self, hyps: Sequence[str], refs: Sequence | None, srcs: Sequence[str] | None = None) -> list[float]:
+        nli_scores = self.menli.score(hyps, refs, srcs)
+        metric_scores = self.metric.score(hyps, refs, srcs)
+        stats = self.stats or CombinationStats(MinMax.fit(nli_scores), MinMax.fit(metric_scores))
+        self.last_stats = stats
+        return [float(s) for s in combine(nli_scores, metric_scores, self.weight, stats)]
+
+    def signature(self) -> str:
+        norm = "stored" if self.stats is not None else "set"
+        return f"{self.name}|w:{self.weight}|norm:{norm}|nli=[{self.menli.signature()}]|m=[{self.metric.signature()}]"

@@ -1,0 +1,142 @@
+"""MENLI pooling, scoring, combination and the torchmetrics shell."""
+import numpy as np
+import pytest
+import torch
+
+from menli import ALL_STRATEGIES, MENLI, CombinationStats, CombinedScorer, MENLIScorer, MinMax, combine, menli_scores, pool
+
+
+class TableNLI:
+    """An NLI stand-in whose probabilities are a fixed function of (premise, hypothesis): tests pooling exactly."""
+
+    hash = "table"
+
+    def __init__(self):
+        self.calls = []
+
+    def probs(self, premise, hypothesis):
+        seed = sum(map(ord, premise)) * 31 + sum(map(ord, hypothesis)) * 7
+        raw = np.random.default_rng(seed).random(3) + 0.05
+        return raw / raw.sum()
+
+    def predict_proba(self, premises, hypotheses, batch_size=64, progress=False, desc=""):
+        self.calls.append(len(premises))
+        return np.array([self.probs(p, h) for p, h in zip(premises, hypotheses)])
+
+
+def _expected(nli, formula, direction, ref, hyp):
+    weights = {"e": (1, 0, 0), "-c": (0, 0, -1), "e-n": (1, -1, 0), "e-c": (1, 0, -1), "e-n-2c": (1, -1, -2)}[formula]
+    fwd, bwd = nli.probs(ref, hyp), nli.probs(hyp, ref)
+    probs = {"->": fwd, "<-": bwd, "<->": (fwd + bwd) / 2}[direction]
+    return float(np.dot(probs, weights))
+
+
+@pytest.mark.parametrize("formula,direction", ALL_STRATEGIES)
+def test_all_15_strategies_match_hand_computation(formula, direction):
+    nli = TableNLI()
+    hyps, refs = ["a cat sat", "dogs run fast"], ["the cat sat", "a dog runs"]
+    got = menli_scores(nli, hyps, refs, formula, direction)
+    want = [_expected(nli, formula, direction, r, h) for r, h in zip(refs, hyps)]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert nli.calls == [4 if direction == "<->" else 2]  # one batched call for both directions
+
+
+def test_bidirectional_averages_probabilities_first():
+    fwd = np.array([[0.9, 0.05, 0.05]])
+    bwd = np.array([[0.1, 0.1, 0.8]])
+    # e-n-2c on the averaged vector (0.5, 0.075, 0.425)
+    assert pool("e-n-2c", "<->", fwd, bwd)[0] == pytest.approx(0.5 - 0.075 - 0.85)
+
+
+def test_unknown_strategy_names_choices():
+    with pytest.raises(ValueError, match="choose from e, -c"):
+        pool("x", "->", np.zeros((1, 3)), None)
+    with pytest.raises(ValueError, match="direction"):
+        MENLIScorer(direction="sideways")
+
+
+def test_multi_reference_max_and_mean():
+    nli = TableNLI()
+    refs = [["r one", "r two", "r three"]]
+    each = [_expected(nli, "e", "->", r, "h") for r in refs[0]]
+    assert menli_scores(nli, ["h"], refs, "e", "->", "max")[0] == pytest.approx(max(each))
+    assert menli_scores(nli, ["h"], refs, "e", "->", "mean")[0] == pytest.approx(np.mean(each))
+
+
+def test_reference_free_uses_source_as_premise():
+    nli = TableNLI()
+    scorer = MENLIScorer(formula="-c", direction="->", reference_free=True, _nli=nli)
+    got = scorer.score(["the summary"], None, ["the long document"])
+    assert got[0] == pytest.approx(_expected(nli, "-c", "->", "the long document", "the summary"))
+    with pytest.raises(ValueError, match="needs sources"):
+        scorer.score(["x"], ["y"], None)
+
+
+def test_combination_min_max_and_degenerate_ranges():
+    out = combine([0.0, 0.5, 1.0], [10.0, 30.0, 20.0], weight=0.2)
+    np.testing.assert_allclose(out, [0.0, 0.2 * 0.5 + 0.8 * 1.0, 0.2 + 0.8 * 0.5])
+    same = combine([0.3, 0.3], [5.0, 5.0], weight=0.5)  # no division by zero
+    np.testing.assert_allclose(same, [0.5, 0.5])
+    single = combine([0.3], [12.0], 0.2)
+    assert np.isfinite(single).all()
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        combine([1.0], [1.0], 1.5)
+
+
+def test_stored_statistics_make_scores_independent_of_the_batch(tmp_path):
+    stats = CombinationStats(MinMax(0.0, 1.0), MinMax(0.0, 100.0))
+    stats.save(tmp_path / "s.json")
+    loaded = CombinationStats.load(tmp_path / "s.json")
+    alone = combine([0.5], [50.0], 0.3, loaded)
+    together = combine([0.5, 0.9, 0.1], [50.0, 99.0, 1.0], 0.3, loaded)
+    assert alone[0] == pytest.approx(together[0]) == pytest.approx(0.5)
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(ValueError, match="normalisation file"):
+        CombinationStats.load(tmp_path / "bad.json")
+
+
+class LengthScorer:
+    name = "len"
+
+    def score(self, hyps, refs, srcs=None):
+        return [float(len(h)) for h in hyps]
+
+    def signature(self):
+        return "len"
+
+
+def test_combined_scorer_takes_any_metric():
+    menli = MENLIScorer(_nli=TableNLI())
+    combined = CombinedScorer(menli, LengthScorer(), weight=0.2)
+    hyps, refs = ["a", "bbb", "cc"], ["x", "y", "z"]
+    n = np.array(menli.score(hyps, refs))
+    m = np.array([1.0, 3.0, 2.0])
+    want = 0.2 * (n - n.min()) / (n.max() - n.min()) + 0.8 * (m - 1) / 2
+    np.testing.assert_allclose(combined.score(hyps, refs), want)
+    assert combined.name == "menli+len"
+    assert "w:0.2" in combined.signature() and "m=[len]" in combined.signature()
+
+
+def test_torchmetric_accumulates_like_one_call():
+    nli = TableNLI()
+    hyps, refs = ["a b", "c d e", "f", "g h"], ["a c", "c d", "f g", "h"]
+    metric = MENLI(nli=nli, per_sample=True)
+    metric.update(hyps[:1], refs[:1])
+    metric.update(hyps[1:], refs[1:])
+    np.testing.assert_allclose(metric.compute().numpy(), menli_scores(nli, hyps, refs))
+    mean_metric = MENLI(nli=nli)
+    mean_metric.update(hyps, refs)
+    assert float(mean_metric.compute()) == pytest.approx(float(np.mean(menli_scores(nli, hyps, refs))))
+    with pytest.raises(ValueError, match="2 predictions but 1 targets"):
+        mean_metric.update(["a", "b"], ["c"])
+
+
+def test_menli_with_a_real_tiny_classifier(tiny):
+    scorer = MENLIScorer(model=str(tiny["nli"]), batch_size=2)
+    hyps = ["the cat runs", "a dog walks in the city", "he sings", "old man reads a story today"]
+    refs = ["the cat walks", "a dog runs", "she sings", "the old man writes"]
+    scores = scorer.score(hyps, refs)
+    assert all(0.0 <= s <= 1.0 for s in scores)
+    again = MENLIScorer(model=str(tiny["nli"]), batch_size=3).score(hyps, refs)
+    np.testing.assert_allclose(scores, again, atol=1e-6)  # batch size changes nothing
+    assert "menli|nli:" in scorer.signature()
