@@ -1,0 +1,229 @@
+"""Scoring and measuring entry point.
+
+    python evaluate.py score       --metric NAME --hyps F --refs F [F ...] [--srcs F] [--out F.jsonl]
+    python evaluate.py correlate   --metric NAME --data F.jsonl [--limit N] [--human KEY]
+    python evaluate.py adversarial --metric NAME --data F.jsonl [--reference-free]
+
+The last stdout line of every command is one JSON object (machine-readable, sacrebleu-style signature
+included); progress bars go to stderr. Bad input exits 1 with one line saying what is wrong.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any, Callable, Sequence
+
+BASE_METRICS = ("menli", "bleu", "chrf", "bertscore", "cosine")
+
+
+def _add_metric_options(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("metric options")
+    g.add_argument("--metric", required=True, help=f"one of {', '.join(BASE_METRICS)}, or menli+<metric>")
+    g.add_argument("--nli-model", default="packaged:nli-minilm", help="NLI role value for MENLI")
+    g.add_argument("--formula", default="e", help="MENLI formula: e, -c, e-n, e-c, e-n-2c")
+    g.add_argument("--direction", default="<->", help="MENLI direction: ->, <-, <->")
+    g.add_argument("--aggregation", default="max", help="multi-reference aggregation: max or mean")
+    g.add_argument("--weight", type=float, default=0.2, help="NLI weight w in menli+<metric>")
+    g.add_argument("--normalization", default="set",
+                   help="menli+<metric>: 'set' (min-max over the scored set) or a stored stats JSON file")
+    g.add_argument("--save-normalization", help="menli+<metric>: write the min-max stats fitted here to this JSON")
+    g.add_argument("--encoder", default="packaged:minilm", help="encoder role value for bertscore/cosine")
+    g.add_argument("--layer", type=int, default=None, help="hidden layer for bertscore (default: last)")
+    g.add_argument("--batch-size", type=int, default=64)
+    g.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: GPU if present)")
+    g.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def build_scorer(name: str, args: argparse.Namespace) -> Any:
+    """Compose a Scorer from the metric packages by name (the packages never import each other)."""
+    from baselines import BERTScorer, CosineScorer, SacreBleuScorer
+    from metaeval import InputError
+
+    progress = not getattr(args, "quiet", False)
+    if "+" in name:
+        first, _, rest = name.partition("+")
+        if first != "menli" or not rest:
+            raise InputError(f"unknown metric '{name}': combinations are written menli+<metric>")
+        from menli import CombinationStats, CombinedScorer
+
+        stats = None if args.normalization == "set" else CombinationStats.load(args.normalization)
+        return CombinedScorer(build_scorer("menli", args), build_scorer(rest, args), args.weight, stats)
+    if name == "menli":
+        from menli import MENLIScorer
+
+        return MENLIScorer(args.nli_model, args.formula, args.direction, args.aggregation,
+                           reference_free=getattr(args, "reference_free_scoring", False),
+                           batch_size=args.batch_size, device=args.device, progress=progress)
+    if name in ("bleu", "chrf"):
+        return SacreBleuScorer(name)
+    if name == "bertscore":
+        return BERTScorer(args.encoder, args.layer, args.batch_size, args.device, progress)
+    if name == "cosine":
+        return CosineScorer(args.encoder, args.batch_size, args.device, progress)
+    raise InputError(f"unknown metric '{name}'; choose from {', '.join(BASE_METRICS)} or menli+<metric>")
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN (e.g. a correlation over constant scores) becomes null: strict JSON has no NaN."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _emit(result: dict) -> None:
+    print(json.dumps(_json_safe(result), ensure_ascii=False, allow_nan=False))
+
+
+def _save_stats(scorer: Any, args: argparse.Namespace) -> None:
+    if getattr(args, "save_normalization", None):
+        stats = getattr(scorer, "last_stats", None)
+        if stats is None:
+            from metaeval import InputError
+
+            raise InputError("--save-normalization applies to menli+<metric> only")
+        stats.save(args.save_normalization)
+
+
+def cmd_score(args: argparse.Namespace) -> dict:
+    from metaeval import InputError, atomic_write, check_same_length, read_lines
+
+    hyps = read_lines(args.hyps, "hypotheses")
+    ref_files = [read_lines(f, "references") for f in (args.refs or [])]
+    srcs = read_lines(args.srcs, "sources") if args.srcs else None
+    check_same_length(hyps=hyps, srcs=srcs, **{f"refs[{i}]": r for i, r in enumerate(ref_files)})
+    args.reference_free_scoring = args.reference_free
+    if not ref_files and not args.reference_free:
+        raise InputError("--refs is required (or --reference-free with --srcs for MENLI)")
+    if args.reference_free and srcs is None:
+        raise InputError("--reference-free needs --srcs")
+    refs = [list(r) for r in zip(*ref_files)] if ref_files else None
+    if refs is not None and len(ref_files) == 1:
+        refs = [r[0] for r in refs]
+    scorer = build_scorer(args.metric, args)
+    scores = scorer.score(hyps, refs if refs is not None else srcs, srcs)
+    _save_stats(scorer, args)
+    if args.out:
+        with atomic_write(args.out) as handle:
+            for index, value in enumerate(scores):
+                handle.write(json.dumps({"index": index, "score": value}) + "\n")
+    return {"metric": args.metric, "system_score": float(sum(scores) / len(scores)), "n": len(scores),
+            "signature": scorer.signature()}
+
+
+def _human_key(rows: Sequence[dict], requested: str | None) -> str:
+    from metaeval import InputError
+
+    keys = sorted({k for r in rows for k in (r.get("scores") or {})})
+    if requested:
+        if requested not in keys:
+            raise InputError(f"human score '{requested}' not in the data; available: {', '.join(keys)}")
+        return requested
+    if len(keys) == 1:
+        return keys[0]
+    raise InputError(f"the data has several human scores; pick one with --human: {', '.join(keys)}")
+
+
+def _is_human_system(system: str) -> bool:
+    return str(system).lower().startswith(("ref", "human"))
+
+
+def cmd_correlate(args: argparse.Namespace) -> dict:
+    from metaeval import InputError, correlation_report, first_items, read_jsonl
+
+    rows = first_items(read_jsonl(args.data), args.limit)
+    key = _human_key(rows, args.human)
+    rows = [r for r in rows if (r.get("scores") or {}).get(key) is not None]
+    if not rows:
+        raise InputError(f"{args.data}: no row has human score '{key}'")
+    for number, row in enumerate(rows, 1):
+        if not isinstance(row.get("hyp"), str) or not row.get("refs"):
+            raise InputError(f"{args.data}: row {number} lacks 'hyp' or 'refs'")
+    args.reference_free_scoring = False
+    scorer = build_scorer(args.metric, args)
+    # identical (hyp, refs, src) triples are scored once
+    unique: dict[tuple, int] = {}
+    for row in rows:
+        unique.setdefault((row["hyp"], tuple(row["refs"]), row.get("src") or ""), len(unique))
+    triples = list(unique)
+    srcs = [t[2] for t in triples]
+    scores = scorer.score([t[0] for t in triples], [list(t[1]) for t in triples], srcs if any(srcs) else None)
+    _save_stats(scorer, args)
+    metric = [scores[unique[(r["hyp"], tuple(r["refs"]), r.get("src") or "")]] for r in rows]
+    human = [float(r["scores"][key]) for r in rows]
+    items = [(r.get("lp"), r.get("item_id")) for r in rows]
+    systems = [r.get("system") for r in rows]
+    result = {"metric": args.metric, "data": str(args.data), "human": key}
+    result.update(correlation_report(metric, human, items, systems))
+    mt = [i for i, s in enumerate(systems) if not _is_human_system(s)]
+    if len(mt) < len(rows):
+        sub = correlation_report([metric[i] for i in mt], [human[i] for i in mt], [items[i] for i in mt],
+                                 [systems[i] for i in mt])
+        result["without_human_systems"] = sub
+    result["signature"] = scorer.signature()
+    return result
+
+
+def cmd_adversarial(args: argparse.Namespace) -> dict:
+    from metaeval import read_jsonl, run_adversarial
+
+    rows = read_jsonl(args.data)
+    args.reference_free_scoring = False  # the source is passed in the reference's place
+    scorer = build_scorer(args.metric, args)
+    result = run_adversarial(lambda hyps, anchors: scorer.score(hyps, anchors, None), rows, args.reference_free)
+    return {"metric": args.metric, "data": str(args.data), "reference_free": args.reference_free, **result,
+            "signature": scorer.signature()}
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="evaluate.py", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("score", help="score hypotheses against references")
+    p.add_argument("--hyps", required=True)
+    p.add_argument("--refs", nargs="+", help="one file per reference set")
+    p.add_argument("--srcs")
+    p.add_argument("--reference-free", action="store_true", help="MENLI with the source as premise")
+    p.add_argument("--out", help="per-segment scores as JSON lines")
+    _add_metric_options(p)
+    p = sub.add_parser("correlate", help="correlation with human judgments (WMT20 tau-like, Kendall, Pearson)")
+    p.add_argument("--data", required=True)
+    p.add_argument("--limit", type=int, help="first N items with all their systems")
+    p.add_argument("--human", help="which human score (key of 'scores') to correlate with")
+    _add_metric_options(p)
+    p = sub.add_parser("adversarial", help="MENLI adversarial preference accuracy")
+    p.add_argument("--data", required=True)
+    p.add_argument("--reference-free", action="store_true", help="anchor = source, good = r, bad = hyp_adv_free")
+    _add_metric_options(p)
+    return parser
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], dict]] = {
+    "score": cmd_score, "correlate": cmd_correlate, "adversarial": cmd_adversarial,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = make_parser().parse_args(argv)
+    from metaeval import InputError
+    from modelroles import ModelRoleError
+
+    try:
+        if getattr(args, "limit", None) is not None and args.limit < 1:
+            raise InputError("--limit must be a positive number of items")
+        if getattr(args, "batch_size", 1) < 1:
+            raise InputError("--batch-size must be >= 1")
+        result = COMMANDS[args.command](args)
+    except (InputError, ModelRoleError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    _emit(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
