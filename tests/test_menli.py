@@ -140,3 +140,35 @@ def test_menli_with_a_real_tiny_classifier(tiny):
     again = MENLIScorer(model=str(tiny["nli"]), batch_size=3).score(hyps, refs)
     np.testing.assert_allclose(scores, again, atol=1e-6)  # batch size changes nothing
     assert "menli|nli:" in scorer.signature()
+
+
+def _ddp_worker(rank, world_size, port, shards, out_dir):
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size)
+    try:
+        metric = MENLI(nli=TableNLI(), per_sample=True)
+        hyps, refs = shards[rank]
+        metric.update(hyps, refs)
+        values = metric.compute().numpy()
+        np.save(f"{out_dir}/rank{rank}.npy", values)
+    finally:
+        dist.destroy_process_group()
+
+
+def test_torchmetric_state_merges_across_two_gloo_processes(tmp_path):
+    import socket
+
+    import torch.multiprocessing as mp
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    hyps = ["a b", "c d e", "f", "g h", "i j k l", "m"]
+    refs = ["a c", "c d", "f g", "h", "i k", "m n o"]
+    shards = [(hyps[:4], refs[:4]), (hyps[4:], refs[4:])]  # uneven shards, as the last DDP batch often is
+    mp.start_processes(_ddp_worker, args=(2, port, shards, str(tmp_path)), nprocs=2, start_method="fork")
+    single = menli_scores(TableNLI(), hyps, refs)
+    for rank in (0, 1):
+        merged = np.load(tmp_path / f"rank{rank}.npy")
+        np.testing.assert_allclose(np.sort(merged), np.sort(single))

@@ -1,0 +1,132 @@
+"""evaluate.py end to end on tiny models: outputs, the JSON last line, and one-line errors for bad input."""
+import json
+
+import pytest
+
+import evaluate
+
+
+def run(capsys, *argv):
+    code = evaluate.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out.strip().splitlines(), captured.err.strip().splitlines()
+
+
+@pytest.fixture()
+def texts(tmp_path):
+    hyps = tmp_path / "hyps.txt"
+    refs = tmp_path / "refs.txt"
+    srcs = tmp_path / "srcs.txt"
+    hyps.write_text("the cat sat on the mat\na dog runs in the city\nshe sings a song\n", encoding="utf-8")
+    refs.write_text("the cat sat on a mat\nthe dog walks in the city\nhe sings a song today\n", encoding="utf-8")
+    srcs.write_text("die Katze\nder Hund\ner singt\n", encoding="utf-8")
+    return hyps, refs, srcs
+
+
+def test_score_writes_per_segment_scores_and_a_json_last_line(capsys, texts, tmp_path):
+    hyps, refs, _ = texts
+    out = tmp_path / "scores.jsonl"
+    code, stdout, _ = run(capsys, "score", "--metric", "chrf", "--hyps", str(hyps), "--refs", str(refs), "--out", str(out), "--quiet")
+    assert code == 0
+    last = json.loads(stdout[-1])
+    assert last["metric"] == "chrf" and last["n"] == 3 and "nrefs:var" in last["signature"]
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["index"] for r in rows] == [0, 1, 2]
+    assert last["system_score"] == pytest.approx(sum(r["score"] for r in rows) / 3)
+
+
+def test_menli_and_combination_on_tiny_nli(capsys, texts, tiny, tmp_path):
+    hyps, refs, srcs = texts
+    common = ["--hyps", str(hyps), "--refs", str(refs), "--nli-model", str(tiny["nli"]), "--quiet"]
+    code, stdout, _ = run(capsys, "score", "--metric", "menli", "--formula", "e-c", "--direction", "<-", *common)
+    assert code == 0 and "formula:e-c|direction:<-" in json.loads(stdout[-1])["signature"]
+    stats = tmp_path / "stats.json"
+    code, stdout, _ = run(capsys, "score", "--metric", "menli+bleu", "--weight", "0.3", "--save-normalization", str(stats), *common)
+    assert code == 0
+    first = json.loads(stdout[-1])
+    assert 0.0 <= first["system_score"] <= 1.0 and "w:0.3|norm:set" in first["signature"]
+    code, stdout, _ = run(capsys, "score", "--metric", "menli+bleu", "--weight", "0.3", "--normalization", str(stats), *common)
+    assert code == 0 and json.loads(stdout[-1])["system_score"] == pytest.approx(first["system_score"])
+    code, stdout, _ = run(capsys, "score", "--metric", "menli", "--reference-free", "--srcs", str(srcs),
+                          "--hyps", str(hyps), "--nli-model", str(tiny["nli"]), "--quiet")
+    assert code == 0 and "anchor:src" in json.loads(stdout[-1])["signature"]
+
+
+def test_bertscore_on_a_tiny_encoder(capsys, texts, tiny):
+    hyps, refs, _ = texts
+    code, stdout, _ = run(capsys, "score", "--metric", "bertscore", "--encoder", str(tiny["encoder"]),
+                          "--hyps", str(hyps), "--refs", str(refs), "--quiet")
+    assert code == 0 and 0 < json.loads(stdout[-1])["system_score"] <= 1
+
+
+@pytest.mark.parametrize("case", ["mismatch", "empty", "non_utf8", "unknown_metric", "missing_checkpoint", "bad_combo"])
+def test_bad_input_exits_nonzero_with_one_line_and_writes_nothing(capsys, texts, tmp_path, case):
+    hyps, refs, _ = texts
+    out = tmp_path / "never.jsonl"
+    metric, nli = "chrf", "packaged:nli-minilm"
+    if case == "mismatch":
+        refs.write_text("only one line\n")
+    elif case == "empty":
+        hyps.write_text("")
+    elif case == "non_utf8":
+        hyps.write_bytes(b"fine\n\xc3\x28 broken\nok\n")
+    elif case == "unknown_metric":
+        metric = "rouge-99"
+    elif case == "missing_checkpoint":
+        metric, nli = "menli", str(tmp_path / "no_such_checkpoint")
+    elif case == "bad_combo":
+        metric = "bleu+chrf"
+    code, stdout, stderr = run(capsys, "score", "--metric", metric, "--nli-model", nli, "--hyps", str(hyps),
+                               "--refs", str(refs), "--out", str(out), "--quiet")
+    assert code == 1
+    assert len(stderr) == 1 and stderr[0].startswith("error: ")
+    expected = {"mismatch": "mismatched lengths", "empty": "file is empty", "non_utf8": "not valid UTF-8",
+                "unknown_metric": "unknown metric 'rouge-99'", "missing_checkpoint": "no directory",
+                "bad_combo": "menli+<metric>"}[case]
+    assert expected in stderr[0]
+    assert not out.exists() and stdout == []
+
+
+def _judged(tmp_path):
+    rows = []
+    refs = {1: "the cat sat on the mat", 2: "a dog runs in the park"}
+    outputs = {"good": {1: "the cat sat on the mat", 2: "a dog runs in the park"},
+               "mid": {1: "the cat sat on a rug", 2: "a dog walks in a park"},
+               "bad": {1: "dogs fly", 2: "cats sing loudly"},
+               "ref-B": {1: "a cat was sitting on the mat", 2: "one dog is running in the park"}}
+    human = {"good": 0.0, "mid": -5.0, "bad": -20.0, "ref-B": -1.0}
+    for system, by_item in outputs.items():
+        for item, hyp in by_item.items():
+            rows.append({"lp": "xx-en", "item_id": item, "system": system, "src": "", "refs": [refs[item]],
+                         "hyp": hyp, "scores": {"mqm": human[system]}})
+    path = tmp_path / "judged.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    return path
+
+
+def test_correlate_reports_all_statistics_with_and_without_human_systems(capsys, tmp_path):
+    code, stdout, _ = run(capsys, "correlate", "--metric", "chrf", "--data", str(_judged(tmp_path)), "--quiet")
+    assert code == 0
+    result = json.loads(stdout[-1])
+    assert {"tau_like", "kendall_b", "pearson", "system_pearson", "n", "signature"} <= set(result)
+    assert result["n"] == 8 and result["without_human_systems"]["n"] == 6
+    assert result["without_human_systems"]["tau_like"] == pytest.approx(1.0)
+    code, stdout, _ = run(capsys, "correlate", "--metric", "chrf", "--data", str(_judged(tmp_path)), "--limit", "1", "--quiet")
+    assert json.loads(stdout[-1])["n"] == 4
+
+
+def test_adversarial_reports_per_type_and_mean(capsys, tmp_path):
+    rows = [
+        {"error": "neg", "src": "s", "refs": ["the cat sat on the mat"], "r": "a cat sat on the mat",
+         "hyp_para": "the cat sat on the mat today", "hyp_adv_based": "the cat did not sit on the mat",
+         "hyp_adv_free": "no cat"},
+        {"error": "typo", "src": "s", "refs": ["a dog runs fast"], "r": "the dog runs fast",
+         "hyp_para": "one dog is running quickly", "hyp_adv_based": "a dgo runs fast", "hyp_adv_free": "dgo"},
+    ]
+    path = tmp_path / "adv.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    code, stdout, _ = run(capsys, "adversarial", "--metric", "chrf", "--data", str(path), "--quiet")
+    result = json.loads(stdout[-1])
+    assert code == 0 and set(result["per_type"]) == {"neg", "typo"}
+    assert result["per_type"]["typo"] == 0.0  # chrF prefers the one-typo copy: the known blind spot
+    assert result["mean"] == pytest.approx(sum(result["per_type"].values()) / 2)
