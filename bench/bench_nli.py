@@ -1,0 +1,77 @@
+"""NLI throughput: toolkit pairs/second and MENLI segments/second against the bare model forward pass.
+
+The peer is the same model's forward pass on the same, already tokenised, length-sorted batches; the ratio
+says how much the toolkit adds (tokenisation, sorting, softmax, pooling) on top of the unavoidable floor.
+
+    python bench/bench_nli.py [--model packaged:nli-minilm] [--pairs 2000] [--batch-size 64]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import best_time, data_dir, write_results  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", default="packaged:nli-minilm")
+    parser.add_argument("--pairs", type=int, default=2000)
+    parser.add_argument("--batch-size", type=int, default=64)
+    args = parser.parse_args()
+
+    import torch
+
+    from menli import menli_scores
+    from modelroles.batching import length_sorted_batches
+    from nli import load_nli
+
+    rows = [json.loads(line) for line in open(data_dir() / "nli" / "test_snli.jsonl", encoding="utf-8")][: args.pairs]
+    premises = [r["premise"] for r in rows]
+    hypotheses = [r["hypothesis"] for r in rows]
+    nli = load_nli(args.model, "cpu")
+    lengths = [len(p) + len(h) for p, h in zip(premises, hypotheses)]
+    batches = length_sorted_batches(lengths, args.batch_size)
+    encoded = [
+        nli.tokenizer([premises[i] for i in b], [hypotheses[i] for i in b], truncation="longest_first",
+                      max_length=nli.max_length, padding=True, return_tensors="pt")
+        for b in batches
+    ]
+
+    def bare_forward() -> None:
+        with torch.inference_mode():
+            for enc in encoded:
+                nli.model(**enc)
+
+    def toolkit_pairs() -> None:
+        nli.predict_proba(premises, hypotheses, batch_size=args.batch_size)
+
+    half = len(rows) // 2
+    hyps, refs = hypotheses[:half], premises[:half]  # <-> scores each segment with two NLI passes
+
+    def toolkit_menli() -> None:
+        menli_scores(nli, hyps, refs, "e", "<->", batch_size=args.batch_size)
+
+    bare_forward()  # warm-up
+    t_bare = best_time(bare_forward)
+    t_pairs = best_time(toolkit_pairs)
+    t_menli = best_time(toolkit_menli)
+    rows_out = [
+        {"what": "bare model forward (pre-tokenised)", "items": len(rows), "unit": "pairs", "seconds": t_bare,
+         "per_second": len(rows) / t_bare, "ratio_to_bare": 1.0},
+        {"what": "nli.predict_proba", "items": len(rows), "unit": "pairs", "seconds": t_pairs,
+         "per_second": len(rows) / t_pairs, "ratio_to_bare": t_pairs / t_bare},
+        {"what": "MENLI e <-> (2 pairs/segment)", "items": half, "unit": "segments", "seconds": t_menli,
+         "per_second": half / t_menli, "ratio_to_bare": t_menli / t_bare},
+    ]
+    write_results("nli", {"model": args.model, "hash": nli.hash, "batch_size": args.batch_size}, rows_out,
+                  ["what", "items", "unit", "seconds", "per_second", "ratio_to_bare"],
+                  f"NLI throughput ({args.model}, CPU, batch {args.batch_size})")
+
+
+if __name__ == "__main__":
+    main()
