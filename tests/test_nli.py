@@ -97,7 +97,8 @@ def trained_adapter(tiny, tmp_path_factory):
 
 def test_training_writes_a_small_safetensors_yaml_checkpoint(trained_adapter):
     ckpt, report = trained_adapter
-    assert sorted(p.name for p in ckpt.iterdir()) == ["adapter.safetensors", "nli.yaml", "report.json"]
+    assert sorted(p.name for p in ckpt.iterdir()) == ["README.md", "adapter.safetensors", "nli.yaml", "report.json"]
+    assert "| toy |" in (ckpt / "README.md").read_text()
     assert 0.0 <= report["tests"]["toy"]["raw"]["accuracy"] <= 1.0
     assert report["temperature"] > 0
     assert report["trainable_parameters"] > 0
