@@ -1,0 +1,42 @@
+"""Stress tests for NLG metrics: the blind-spot protocol and a MENLI-style adversarial suite builder.
+
+Public API (what ``evaluate.py stress`` / ``evaluate.py make-adversarial`` call)::
+
+    from stress import run_blindspot, write_report, markdown_table, make_adversarial
+
+    report = run_blindspot(
+        metrics,                 # {name: fn(hyps: list[str], refs: list[str], srcs: list[str] | None) -> list[float]}
+        hyps, refs, srcs=None,   # gold hypotheses (e.g. reference A), references (reference B), optional sources
+        tests=None,              # names from perturb.PERTURBATIONS; None = DEFAULT_TESTS
+        levels=None,             # {test: [levels]} overrides; default = the registry's default levels
+        seeds=(1, 2, 3, 4, 5),
+        nlp=None,                # spaCy Language or spec (default packaged:en_core_web_sm), parsed once per hyp
+        mlm=None,                # masked_lm spec or LoadedModel, needed only by "bert_diverge"
+        ngrams=None, vocabulary=None,   # frequent_ngram / positioned_random_* material (default: from refs)
+        keep_last_sentence=False,       # True for open-ended text (sentence switching keeps the last one)
+    )
+    write_report(report, "runs/stress")   # report.json, report.md (pass/fail table), plots/<test>.png
+
+    rows = make_adversarial(multiref_rows, np.random.default_rng(0), types=ERROR_CODES)  # MENLI-format dicts
+
+Report shape (JSON-able)::
+
+    {"protocol": {...}, "metrics": [...],
+     "tests": {test: {"family", "description", "applicable", "n_applied", "skipped": {reason: n}, "warnings",
+                      "levels": [0, l1, ...], "noise_ratio": [0, r1, ...], "noise_ratio_std": [...],
+                      "metrics": {metric: {"mean": [gold, ...], "std": [0, ...], "passed": bool}},
+                      "passed": {metric: bool}}},
+     "summary": {metric: {"passed": n, "failed": n, "not_applicable": n}}}
+
+Index 0 of every curve is the gold point. A test that applied to no sample has ``applicable: false`` and a
+``reason``. Metrics must be sample-level, higher = better.
+"""
+from stress.adversarial import ERROR_CODES, make_adversarial
+from stress.blindspot import DEFAULT_SEEDS, DEFAULT_TESTS, MetricFn, run_blindspot, score_noised, strictly_decreasing
+from stress.noising import NoisedTest, noise_test, sample_rng
+from stress.report import markdown_table, plot_test, write_report
+
+__all__ = [
+    "DEFAULT_SEEDS", "DEFAULT_TESTS", "ERROR_CODES", "MetricFn", "NoisedTest", "make_adversarial", "markdown_table",
+    "noise_test", "plot_test", "run_blindspot", "sample_rng", "score_noised", "strictly_decreasing", "write_report",
+]

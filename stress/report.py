@@ -1,0 +1,86 @@
+"""Human-readable views of a blind-spot report: a Markdown pass/fail table and one curve plot per test.
+
+Plots follow Figure 4 of the paper: x = noise ratio, y = score, the gold point at x = 0, one line per metric,
+failing metrics drawn bold. Each curve is divided by its metric's |gold score| (gold = 1) so metrics on
+different scales share one axis; the shaded band is one standard deviation over seeds.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+
+
+def markdown_table(report: Mapping[str, Any]) -> str:
+    """Tests x metrics table of pass / FAIL / n/a, with how many samples each test applied to."""
+    metrics = list(report["metrics"])
+    header = ["test", "family", "applied", "noise ratio", *metrics]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name, test in report["tests"].items():
+        n = report["protocol"]["n_samples"]
+        if test["applicable"]:
+            ratios = test["noise_ratio"][1:]
+            span = f"{min(ratios):.2f}-{max(ratios):.2f}" if len(ratios) > 1 else f"{ratios[0]:.2f}"
+            cells = ["pass" if test["passed"][m] else "**FAIL**" for m in metrics]
+        else:
+            span, cells = "-", ["n/a"] * len(metrics)
+        lines.append("| " + " | ".join([name, test["family"], f"{test['n_applied']}/{n}", span, *cells]) + " |")
+    totals = [f"{report['summary'][m]['passed']}/{report['summary'][m]['passed'] + report['summary'][m]['failed']}"
+              for m in metrics]
+    lines.append("| " + " | ".join(["**passed**", "", "", "", *totals]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _normalised(mean: list[float], std: list[float]) -> tuple[np.ndarray, np.ndarray]:
+    mean_a, std_a = np.asarray(mean, dtype=float), np.asarray(std, dtype=float)
+    scale = abs(mean_a[0]) if abs(mean_a[0]) > 1e-12 else 1.0
+    return 1.0 + (mean_a - mean_a[0]) / scale, std_a / scale
+
+
+def plot_test(report: Mapping[str, Any], name: str, path: str | Path) -> Path:
+    """One PNG: normalised score vs noise ratio for every metric on test ``name``."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    test = report["tests"][name]
+    if not test["applicable"]:
+        raise ValueError(f"test {name!r} was not applicable: nothing to plot")
+    figure = Figure(figsize=(5.5, 4.0), dpi=110)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot(1, 1, 1)
+    x = np.asarray(test["noise_ratio"], dtype=float)
+    for metric, result in test["metrics"].items():
+        y, band = _normalised(result["mean"], result["std"])
+        failed = not result["passed"]
+        (line,) = axes.plot(
+            x, y, marker="o", markersize=3, linewidth=2.6 if failed else 1.0, alpha=1.0 if failed else 0.75,
+            linestyle="-" if failed else "--", label=f"{metric} ({'FAIL' if failed else 'pass'})",
+        )
+        axes.fill_between(x, y - band, y + band, color=line.get_color(), alpha=0.15, linewidth=0)
+    axes.set_xlabel("noise ratio" + (" (halved: swap/switch)" if test["halved_noise_ratio"] else ""))
+    axes.set_ylabel("score relative to gold (gold = 1)")
+    axes.set_title(f"{name} ({test['n_applied']}/{report['protocol']['n_samples']} samples)")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path)
+    return path
+
+
+def write_report(report: Mapping[str, Any], out_dir: str | Path) -> dict[str, Path]:
+    """Write ``report.json``, ``report.md`` and ``plots/<test>.png`` (applicable tests) under ``out_dir``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = {"json": out_dir / "report.json", "markdown": out_dir / "report.md"}
+    written["json"].write_text(json.dumps(report, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    written["markdown"].write_text(markdown_table(report), encoding="utf-8")
+    for name, test in report["tests"].items():
+        if test["applicable"]:
+            safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+            written[f"plot:{name}"] = plot_test(report, name, out_dir / "plots" / f"{safe}.png")
+    return written
