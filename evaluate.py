@@ -3,6 +3,11 @@
     python evaluate.py score       --metric NAME --hyps F --refs F [F ...] [--srcs F] [--out F.jsonl]
     python evaluate.py correlate   --metric NAME --data F.jsonl [--limit N] [--human KEY]
     python evaluate.py adversarial --metric NAME --data F.jsonl [--reference-free]
+    python evaluate.py stress      --metric NAME[,NAME...] --data F.jsonl [--tests T,...] [--limit N] --out DIR
+    python evaluate.py make-adversarial --data F.jsonl --out F.jsonl [--types T,...] [--seed S]
+
+NAME is a toolkit metric or ``py:package.module:function`` for a plain Python callable
+``function(hyps, refs, srcs) -> list[float]`` (higher is better).
 
 The last stdout line of every command is one JSON object (machine-readable, sacrebleu-style signature
 included); progress bars go to stderr. Bad input exits 1 with one line saying what is wrong.
@@ -42,6 +47,8 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
     from metaeval import InputError
 
     progress = not getattr(args, "quiet", False)
+    if name.startswith("py:"):
+        return _callable_scorer(name)
     if "+" in name:
         first, _, rest = name.partition("+")
         if first != "menli" or not rest:
@@ -63,6 +70,25 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
     if name == "cosine":
         return CosineScorer(args.encoder, args.batch_size, args.device, progress)
     raise InputError(f"unknown metric '{name}'; choose from {', '.join(BASE_METRICS)} or menli+<metric>")
+
+
+def _callable_scorer(name: str) -> Any:
+    """``py:module:function`` -> a Scorer around the user's function (imported from the working directory)."""
+    import importlib
+
+    from metaeval import FunctionScorer, InputError
+
+    module_name, _, function_name = name[3:].rpartition(":")
+    if not module_name or not function_name:
+        raise InputError(f"'{name}': write a Python callable as py:package.module:function")
+    sys.path.insert(0, ".")
+    try:
+        function = getattr(importlib.import_module(module_name), function_name)
+    except (ImportError, AttributeError) as error:
+        raise InputError(f"'{name}': cannot import {module_name}:{function_name} ({error})") from error
+    if not callable(function):
+        raise InputError(f"'{name}' is not callable")
+    return FunctionScorer(function, name)
 
 
 def _json_safe(value: Any) -> Any:
@@ -180,6 +206,71 @@ def cmd_adversarial(args: argparse.Namespace) -> dict:
             "signature": scorer.signature()}
 
 
+def _one_row_per_item(rows: Sequence[dict], limit: int | None) -> list[dict]:
+    """Stress tests and adversarial generation work per item: keep the first row of every (lp, item_id)."""
+    from metaeval import first_items
+
+    seen: set = set()
+    out = []
+    for row in first_items(rows, limit):
+        key = (row.get("lp"), row.get("item_id"))
+        if key not in seen:
+            seen.add(key)
+            out.append(row)
+    return out
+
+
+def _multi_reference_rows(args: argparse.Namespace, need: int) -> list[dict]:
+    from metaeval import InputError, read_jsonl
+
+    rows = _one_row_per_item(read_jsonl(args.data), args.limit)
+    usable = [r for r in rows if isinstance(r.get("refs"), list) and len(r["refs"]) > need]
+    if not usable:
+        raise InputError(f"{args.data}: no item has {need + 1} or more references (field 'refs')")
+    return usable
+
+
+def cmd_stress(args: argparse.Namespace) -> dict:
+    from metaeval import InputError
+    from stress import DEFAULT_TESTS, run_blindspot, write_report
+
+    names = [n for n in args.metric.split(",") if n]
+    if args.gold_ref == args.ref_index:
+        raise InputError("--gold-ref and --ref-index must name different references")
+    rows = _multi_reference_rows(args, max(args.gold_ref, args.ref_index))
+    gold = [r["refs"][args.gold_ref] for r in rows]
+    refs = [r["refs"][args.ref_index] for r in rows]
+    srcs = [r.get("src") or "" for r in rows]
+    args.reference_free_scoring = False
+    metrics = {}
+    for name in names:
+        scorer = build_scorer(name, args)
+        metrics[name] = lambda h, r, s, scorer=scorer: scorer.score(h, r, s)
+    tests = args.tests.split(",") if args.tests else list(DEFAULT_TESTS)
+    seeds = tuple(int(x) for x in args.seeds.split(","))
+    report = run_blindspot(metrics, gold, refs, srcs if any(srcs) else None, tests=tests, seeds=seeds,
+                           mlm=args.mlm, keep_last_sentence=args.keep_last_sentence)
+    report["data"] = str(args.data)
+    write_report(report, args.out)
+    return report
+
+
+def cmd_make_adversarial(args: argparse.Namespace) -> dict:
+    import numpy as np
+
+    from metaeval import atomic_write
+    from stress import ERROR_CODES, make_adversarial
+
+    rows = _multi_reference_rows(args, 1)
+    types = args.types.split(",") if args.types else list(ERROR_CODES)
+    stats: dict = {}
+    made = make_adversarial(rows, np.random.default_rng(args.seed), types, stats=stats)
+    with atomic_write(args.out) as handle:
+        for row in made:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return {"out": str(args.out), "n": len(made), "items": len(rows), "per_type": stats, "seed": args.seed}
+
+
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="evaluate.py", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -199,11 +290,29 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", required=True)
     p.add_argument("--reference-free", action="store_true", help="anchor = source, good = r, bad = hyp_adv_free")
     _add_metric_options(p)
+    p = sub.add_parser("stress", help="blind-spot stress tests (one or more metrics, comma-separated)")
+    p.add_argument("--data", required=True, help="JSONL with 'refs' (two or more) per item")
+    p.add_argument("--out", required=True, help="folder for report.json, report.md and plots/")
+    p.add_argument("--tests", help="comma-separated test names (default: every test that needs no extra model)")
+    p.add_argument("--limit", type=int, help="first N items")
+    p.add_argument("--seeds", default="1,2,3,4,5")
+    p.add_argument("--gold-ref", type=int, default=0, help="which reference is the gold hypothesis")
+    p.add_argument("--ref-index", type=int, default=1, help="which reference is scored against")
+    p.add_argument("--mlm", help="masked_lm role value for the bert_diverge test")
+    p.add_argument("--keep-last-sentence", action="store_true", help="open-ended text: never switch the last sentence")
+    _add_metric_options(p)
+    p = sub.add_parser("make-adversarial", help="MENLI-format adversarial rows from a set with paraphrase references")
+    p.add_argument("--data", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--types", help="comma-separated error codes (default: all 12)")
+    p.add_argument("--limit", type=int, help="first N items")
+    p.add_argument("--seed", type=int, default=0)
     return parser
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], dict]] = {
-    "score": cmd_score, "correlate": cmd_correlate, "adversarial": cmd_adversarial,
+    "score": cmd_score, "correlate": cmd_correlate, "adversarial": cmd_adversarial, "stress": cmd_stress,
+    "make-adversarial": cmd_make_adversarial,
 }
 
 

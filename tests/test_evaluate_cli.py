@@ -130,3 +130,51 @@ def test_adversarial_reports_per_type_and_mean(capsys, tmp_path):
     assert code == 0 and set(result["per_type"]) == {"neg", "typo"}
     assert result["per_type"]["typo"] == 0.0  # chrF prefers the one-typo copy: the known blind spot
     assert result["mean"] == pytest.approx(sum(result["per_type"].values()) / 2)
+
+
+def _multiref(tmp_path):
+    rows = [
+        {"item_id": i, "src": "", "refs": [a, b], "hyp": a, "system": "x"}
+        for i, (a, b) in enumerate([
+            ("The old man walked to the market in the morning and bought fresh bread.",
+             "In the morning the old man went to the market and bought fresh bread."),
+            ("She said the new bridge will open to traffic next year.",
+             "According to her, the new bridge opens to traffic next year."),
+            ("The team played well but lost the final game by two points.",
+             "The team played a good match but lost the final by two points."),
+        ])
+    ]
+    path = tmp_path / "multiref.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    return path
+
+
+def test_stress_with_a_toolkit_metric_and_a_plain_callable(capsys, tmp_path):
+    out = tmp_path / "stress"
+    code, stdout, _ = run(capsys, "stress", "--metric", "chrf,py:stress_toy_metric:jaccard", "--data", str(_multiref(tmp_path)),
+                          "--tests", "truncation,local_swap", "--seeds", "1,2", "--out", str(out), "--quiet")
+    assert code == 0
+    report = json.loads(stdout[-1])
+    assert report["tests"]["truncation"]["passed"]["chrf"] is True
+    assert report["tests"]["local_swap"]["passed"]["py:stress_toy_metric:jaccard"] is False  # order-blind
+    assert (out / "report.json").exists() and "| truncation |" in (out / "report.md").read_text()
+    assert (out / "plots" / "local_swap.png").stat().st_size > 1000
+
+
+def test_plain_callable_errors_are_one_line(capsys, texts):
+    hyps, refs, _ = texts
+    code, _, stderr = run(capsys, "score", "--metric", "py:no_such_module:fn", "--hyps", str(hyps), "--refs", str(refs))
+    assert code == 1 and "cannot import" in stderr[0]
+
+
+def test_make_adversarial_writes_menli_rows_the_protocol_reads(capsys, tmp_path):
+    out = tmp_path / "adv.jsonl"
+    code, stdout, _ = run(capsys, "make-adversarial", "--data", str(_multiref(tmp_path)), "--out", str(out),
+                          "--types", "neg,jumble,typo", "--seed", "3")
+    assert code == 0
+    summary = json.loads(stdout[-1])
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert summary["n"] == len(rows) > 0 and {r["error"] for r in rows} <= {"neg", "jumble", "typo"}
+    assert all(r["hyp_adv_based"] != r["refs"][0] for r in rows)
+    code, stdout, _ = run(capsys, "adversarial", "--metric", "chrf", "--data", str(out), "--quiet")
+    assert code == 0 and json.loads(stdout[-1])["n"] == len(rows)
