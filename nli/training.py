@@ -34,9 +34,11 @@ class NLITrainConfig:
     weight_decay: float = 0.01
     warmup_ratio: float = 0.06
     seed: int = 13
+    order_seed: int | None = None  # data order only (default: seed); the dev split always follows ``seed``
     limit: int | None = None
     lora: LoraShape = field(default_factory=LoraShape)
     output: str = "nli/checkpoints/minilm-lora"
+    init_from: str | None = None  # continue from an adapter folder (same base and LoRA shape)
     accelerator: str = "auto"
     devices: str | int = "auto"
     num_threads: int | None = None
@@ -251,6 +253,22 @@ def model_logits(model: Any, tokenizer: Any, rows: Sequence[dict], max_length: i
     return out
 
 
+def _load_adapter_weights(peft_model: Any, folder: str, base_hash: str) -> None:
+    """Start from a previous adapter's weights: continued training keeps its history in ``init_from``."""
+    import torch
+    from peft import set_peft_model_state_dict
+    from safetensors.torch import load_file
+
+    from modelroles import ModelRoleError
+    from nli.checkpoint import WEIGHTS_NAME, read_adapter_config
+
+    previous = read_adapter_config(folder)
+    if previous.base_hash != base_hash:
+        raise ModelRoleError(f"init_from {folder} was trained on another base (hash {previous.base_hash})")
+    state = {k: v.to(torch.float32) for k, v in load_file(str(Path(folder) / WEIGHTS_NAME)).items()}
+    set_peft_model_state_dict(peft_model, state)
+
+
 def train_nli(config: NLITrainConfig, logger: Any = None) -> dict[str, Any]:
     """Train, evaluate on every test file, fit a temperature on dev, export; returns the report."""
     import pytorch_lightning as pl
@@ -270,6 +288,8 @@ def train_nli(config: NLITrainConfig, logger: Any = None) -> dict[str, Any]:
         base.location, num_labels=3, id2label=id2label, label2id={v: k for k, v in id2label.items()}
     )
     peft_model = wrap_with_lora(model, config.lora)
+    if config.init_from:
+        _load_adapter_weights(peft_model, config.init_from, fingerprint(base.location))
     peft_model.train()  # from_pretrained returns eval mode; Lightning keeps submodule modes as found
     trainable = sum(p.numel() for p in peft_model.parameters() if p.requires_grad)
 
@@ -283,7 +303,7 @@ def train_nli(config: NLITrainConfig, logger: Any = None) -> dict[str, Any]:
     collate = _collate(tokenizer, config.max_length)
     lengths = [len(r["premise"]) + len(r["hypothesis"]) for r in train_rows]
     train_loader = torch.utils.data.DataLoader(
-        train_rows, batch_sampler=LengthGroupedSampler(lengths, config.batch_size, config.seed), collate_fn=collate
+        train_rows, batch_sampler=LengthGroupedSampler(lengths, config.batch_size, config.order_seed if config.order_seed is not None else config.seed), collate_fn=collate
     )
     dev_loader = torch.utils.data.DataLoader(dev_rows, batch_size=128, collate_fn=collate)
     total_steps = len(train_loader) * config.epochs
