@@ -40,7 +40,14 @@ def _synthesize(argv: list[str]) -> int:
     return synthesize_main(argv)
 
 
-COMMANDS = {"nli": _nli, "synthesize": _synthesize}
+def _fit(argv: list[str]) -> int:
+    """Train the SEScore regressor with LightningCLI: ``--config configs/sescore/fit_offline.yaml`` plus overrides."""
+    from sescore.regressor.cli import fit_main
+
+    return fit_main(argv)
+
+
+COMMANDS = {"nli": _nli, "synthesize": _synthesize, "fit": _fit}
 
 
 def main(argv: list[str] | None = None) -> int:

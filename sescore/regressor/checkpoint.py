@@ -1,0 +1,163 @@
+"""SEScore checkpoints: a folder with ``model.safetensors`` and ``hparams.yaml``; loading never unpickles.
+
+``hparams.yaml`` names the model class, the encoder role value and the hash of the encoder weights it was
+built on, the network shape, the output scale, and the training record. Full fine-tunes store every weight;
+LoRA runs store only the adapters, the layer mix and the head (a few MB) and rebuild the rest from the encoder,
+which is why the encoder hash is checked on load: an adapter over different weights gives confident nonsense,
+and even a full checkpoint takes its tokenizer and architecture from that folder.
+"""
+from __future__ import annotations
+
+import datetime
+import importlib.metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from modelroles import ModelRoleError, fingerprint, resolve
+from sescore.regressor.model import RegressorConfig, SEScoreRegressor, add_lora, load_base_encoder
+from sescore.regressor.scale import describe
+
+WEIGHTS_NAME = "model.safetensors"
+HPARAMS_NAME = "hparams.yaml"
+FORMAT = "nlgmetrics-sescore-regressor/1"
+MODEL_CLASS = "sescore.regressor.model.SEScoreRegressor"
+
+
+class CheckpointError(ModelRoleError):
+    """A checkpoint folder that cannot be used; the message names the folder, the file and what is wrong."""
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("nlgmetrics")
+    except importlib.metadata.PackageNotFoundError:
+        return "dev"
+
+
+def saved_state(regressor: SEScoreRegressor) -> dict[str, Any]:
+    """The tensors a checkpoint stores: everything, or (LoRA) adapters + layer mix + head only."""
+    state = regressor.state_dict()
+    if regressor.config.lora is None:
+        return state
+    return {k: v for k, v in state.items() if not k.startswith("encoder.") or "lora_" in k}
+
+
+def _plain(value: Any) -> Any:
+    """YAML-safe copy: tuples -> lists, numpy/torch scalars -> Python numbers, unknown objects -> str."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if hasattr(value, "item"):
+        try:
+            return value.item()
+        except (ValueError, RuntimeError):
+            pass
+    return str(value)
+
+
+def export_checkpoint(regressor: SEScoreRegressor, out_dir: str | Path, record: dict[str, Any] | None = None) -> Path:
+    """Write ``model.safetensors`` then ``hparams.yaml`` (last: a folder without it is not a checkpoint)."""
+    import torch
+    from safetensors.torch import save_file
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / HPARAMS_NAME).unlink(missing_ok=True)
+    state = {k: v.detach().to(torch.float32).contiguous().cpu() for k, v in saved_state(regressor).items()}
+    save_file(state, str(out / WEIGHTS_NAME), metadata={"format": FORMAT})
+    body = {
+        "format": FORMAT,
+        "model_class": MODEL_CLASS,
+        "encoder": regressor.config.encoder,
+        "encoder_hash": regressor.encoder_hash,
+        "regressor": regressor.config.to_dict(),
+        "output_scale": describe(regressor.config.output_scale),
+        "weights": {"file": WEIGHTS_NAME, "dtype": "float32",
+                    "contents": "full" if regressor.config.lora is None else "lora-adapters+head"},
+        "record": _plain({"exported": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                          "nlgmetrics": _version(), **(record or {})}),
+    }
+    tmp = out / f".{HPARAMS_NAME}.part"
+    tmp.write_text(yaml.safe_dump(body, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    tmp.replace(out / HPARAMS_NAME)
+    return out
+
+
+def read_hparams(path: str | Path) -> dict[str, Any]:
+    """Parse and check ``hparams.yaml``; every problem is a CheckpointError naming the folder."""
+    path = Path(path)
+    if not path.is_dir():
+        raise CheckpointError(f"SEScore checkpoint {path}: no such directory")
+    try:
+        raw = yaml.safe_load((path / HPARAMS_NAME).read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        raise CheckpointError(f"SEScore checkpoint {path}: no {HPARAMS_NAME} (not a checkpoint, or export was interrupted)") from error
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise CheckpointError(f"SEScore checkpoint {path}: {HPARAMS_NAME} is not valid YAML ({error})") from error
+    if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+        raise CheckpointError(f"SEScore checkpoint {path}: {HPARAMS_NAME} is not a '{FORMAT}' file")
+    if raw.get("model_class") != MODEL_CLASS:
+        raise CheckpointError(f"SEScore checkpoint {path}: model_class {raw.get('model_class')!r}, expected {MODEL_CLASS}")
+    for key in ("encoder", "encoder_hash", "regressor", "output_scale"):
+        if key not in raw:
+            raise CheckpointError(f"SEScore checkpoint {path}: {HPARAMS_NAME} has no '{key}'")
+    return raw
+
+
+def load_checkpoint(path: str | Path, device: str = "cpu") -> SEScoreRegressor:
+    """Rebuild the regressor in eval mode (LoRA merged into the encoder for plain-speed inference)."""
+    import torch
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    path = Path(path)
+    raw = read_hparams(path)
+    try:
+        config = RegressorConfig.from_dict(raw["regressor"])
+    except (TypeError, ValueError) as error:
+        raise CheckpointError(f"SEScore checkpoint {path}: 'regressor' in {HPARAMS_NAME} is invalid ({error})") from error
+    if config.encoder != raw["encoder"]:
+        raise CheckpointError(f"SEScore checkpoint {path}: 'encoder' and 'regressor.encoder' disagree")
+    actual = fingerprint(resolve("encoder", config.encoder).location)
+    if actual != raw["encoder_hash"]:
+        raise CheckpointError(
+            f"SEScore checkpoint {path} was trained on encoder '{config.encoder}' with weight hash "
+            f"{raw['encoder_hash']}, but that value now resolves to weights with hash {actual}; "
+            "point 'encoder' in hparams.yaml at the original weights or retrain"
+        )
+    try:
+        state = load_file(str(path / WEIGHTS_NAME))
+    except FileNotFoundError as error:
+        raise CheckpointError(f"SEScore checkpoint {path}: no {WEIGHTS_NAME}") from error
+    except (SafetensorError, OSError) as error:
+        raise CheckpointError(f"SEScore checkpoint {path}: {WEIGHTS_NAME} is corrupt ({error})") from error
+    encoder, tokenizer, encoder_hash = load_base_encoder(config.encoder)
+    if config.lora is not None:
+        encoder = add_lora(encoder, config.lora)
+    regressor = SEScoreRegressor(config, encoder, tokenizer, encoder_hash)
+    expected = set(saved_state(regressor))
+    missing, unexpected = sorted(expected - set(state)), sorted(set(state) - expected)
+    if missing or unexpected:
+        raise CheckpointError(
+            f"SEScore checkpoint {path}: {WEIGHTS_NAME} does not fit the model in {HPARAMS_NAME} "
+            f"(missing {missing[:3]}, unexpected {unexpected[:3]})"
+        )
+    try:
+        regressor.load_state_dict({k: v.to(torch.float32) for k, v in state.items()}, strict=False)
+    except RuntimeError as error:  # shape mismatches
+        raise CheckpointError(f"SEScore checkpoint {path}: {WEIGHTS_NAME} does not fit ({error})") from error
+    if config.lora is not None:
+        regressor.encoder = regressor.encoder.merge_and_unload()
+    regressor.to(device)
+    regressor.eval()
+    return regressor
+
+
+def checkpoint_hash(path: str | Path) -> str:
+    """Content hash of the checkpoint's weights (for score signatures)."""
+    return fingerprint(path)

@@ -1,0 +1,51 @@
+"""``python train.py fit --config configs/sescore/fit_offline.yaml [--section.key value ...]`` via LightningCLI.
+
+Every constructor argument of ``SEScoreModule`` (``--model.*``), ``SEScoreDataModule`` (``--data.*``), the
+Trainer (``--trainer.*``) and the export callback (``--export.*``) is a command-line override of the YAML.
+Defaults keep Lightning's pickled ``.ckpt`` files off; the exported folder is the checkpoint.
+Logging: CSV by default; ``--trainer.logger pytorch_lightning.loggers.WandbLogger --trainer.logger.project P``
+for Weights & Biases (``WANDB_MODE=offline`` works without network).
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Sequence
+
+from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
+
+from sescore.regressor.datamodule import SEScoreDataModule
+from sescore.regressor.export import ExportBest
+from sescore.regressor.module import SEScoreModule
+
+TRAINER_DEFAULTS = {
+    "enable_checkpointing": False,  # Lightning .ckpt files are pickles; ExportBest writes safetensors + YAML
+    "num_sanity_val_steps": 0,
+    "logger": {"class_path": "pytorch_lightning.loggers.CSVLogger", "init_args": {"save_dir": "runs", "name": "sescore"}},
+}
+
+
+class SEScoreCLI(LightningCLI):
+    def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
+        parser.add_lightning_class_args(ExportBest, "export")
+
+
+def fit_main(argv: Sequence[str]) -> int:
+    """Run ``fit`` with the given arguments (everything after ``train.py fit``)."""
+    with warnings.catch_warnings():
+        # train.py hands over sys.argv explicitly; LightningCLI warns about that combination
+        warnings.filterwarnings("ignore", message="LightningCLI's args parameter")
+        _run(argv)
+    return 0
+
+
+def _run(argv: Sequence[str]) -> None:
+    SEScoreCLI(
+        SEScoreModule,
+        SEScoreDataModule,
+        args=["fit", *argv],
+        trainer_defaults=TRAINER_DEFAULTS,
+        seed_everything_default=13,
+        auto_configure_optimizers=False,
+        save_config_kwargs={"overwrite": True},
+        parser_kwargs={"fit": {"default_env": False}},
+    )

@@ -1,0 +1,131 @@
+"""Lightning DataModule: synthetic pairs split by reference, plus human-judged dev pairs for selection.
+
+Batches are plain text (the model tokenises with its own tokenizer), so the data side does not depend on the
+encoder. Validation has up to two loaders: the held-out synthetic pairs (``val_loss``) and the dev judgments
+(``val_tau_like``). Both are sorted longest first; training batches are length-bucketed in a seeded order.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Sequence
+
+import pytorch_lightning as pl
+import torch
+from torch.utils.data import DataLoader, RandomSampler
+
+from sescore.regressor.sampler import LengthBucketBatchSampler
+from sescore.regressor.sources import load_dev_judgments, load_synthesis
+from sescore.regressor.split import split_by_reference
+
+DEFAULT_DEV_JUDGMENTS = "../shared/data/judgments/mt_mqm_wmt21_ted_zhen.jsonl"
+
+
+def collate_pairs(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Texts as lists, numbers as tensors; dev records also carry row, item and human score."""
+    batch: dict[str, Any] = {
+        "candidate": [r["candidate"] for r in records],
+        "reference": [r["reference"] for r in records],
+    }
+    if "score" in records[0]:
+        batch["score"] = torch.tensor([r["score"] for r in records], dtype=torch.float32)
+    if "human" in records[0]:
+        batch["human"] = torch.tensor([r["human"] for r in records], dtype=torch.float64)
+        batch["row"] = torch.tensor([r["row"] for r in records], dtype=torch.long)
+        batch["item"] = torch.tensor([r["item"] for r in records], dtype=torch.long)
+    return batch
+
+
+def _pair_length(record: dict[str, Any]) -> int:
+    return len(record["candidate"]) + len(record["reference"])
+
+
+def _longest_first(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(records, key=_pair_length, reverse=True)
+
+
+class SEScoreDataModule(pl.LightningDataModule):
+    """Synthesis dataset -> train/val by reference; dev judgments -> tau-like selection.
+
+    Args:
+        dataset: folder of a synthesis dataset (``datasets.save_to_disk``) with reference, candidate, score.
+        val_fraction: share of distinct references held out for ``val_loss`` (0 turns it off).
+        split_seed: key of the reference hash that decides each reference's side.
+        batch_size: training pairs per step (paper: 8).
+        eval_batch_size: pairs per validation step.
+        bucket_pool: batches pooled per length sort (1 = nearly random batches, large = nearly sorted).
+        shuffle_seed: seed of the training order (and of the batch order within a pool).
+        limit: keep only the first N synthetic rows (smoke runs).
+        dev_judgments: JSON Lines with human judgments for selection; None or "" disables ``val_tau_like``.
+        dev_score: which ``scores`` key is the human score.
+        dev_items: use the first N items of the dev file (None = all).
+        num_workers: DataLoader worker processes.
+    """
+
+    def __init__(
+        self,
+        dataset: str,
+        val_fraction: float = 0.05,
+        split_seed: int = 13,
+        batch_size: int = 8,
+        eval_batch_size: int = 64,
+        bucket_pool: int = 50,
+        shuffle_seed: int = 13,
+        limit: int | None = None,
+        dev_judgments: str | None = DEFAULT_DEV_JUDGMENTS,
+        dev_score: str = "mqm",
+        dev_items: int | None = 200,
+        num_workers: int = 0,
+    ) -> None:
+        super().__init__()
+        if batch_size < 1 or eval_batch_size < 1:
+            raise ValueError(f"batch sizes must be >= 1 (batch_size {batch_size}, eval_batch_size {eval_batch_size})")
+        self.save_hyperparameters()
+        self.dataset = dataset
+        self.val_fraction, self.split_seed = val_fraction, split_seed
+        self.batch_size, self.eval_batch_size, self.bucket_pool = batch_size, eval_batch_size, bucket_pool
+        self.shuffle_seed, self.limit, self.num_workers = shuffle_seed, limit, num_workers
+        self.dev_judgments, self.dev_score, self.dev_items = dev_judgments or None, dev_score, dev_items
+        self.train_records: list[dict[str, Any]] = []
+        self.val_records: list[dict[str, Any]] = []
+        self.dev_records: list[dict[str, Any]] = []
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.train_records or self.val_records:
+            return
+        records = load_synthesis(self.dataset, self.limit)
+        train, val = split_by_reference([r["reference"] for r in records], self.val_fraction, self.split_seed)
+        if not train:
+            raise ValueError(f"synthesis dataset {self.dataset}: every reference fell into validation; "
+                             f"lower val_fraction ({self.val_fraction}) or add references")
+        self.train_records = [records[i] for i in train]
+        self.val_records = _longest_first([records[i] for i in val])
+        if self.dev_judgments:
+            self.dev_records = _longest_first(load_dev_judgments(self.dev_judgments, self.dev_score, self.dev_items))
+        if not self.val_records and not self.dev_records:
+            raise ValueError("no validation data for model selection: set val_fraction > 0 or give dev_judgments")
+
+    def describe(self) -> dict[str, Any]:
+        """What the data was, for the checkpoint's training record."""
+        return {
+            "dataset": str(Path(self.dataset)), "train_pairs": len(self.train_records),
+            "val_pairs": len(self.val_records), "dev_judgments": self.dev_judgments, "dev_score": self.dev_score,
+            "dev_items": self.dev_items, "dev_pairs": len(self.dev_records), "val_fraction": self.val_fraction,
+            "split_seed": self.split_seed,
+        }
+
+    def train_dataloader(self) -> DataLoader:
+        generator = torch.Generator().manual_seed(self.shuffle_seed)
+        sampler = LengthBucketBatchSampler(
+            RandomSampler(self.train_records, generator=generator), self.batch_size, False,
+            lengths=[_pair_length(r) for r in self.train_records], pool=self.bucket_pool, seed=self.shuffle_seed,
+        )
+        return DataLoader(self.train_records, batch_sampler=sampler, collate_fn=collate_pairs,
+                          num_workers=self.num_workers)
+
+    def val_dataloader(self) -> list[DataLoader]:
+        loaders = []
+        for records in (self.val_records, self.dev_records):
+            if records:
+                loaders.append(DataLoader(records, batch_size=self.eval_batch_size, shuffle=False,
+                                          collate_fn=collate_pairs, num_workers=self.num_workers))
+        return loaders

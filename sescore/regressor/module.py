@@ -1,0 +1,134 @@
+"""Lightning shell around ``SEScoreRegressor``: MSE on synthesis scores, tau-like selection on human judgments.
+
+All modelling lives in ``model.py`` and the optimiser recipe in ``optim.py``; this class wires them to
+Lightning's loop (logging, schedules, DDP) and nothing else. Every constructor argument is a hyper-parameter
+that ``train.py fit`` exposes as ``--model.<name>``.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytorch_lightning as pl
+import torch
+import torch.nn.functional as F
+
+from sescore.regressor.model import DEFAULT_LORA_TARGETS, LoraSettings, RegressorConfig, build_regressor
+from sescore.regressor.optim import GROUP_KIND, freeze_factor, param_groups
+from sescore.regressor.optim import freeze_embeddings as freeze_embedding_tables
+from sescore.regressor.scale import describe, to_target
+from sescore.regressor.selection import DevTauLike
+
+
+class SEScoreModule(pl.LightningModule):
+    """Train the SEScore regressor.
+
+    Args:
+        encoder: encoder role value (``packaged:minilm``, a local folder, ``roberta-large``...).
+        layer_mix: learned softmax mix of all hidden layers before pooling (released v1) instead of the last layer.
+        hidden_sizes: feed-forward head widths (paper: 2048, 1024).
+        dropout: head dropout (paper 0.15, v2 0.1).
+        max_length: token cap per sentence.
+        output_scale: ``unit`` trains on (25 + s) / 25 in [0, 1]; ``raw`` on s in [-25, 0]. Stored in the
+            checkpoint; scores come out on this scale.
+        encoder_lr: learning rate of the top encoder block (v1: 1e-5).
+        head_lr: learning rate of head and layer mix (v1: 3.1e-5).
+        layerwise_decay: lr factor per block going down (v1: 0.95; 1.0 = off).
+        encoder_freeze_fraction: the encoder stays still for this fraction of the first epoch (v1: 0.3).
+        freeze_embeddings: never update the embedding tables (v1: true).
+        weight_decay: AdamW weight decay (v1: 0).
+        lora_r: rank of LoRA adapters on the encoder; None = full fine-tuning. Small checkpoints when set.
+        lora_alpha, lora_dropout, lora_target_modules: the rest of the LoRA shape.
+    """
+
+    def __init__(
+        self,
+        encoder: str = "packaged:minilm",
+        layer_mix: bool = False,
+        hidden_sizes: tuple[int, ...] = (2048, 1024),
+        dropout: float = 0.1,
+        max_length: int = 256,
+        output_scale: str = "unit",
+        encoder_lr: float = 1.0e-5,
+        head_lr: float = 3.1e-5,
+        layerwise_decay: float = 0.95,
+        encoder_freeze_fraction: float = 0.3,
+        freeze_embeddings: bool = True,
+        weight_decay: float = 0.0,
+        lora_r: int | None = None,
+        lora_alpha: int = 16,
+        lora_dropout: float = 0.1,
+        lora_target_modules: str = DEFAULT_LORA_TARGETS,
+    ) -> None:
+        super().__init__()
+        if not 0.0 <= encoder_freeze_fraction <= 1.0:
+            raise ValueError(f"encoder_freeze_fraction must be in [0, 1], got {encoder_freeze_fraction}")
+        self.save_hyperparameters()
+        lora = LoraSettings(lora_r, lora_alpha, lora_dropout, lora_target_modules) if lora_r else None
+        self.config = RegressorConfig(encoder, layer_mix, tuple(hidden_sizes), dropout, max_length, output_scale, lora)
+        self.regressor = build_regressor(self.config)
+        if freeze_embeddings:
+            freeze_embedding_tables(self.regressor.encoder)
+        self.dev_tau = DevTauLike()
+        # optimizer steps with the encoder still; set from the epoch length in configure_optimizers
+        self.frozen_steps = 1 if encoder_freeze_fraction > 0 else 0
+
+    # ----------------------------------------------------------------------------------------------- steps
+    def encoder_frozen(self) -> bool:
+        return self.global_step < self.frozen_steps
+
+    def training_step(self, batch: dict[str, Any], batch_idx: int) -> torch.Tensor:
+        # while frozen, a single process skips the encoder's backward graph; under DDP every parameter must get
+        # a gradient, so the graph stays and the zero learning rate alone keeps the encoder still
+        encoder_grad = not self.encoder_frozen() or self.trainer.world_size > 1
+        preds = self.regressor(batch["candidate"], batch["reference"], encoder_grad=encoder_grad)
+        target = to_target(batch["score"].to(preds.device, preds.dtype), self.config.output_scale)
+        loss = F.mse_loss(preds, target)
+        self.log("train_loss", loss, prog_bar=True, batch_size=len(preds))
+        self.log("encoder_frozen", float(self.encoder_frozen()), batch_size=len(preds))
+        return loss
+
+    def validation_step(self, batch: dict[str, Any], batch_idx: int, dataloader_idx: int = 0) -> None:
+        preds = self.regressor(batch["candidate"], batch["reference"], encoder_grad=False)
+        if "human" in batch:
+            self.dev_tau.update(preds, batch["row"], batch["human"], batch["item"])
+        else:
+            target = to_target(batch["score"].to(preds.device, preds.dtype), self.config.output_scale)
+            self.log("val_loss", F.mse_loss(preds, target), batch_size=len(preds), sync_dist=True,
+                     add_dataloader_idx=False, prog_bar=True)
+
+    def on_validation_epoch_end(self) -> None:
+        if self.dev_tau.update_called:
+            value = float(self.dev_tau.compute())  # gathers every rank's pairs first
+            self.log("val_tau_like", value, prog_bar=True, sync_dist=True)  # NaN when no pair differs in human score
+        self.dev_tau.reset()
+
+    # --------------------------------------------------------------------------------------- optimisation
+    def configure_optimizers(self) -> dict[str, Any]:
+        hp = self.hparams
+        groups = param_groups(
+            self.regressor.encoder,
+            [m for m in (self.regressor.layer_mix, self.regressor.head) if m is not None],
+            hp.encoder_lr, hp.head_lr, self.regressor.num_layers, hp.layerwise_decay, hp.weight_decay,
+        )
+        optimizer = torch.optim.AdamW(groups)
+        self.frozen_steps = self._freeze_steps()
+        factors = [freeze_factor(g[GROUP_KIND], lambda: self.frozen_steps) for g in groups]
+        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, factors)
+        return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+
+    def _freeze_steps(self) -> int:
+        """``encoder_freeze_fraction`` of one epoch's optimizer steps (0 when there is no trainer or no data)."""
+        fraction = float(self.hparams.encoder_freeze_fraction)
+        trainer = getattr(self, "_trainer", None)
+        if fraction <= 0 or trainer is None:
+            return 0
+        trainer.fit_loop.setup_data()
+        batches = trainer.num_training_batches
+        if not math.isfinite(batches):
+            return 0
+        return int(fraction * batches / max(1, trainer.accumulate_grad_batches))
+
+    # ------------------------------------------------------------------------------------------ identity
+    def output_scale(self) -> dict[str, Any]:
+        return describe(self.config.output_scale)

@@ -1,0 +1,94 @@
+"""Scoring with a trained SEScore checkpoint: a pure function over a loaded regressor and the Scorer shape.
+
+Each distinct text (hypotheses and references together) is encoded once, in length-sorted batches; the cheap
+head then scores every (hypothesis, reference) pair. Judged MT data repeats each reference for every system,
+so this halves the encoder work there. With several references per hypothesis the best score counts.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from sescore.regressor.checkpoint import checkpoint_hash, load_checkpoint
+from sescore.regressor.model import SEScoreRegressor, scores_from_vectors
+
+# The shipped model (trained by `train.py fit --config configs/sescore/fit_offline.yaml`); not present until then.
+DEFAULT_CHECKPOINT = str(Path(__file__).resolve().parents[1] / "checkpoints" / "minilm-news")
+
+try:
+    _VERSION = importlib.metadata.version("nlgmetrics")
+except importlib.metadata.PackageNotFoundError:
+    _VERSION = "dev"
+
+
+def reference_lists(hyps: Sequence[str], refs: Sequence[str] | Sequence[Sequence[str]]) -> list[list[str]]:
+    """One reference per hypothesis, or a non-empty list of references per hypothesis."""
+    if isinstance(hyps, str) or isinstance(refs, str):
+        raise ValueError("SEScore expects lists of strings, not a single string")
+    if len(hyps) != len(refs):
+        raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
+    lists = [[r] if isinstance(r, str) else list(r) for r in refs]
+    for index, rs in enumerate(lists):
+        if not rs or not all(isinstance(r, str) for r in rs):
+            raise ValueError(f"references[{index}] must be a string or a non-empty list of strings")
+    for index, h in enumerate(hyps):
+        if not isinstance(h, str):
+            raise ValueError(f"hypotheses[{index}] is {type(h).__name__}, not a string")
+    return lists
+
+
+def sescore_scores(
+    regressor: SEScoreRegressor,
+    hyps: Sequence[str],
+    refs: Sequence[str] | Sequence[Sequence[str]],
+    batch_size: int = 64,
+) -> np.ndarray:
+    """[N] scores on the checkpoint's output scale, in input order; multi-reference -> max."""
+    ref_lists = reference_lists(hyps, refs)
+    if not len(hyps):
+        return np.zeros(0, dtype=np.float64)
+    unique = list(dict.fromkeys(list(hyps) + [r for rs in ref_lists for r in rs]))
+    row = {text: i for i, text in enumerate(unique)}
+    vectors = regressor.embed_texts(unique, batch_size)
+    owner = np.asarray([i for i, rs in enumerate(ref_lists) for _ in rs], dtype=np.int64)
+    cand_rows = np.asarray([row[hyps[i]] for i in owner], dtype=np.int64)
+    ref_rows = np.asarray([row[r] for rs in ref_lists for r in rs], dtype=np.int64)
+    pair_scores = scores_from_vectors(regressor, vectors, cand_rows, ref_rows)
+    out = np.full(len(hyps), -np.inf)
+    np.maximum.at(out, owner, pair_scores)
+    return out
+
+
+@dataclass
+class SEScoreScorer:
+    """SEScore in the common Scorer shape (``evaluate.py``, the protocols, stress tests)."""
+
+    checkpoint: str = DEFAULT_CHECKPOINT
+    batch_size: int = 64
+    device: str | None = None
+    name: str = "sescore"
+    _regressor: Any = field(default=None, repr=False)
+
+    @property
+    def regressor(self) -> SEScoreRegressor:
+        if self._regressor is None:
+            from modelroles import pick_device
+
+            self._regressor = load_checkpoint(self.checkpoint, pick_device(self.device))
+        return self._regressor
+
+    def score(self, hyps: Sequence[str], refs: Sequence, srcs: Sequence[str] | None = None) -> list[float]:
+        if refs is None:
+            raise ValueError("SEScore needs references")
+        return [float(s) for s in sescore_scores(self.regressor, hyps, refs, self.batch_size)]
+
+    def signature(self) -> str:
+        r = self.regressor
+        return (
+            f"{self.name}|ckpt:{Path(self.checkpoint).name}@{checkpoint_hash(self.checkpoint)}"
+            f"|encoder:{r.config.encoder}@{r.encoder_hash}|scale:{r.config.output_scale}|refs:max|version:{_VERSION}"
+        )

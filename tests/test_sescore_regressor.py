@@ -1,0 +1,506 @@
+"""SEScore regressor: model, optimiser recipe, data split, fit, export/reload, scorer, metrics, DDP, CLI.
+
+Everything runs on the tiny random BERT from ``tiny_models`` and a synthetic dataset built here, so the file
+needs no shared data and no network.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+import shutil
+import socket
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from metaeval import tau_like
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+HEAD = (16, 8)
+
+
+# ------------------------------------------------------------------------------------------------ fixtures
+def _synthetic_rows(n_refs: int, seed: int) -> dict[str, list]:
+    """Variants that lose k words get score -5k: a signal the tiny model can pick up within one epoch."""
+    from tiny_models import tiny_corpus
+
+    rng = np.random.default_rng(seed)
+    rows: dict[str, list] = {"reference": [], "candidate": [], "score": [], "variant_index": []}
+    for sentence in tiny_corpus(n_refs, seed=seed)[-n_refs:]:
+        for variant in range(4):
+            words = sentence.split()
+            k = variant if len(words) > variant + 1 else 0
+            for _ in range(k):
+                del words[int(rng.integers(0, len(words)))]
+            rows["reference"].append(sentence)
+            rows["candidate"].append(" ".join(words))
+            rows["score"].append(-5 * k)
+            rows["variant_index"].append(variant)
+    return rows
+
+
+@pytest.fixture(scope="module")
+def dataset_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from datasets import Dataset
+
+    out = tmp_path_factory.mktemp("sescore_synthesis") / "data"
+    Dataset.from_dict(_synthetic_rows(60, seed=3)).save_to_disk(str(out))
+    return out
+
+
+def _write_dev(path: Path, items: int, seed: int = 5) -> Path:
+    """A judged file in the shared schema: per item three systems with different human scores."""
+    from tiny_models import tiny_corpus
+
+    with open(path, "w", encoding="utf-8") as handle:
+        for item, sentence in enumerate(tiny_corpus(items, seed=seed)[-items:]):
+            words = sentence.split()
+            systems = [("good", sentence, 0.0), ("short", " ".join(words[:-2]), -5.0), ("half", " ".join(words[::2]), -15.0)]
+            for system, hyp, mqm in systems:
+                row = {"lp": "en-en", "item_id": item, "system": system, "src": "", "refs": [sentence], "hyp": hyp,
+                       "scores": {"mqm": mqm}}
+                handle.write(json.dumps(row) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def dev_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _write_dev(tmp_path_factory.mktemp("sescore_dev") / "dev.jsonl", items=7)
+
+
+def _module(encoder: Path, **overrides):
+    from sescore.regressor.module import SEScoreModule
+
+    settings = dict(encoder=str(encoder), hidden_sizes=HEAD, layer_mix=True, head_lr=1e-2, encoder_lr=1e-3,
+                    encoder_freeze_fraction=0.3)
+    settings.update(overrides)
+    return SEScoreModule(**settings)
+
+
+def _trainer(**overrides):
+    import pytorch_lightning as pl
+
+    settings = dict(accelerator="cpu", devices=1, max_epochs=1, logger=False, enable_checkpointing=False,
+                    enable_progress_bar=False, enable_model_summary=False, num_sanity_val_steps=0)
+    settings.update(overrides)
+    return pl.Trainer(**settings)
+
+
+def _train_mse(regressor, records) -> float:
+    from sescore.regressor.scale import to_target
+    from sescore.regressor.scoring import sescore_scores
+
+    preds = sescore_scores(regressor, [r["candidate"] for r in records], [r["reference"] for r in records])
+    target = to_target(np.asarray([r["score"] for r in records]), regressor.config.output_scale)
+    return float(np.mean((preds - target) ** 2))
+
+
+@pytest.fixture(scope="module")
+def fitted(tiny, dataset_dir, dev_file, tmp_path_factory):
+    """One short fit shared by several tests: module, datamodule, loss before/after, exported folder."""
+    import pytorch_lightning as pl
+
+    from sescore.regressor.datamodule import SEScoreDataModule
+    from sescore.regressor.export import ExportBest
+
+    pl.seed_everything(7, verbose=False)
+    module = _module(tiny["encoder"])
+    data = SEScoreDataModule(str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), batch_size=16,
+                             eval_batch_size=8, dev_items=None)
+    data.setup("fit")
+    module.regressor.eval()
+    before = _train_mse(module.regressor, data.train_records)
+    module.regressor.train()
+    folder = tmp_path_factory.mktemp("sescore_export") / "best"
+    exporter = ExportBest(str(folder))
+    _trainer(callbacks=[exporter]).fit(module, data)
+    module.regressor.eval()
+    after = _train_mse(module.regressor, data.train_records)
+    return {"module": module, "data": data, "before": before, "after": after, "folder": folder, "exporter": exporter}
+
+
+# ------------------------------------------------------------------------------------------------- model
+def test_forward_backward_reaches_head_mix_and_encoder_but_not_frozen_embeddings(tiny):
+    module = _module(tiny["encoder"], freeze_embeddings=True)
+    regressor = module.regressor
+    preds = regressor(["the cat runs .", "a dog"], ["the cat runs.", "a big dog"])
+    assert preds.shape == (2,) and torch.isfinite(preds).all()
+    torch.nn.functional.mse_loss(preds, torch.tensor([1.0, 0.2])).backward()
+    assert regressor.head[0].weight.grad.abs().sum() > 0
+    assert regressor.layer_mix.weights.grad is not None and regressor.layer_mix.weights.grad.abs().sum() > 0
+    grads = {n: p.grad for n, p in regressor.encoder.named_parameters()}
+    assert any(g is not None and g.abs().sum() > 0 for n, g in grads.items() if "encoder.layer.1." in n)
+    assert all(g is None for n, g in grads.items() if "embeddings" in n or n.startswith("pooler."))
+
+
+def test_frozen_phase_runs_encoder_without_graph(tiny):
+    module = _module(tiny["encoder"])
+    preds = module.regressor(["a cat"], ["the cat"], encoder_grad=False)
+    preds.sum().backward()
+    assert all(p.grad is None for p in module.regressor.encoder.parameters())
+    assert module.regressor.head[-1].weight.grad is not None
+
+
+def test_layerwise_decay_and_separate_learning_rates(tiny):
+    from sescore.regressor.optim import layer_depth, param_groups
+
+    assert layer_depth("embeddings.word_embeddings.weight", 2) == 0
+    assert layer_depth("encoder.layer.0.attention.self.query.weight", 2) == 1
+    assert layer_depth("base_model.model.encoder.layer.1.output.dense.lora_A.default.weight", 2) == 2
+    module = _module(tiny["encoder"], freeze_embeddings=False)
+    reg = module.regressor
+    groups = param_groups(reg.encoder, [reg.layer_mix, reg.head], 1e-3, 5e-3, reg.num_layers, 0.5)
+    lrs = {g.get("depth", "head"): g["lr"] for g in groups}
+    assert lrs == {0: pytest.approx(2.5e-4), 1: pytest.approx(5e-4), 2: pytest.approx(1e-3), "head": 5e-3}
+    counted = sum(p.numel() for g in groups for p in g["params"])
+    assert counted == sum(p.numel() for p in reg.parameters() if p.requires_grad)
+    with pytest.raises(ValueError, match="layerwise_decay"):
+        param_groups(reg.encoder, [reg.head], 1e-3, 5e-3, reg.num_layers, 1.5)
+
+
+def test_config_rejects_bad_values():
+    from sescore.regressor.model import RegressorConfig
+
+    with pytest.raises(ValueError, match="output scale"):
+        RegressorConfig(output_scale="percent")
+    with pytest.raises(ValueError, match="dropout"):
+        RegressorConfig(dropout=1.0)
+
+
+def test_target_scales():
+    from sescore.regressor.scale import describe, to_target
+
+    assert to_target(-25.0, "unit") == 0.0 and to_target(0.0, "unit") == 1.0 and to_target(-5.0, "unit") == 0.8
+    assert to_target(-5.0, "raw") == -5.0
+    assert describe("unit")["range"] == [0.0, 1.0]
+
+
+# -------------------------------------------------------------------------------------------------- data
+def test_split_by_reference_never_leaks_and_is_stable():
+    from sescore.regressor.split import split_by_reference
+
+    rows = _synthetic_rows(200, seed=11)
+    refs = rows["reference"]
+    train, val = split_by_reference(refs, 0.25, seed=13)
+    assert sorted(train + val) == list(range(len(refs)))
+    assert not {refs[i] for i in train} & {refs[i] for i in val}
+    share = len({refs[i] for i in val}) / len(set(refs))
+    assert 0.1 < share < 0.4
+    assert split_by_reference(refs, 0.25, seed=13) == (train, val)
+    reversed_val = {refs[::-1][i] for i in split_by_reference(refs[::-1], 0.25, 13)[1]}
+    assert reversed_val == {refs[i] for i in val}
+    assert split_by_reference(refs, 0.25, seed=14)[1] != val
+    with pytest.raises(ValueError, match="val_fraction"):
+        split_by_reference(refs, 1.0, seed=1)
+
+
+def test_length_bucket_sampler_covers_every_index_once():
+    from torch.utils.data import RandomSampler
+
+    from sescore.regressor.sampler import LengthBucketBatchSampler
+
+    lengths = list(np.random.default_rng(0).integers(1, 100, size=103))
+    sampler = LengthBucketBatchSampler(RandomSampler(range(103), generator=torch.Generator().manual_seed(1)),
+                                       batch_size=8, drop_last=False, lengths=lengths, pool=4, seed=2)
+    batches = list(sampler)
+    assert len(batches) == len(sampler) == 13
+    assert sorted(i for b in batches for i in b) == list(range(103))
+    assert all(lengths[b[j]] <= lengths[b[j + 1]] for b in batches for j in range(len(b) - 1))
+    assert list(sampler) != batches  # a new order every epoch
+
+
+def test_datamodule_reads_splits_and_dev(dataset_dir, dev_file):
+    from sescore.regressor.datamodule import SEScoreDataModule
+
+    data = SEScoreDataModule(str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), dev_items=3)
+    data.setup("fit")
+    assert len(data.train_records) + len(data.val_records) == 240
+    assert not {r["reference"] for r in data.train_records} & {r["reference"] for r in data.val_records}
+    assert len(data.dev_records) == 9 and {r["item"] for r in data.dev_records} == {0, 1, 2}
+    loaders = data.val_dataloader()
+    assert len(loaders) == 2
+    batch = next(iter(loaders[1]))
+    assert set(batch) == {"candidate", "reference", "human", "row", "item"}
+    train_batch = next(iter(data.train_dataloader()))
+    assert train_batch["score"].dtype == torch.float32 and len(train_batch["candidate"]) == 8
+
+
+def test_bad_synthesis_data_is_named(tmp_path, dev_file):
+    from datasets import Dataset
+
+    from metaeval import InputError
+    from sescore.regressor.sources import load_dev_judgments, load_synthesis
+
+    with pytest.raises(InputError, match="no such directory"):
+        load_synthesis(tmp_path / "missing")
+    Dataset.from_dict({"reference": ["a b"], "candidate": ["a"]}).save_to_disk(str(tmp_path / "nocol"))
+    with pytest.raises(InputError, match="missing column"):
+        load_synthesis(tmp_path / "nocol")
+    Dataset.from_dict({"reference": ["a b"], "candidate": ["a"], "score": [3.0]}).save_to_disk(str(tmp_path / "range"))
+    with pytest.raises(InputError, match=r"row 0 has score 3.0"):
+        load_synthesis(tmp_path / "range")
+    bad = tmp_path / "dev.jsonl"
+    bad.write_text(json.dumps({"lp": "x", "item_id": 1, "hyp": "a", "refs": ["b"], "scores": {}}) + "\n")
+    with pytest.raises(InputError, match="scores.mqm"):
+        load_dev_judgments(bad)
+
+
+# ------------------------------------------------------------------------------------------ fit + export
+def test_one_epoch_fit_lowers_loss_and_exports_best(fitted):
+    assert fitted["after"] < 0.7 * fitted["before"], (fitted["before"], fitted["after"])
+    exporter = fitted["exporter"]
+    assert exporter.exports >= 1 and exporter.best is not None and math.isfinite(exporter.best)
+    assert (fitted["folder"] / "model.safetensors").is_file()
+    from sescore.regressor.checkpoint import read_hparams
+
+    hparams = read_hparams(fitted["folder"])
+    assert hparams["output_scale"]["name"] == "unit" and hparams["output_scale"]["range"] == [0.0, 1.0]
+    assert hparams["record"]["monitor"] == "val_tau_like"
+    assert hparams["record"]["best"] == pytest.approx(exporter.best)
+    assert hparams["record"]["data"]["train_pairs"] == len(fitted["data"].train_records)
+
+
+def test_export_reload_gives_identical_scores(fitted, tmp_path):
+    from sescore.regressor.checkpoint import export_checkpoint, load_checkpoint
+    from sescore.regressor.scoring import sescore_scores
+
+    regressor = fitted["module"].regressor.eval()
+    folder = export_checkpoint(regressor, tmp_path / "ckpt", {"note": "test"})
+    assert sorted(p.name for p in folder.iterdir()) == ["hparams.yaml", "model.safetensors"]
+    reloaded = load_checkpoint(folder)
+    hyps = ["the cat runs .", "a dog sees the house", "house", "the cat runs ."]
+    refs = ["the cat runs .", "a dog sees the big house", "the house is red", ["x y", "the cat runs ."]]
+    np.testing.assert_array_equal(sescore_scores(regressor, hyps, refs), sescore_scores(reloaded, hyps, refs))
+
+
+def test_lora_checkpoint_is_small_and_reloads(tiny, tmp_path):
+    from sescore.regressor.checkpoint import export_checkpoint, load_checkpoint
+    from sescore.regressor.scoring import sescore_scores
+
+    module = _module(tiny["encoder"], lora_r=4, layer_mix=False)
+    regressor = module.regressor
+    trainable = {n for n, p in regressor.named_parameters() if p.requires_grad}
+    assert trainable and all("lora_" in n or n.startswith("head.") for n in trainable)
+    with torch.no_grad():  # adapters start as a no-op; move them so the reload check means something
+        for name, parameter in regressor.named_parameters():
+            if "lora_B" in name:
+                parameter.add_(0.05)
+    regressor.eval()
+    folder = export_checkpoint(regressor, tmp_path / "lora")
+    full = export_checkpoint(_module(tiny["encoder"]).regressor, tmp_path / "full")
+    assert (folder / "model.safetensors").stat().st_size < (full / "model.safetensors").stat().st_size
+    hyps, refs = ["the cat runs .", "a dog"], ["the cat runs", "a big dog ."]
+    np.testing.assert_allclose(sescore_scores(load_checkpoint(folder), hyps, refs),
+                               sescore_scores(regressor, hyps, refs), atol=1e-5)
+
+
+# --------------------------------------------------------------------------------------- bad checkpoints
+def _broken(source: Path, target: Path, how: str) -> Path:
+    shutil.copytree(source, target)
+    if how == "no_yaml":
+        (target / "hparams.yaml").unlink()
+    elif how == "bad_yaml":
+        (target / "hparams.yaml").write_text("format: [unclosed\n")
+    elif how == "wrong_format":
+        (target / "hparams.yaml").write_text("format: something-else\n")
+    elif how == "no_weights":
+        (target / "model.safetensors").unlink()
+    elif how == "bad_weights":
+        (target / "model.safetensors").write_bytes(b"\x00\x01 definitely not safetensors")
+    elif how == "hash":
+        text = (target / "hparams.yaml").read_text()
+        import yaml
+
+        body = yaml.safe_load(text)
+        body["encoder_hash"] = "000000000000"
+        (target / "hparams.yaml").write_text(yaml.safe_dump(body))
+    elif how == "shape":
+        import yaml
+
+        body = yaml.safe_load((target / "hparams.yaml").read_text())
+        body["regressor"]["hidden_sizes"] = [12, 8]
+        (target / "hparams.yaml").write_text(yaml.safe_dump(body))
+    return target
+
+
+@pytest.mark.parametrize(
+    "how, message",
+    [
+        ("missing_dir", "no such directory"),
+        ("no_yaml", "no hparams.yaml"),
+        ("bad_yaml", "not valid YAML"),
+        ("wrong_format", "is not a 'nlgmetrics-sescore-regressor/1' file"),
+        ("no_weights", "no model.safetensors"),
+        ("bad_weights", "model.safetensors is corrupt"),
+        ("hash", "weight hash 000000000000"),
+        ("shape", "does not fit"),
+    ],
+)
+def test_bad_checkpoint_directories_fail_clearly(fitted, tmp_path, how, message):
+    from modelroles import ModelRoleError
+    from sescore.regressor.checkpoint import CheckpointError, load_checkpoint
+
+    path = tmp_path / "missing" if how == "missing_dir" else _broken(fitted["folder"], tmp_path / how, how)
+    with pytest.raises(CheckpointError, match=message) as caught:
+        load_checkpoint(path)
+    assert isinstance(caught.value, ModelRoleError) and str(path) in str(caught.value)
+
+
+# -------------------------------------------------------------------------------------- scorer + metrics
+def test_scorer_restores_order_takes_max_over_references_and_signs(fitted):
+    from sescore.regressor.scoring import SEScoreScorer
+
+    scorer = SEScoreScorer(checkpoint=str(fitted["folder"]), batch_size=2, device="cpu")
+    hyps = ["a", "the cat runs quickly today .", "dog", "the big red house is old"]
+    refs = ["a b c", "the cat runs today .", "a dog", "the red house is old"]
+    together = scorer.score(hyps, refs)
+    alone = [scorer.score([h], [r])[0] for h, r in zip(hyps, refs)]
+    np.testing.assert_allclose(together, alone, atol=1e-5)
+    multi = scorer.score(hyps[:2], [[refs[0], "zzz"], ["qq", refs[1]]])
+    best = [max(scorer.score([h], [r])[0] for r in rs) for h, rs in zip(hyps[:2], [[refs[0], "zzz"], ["qq", refs[1]]])]
+    np.testing.assert_allclose(multi, best, atol=1e-5)
+    signature = scorer.signature()
+    assert signature.startswith("sescore|ckpt:best@") and "|scale:unit|" in signature and "refs:max" in signature
+    with pytest.raises(ValueError, match="2 hypotheses but 1 references"):
+        scorer.score(hyps[:2], refs[:1])
+    with pytest.raises(ValueError, match="needs references"):
+        scorer.score(hyps, None)
+
+
+def test_default_checkpoint_constant_points_into_the_package():
+    from sescore.regressor import DEFAULT_CHECKPOINT
+
+    assert Path(DEFAULT_CHECKPOINT).parts[-3:] == ("sescore", "checkpoints", "minilm-news")
+
+
+def test_dev_tau_like_dedupes_and_matches_metaeval():
+    from sescore.regressor.selection import DevTauLike
+
+    rng = np.random.default_rng(0)
+    preds, human, items = rng.normal(size=12), rng.integers(-10, 1, size=12).astype(float), np.repeat(np.arange(4), 3)
+    metric = DevTauLike()
+    order = rng.permutation(12)
+    metric.update(torch.tensor(preds[order]), torch.tensor(order), torch.tensor(human[order]), torch.tensor(items[order]))
+    metric.update(torch.tensor(preds[:2]), torch.tensor([0, 1]), torch.tensor(human[:2]), torch.tensor(items[:2]))
+    assert float(metric.compute()) == pytest.approx(tau_like(preds, human, items.tolist()))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ddp_worker(rank: int, world: int, port: int, checkpoint: str, hyps: list, refs: list, out_dir: str) -> None:
+    import torch.distributed as dist
+
+    from sescore.regressor.metric import SEScore
+    from sescore.regressor.selection import DevTauLike
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    try:
+        mine = slice(rank * len(hyps) // world, (rank + 1) * len(hyps) // world)
+        per_sample = SEScore(checkpoint=checkpoint, per_sample=True, batch_size=2)
+        per_sample.update(hyps[mine], refs[mine])
+        mean = SEScore(checkpoint=checkpoint, batch_size=3)
+        mean.update(hyps[mine], refs[mine])
+        tau = DevTauLike()
+        n = len(hyps)
+        rows = torch.arange(n)[mine]
+        if rank == 1:  # a distributed sampler pads with a duplicate of an earlier row
+            rows = torch.cat([rows, torch.tensor([0])])
+        preds = torch.tensor([len(hyps[i]) % 5 for i in rows.tolist()], dtype=torch.float64)
+        human = torch.tensor([float(-(i % 3)) for i in rows.tolist()])
+        tau.update(preds, rows, human, rows // 3)
+        result = {"per_sample": per_sample.compute().tolist(), "mean": float(mean.compute()),
+                  "tau": float(tau.compute())}
+        Path(out_dir, f"rank{rank}.json").write_text(json.dumps(result))
+    finally:
+        dist.destroy_process_group()
+
+
+def test_metric_state_merges_across_two_processes(fitted, tmp_path):
+    import torch.multiprocessing as mp
+
+    from sescore.regressor.metric import SEScore
+
+    checkpoint = str(fitted["folder"])
+    hyps = ["a cat", "the dog runs .", "house", "a big red car drives", "the man", "she reads a story ."]
+    refs = ["a cat .", "the dog runs", "the house", "a red car drives .", ["a man", "the man ."], "she reads ."]
+    mp.start_processes(_ddp_worker, args=(2, _free_port(), checkpoint, hyps, refs, str(tmp_path)), nprocs=2,
+                       start_method="fork", join=True)
+    single = SEScore(checkpoint=checkpoint, per_sample=True)
+    single.update(hyps, refs)
+    expected = single.compute().numpy()
+    preds = [len(h) % 5 for h in hyps]
+    expected_tau = tau_like(preds, [-(i % 3) for i in range(6)], [i // 3 for i in range(6)])
+    for rank in (0, 1):
+        result = json.loads((tmp_path / f"rank{rank}.json").read_text())
+        np.testing.assert_allclose(result["per_sample"], expected, atol=1e-6)
+        assert result["mean"] == pytest.approx(float(expected.mean()), abs=1e-6)
+        assert result["tau"] == pytest.approx(expected_tau)
+
+
+def test_metric_is_not_part_of_a_host_modules_parameters(fitted):
+    from sescore.regressor.metric import SEScore
+
+    host = torch.nn.Module()
+    host.metric = SEScore(checkpoint=str(fitted["folder"]))
+    host.metric.update(["a cat"], ["the cat"])
+    assert list(host.parameters()) == [] and host.state_dict() == {}
+    assert host.metric.compute().shape == ()
+
+
+def test_lightning_ddp_validation_gathers_dev_predictions(tiny, dataset_dir, dev_file):
+    """val_tau_like with two CPU processes (gloo) equals the single-process value, padding included."""
+    import pytorch_lightning as pl
+
+    from sescore.regressor.datamodule import SEScoreDataModule
+
+    pl.seed_everything(1, verbose=False)
+    module = _module(tiny["encoder"])
+    data = SEScoreDataModule(str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), eval_batch_size=4,
+                             dev_items=7)  # 21 pairs: the distributed sampler pads one
+    single = _trainer().validate(module, data, verbose=False)
+    environ = dict(os.environ)
+    try:
+        double = _trainer(devices=2, strategy="ddp_fork").validate(module, data, verbose=False)
+    finally:  # Lightning leaves MASTER_PORT, WORLD_SIZE... behind; later tests must not inherit them
+        os.environ.clear()
+        os.environ.update(environ)
+    assert math.isfinite(single[-1]["val_tau_like"])
+    assert double[-1]["val_tau_like"] == pytest.approx(single[-1]["val_tau_like"], abs=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------------- CLI
+def test_train_py_fit_runs_end_to_end(tiny, dataset_dir, tmp_path):
+    import train
+
+    dev = _write_dev(tmp_path / "dev.jsonl", items=5)
+    export_dir = tmp_path / "exported"
+    status = train.main([
+        "fit", "--config", str(Path(__file__).resolve().parents[1] / "configs" / "sescore" / "fit_offline.yaml"),
+        "--model.encoder", str(tiny["encoder"]), "--model.hidden_sizes", "[16, 8]", "--model.lora_r", "4",
+        "--data.dataset", str(dataset_dir), "--data.dev_judgments", str(dev), "--data.val_fraction", "0.2",
+        "--trainer.max_epochs", "1", "--trainer.accelerator", "cpu", "--trainer.devices", "1",
+        "--trainer.enable_progress_bar", "false", "--trainer.enable_model_summary", "false",
+        "--trainer.logger.init_args.save_dir", str(tmp_path / "runs"), "--export.dirpath", str(export_dir),
+    ])
+    assert status == 0
+    from sescore.regressor.checkpoint import read_hparams
+
+    hparams = read_hparams(export_dir)
+    assert hparams["regressor"]["lora"]["r"] == 4 and hparams["record"]["model_hparams"]["lora_r"] == 4
+    assert not list(tmp_path.rglob("*.ckpt")), "Lightning's pickled checkpoints must stay off"
+    metrics_files = list((tmp_path / "runs").rglob("metrics.csv"))
+    assert metrics_files
+    with open(metrics_files[0], newline="") as handle:
+        logged = [row for row in csv.DictReader(handle) if row.get("val_tau_like")]
+    assert logged and all(math.isfinite(float(r["val_tau_like"])) for r in logged)
+    assert list((tmp_path / "runs").rglob("config.yaml")), "LightningCLI saves the resolved config"
