@@ -269,6 +269,17 @@ def _load_adapter_weights(peft_model: Any, folder: str, base_hash: str) -> None:
     set_peft_model_state_dict(peft_model, state)
 
 
+def _previous_history(folder: str) -> list[dict]:
+    """Stages that produced the adapter we continue from (their recipe and test accuracy), oldest first."""
+    from nli.checkpoint import read_adapter_config
+
+    record = read_adapter_config(folder).record
+    previous = record.get("report", {})
+    stage = {"config": record.get("config", {}), "train_seconds": previous.get("train_seconds"),
+             "tests": {k: v["raw"]["accuracy"] for k, v in previous.get("tests", {}).items()}}
+    return list(previous.get("history", [])) + [stage]
+
+
 def train_nli(config: NLITrainConfig, logger: Any = None) -> dict[str, Any]:
     """Train, evaluate on every test file, fit a temperature on dev, export; returns the report."""
     import pytorch_lightning as pl
@@ -288,8 +299,10 @@ def train_nli(config: NLITrainConfig, logger: Any = None) -> dict[str, Any]:
         base.location, num_labels=3, id2label=id2label, label2id={v: k for k, v in id2label.items()}
     )
     peft_model = wrap_with_lora(model, config.lora)
+    history: list[dict] = []
     if config.init_from:
         _load_adapter_weights(peft_model, config.init_from, fingerprint(base.location))
+        history = _previous_history(config.init_from)
     peft_model.train()  # from_pretrained returns eval mode; Lightning keeps submodule modes as found
     trainable = sum(p.numel() for p in peft_model.parameters() if p.requires_grad)
 
@@ -333,6 +346,7 @@ def train_nli(config: NLITrainConfig, logger: Any = None) -> dict[str, Any]:
         "temperature": temperature,
         "dev": nli_report(softmax(dev_logits / temperature, axis=1), [r["label"] for r in dev_rows]),
         "tests": {},
+        "history": history,
     }
     for name, path in config.test_files.items():
         test_rows = read_nli_jsonl(path)
@@ -400,14 +414,26 @@ def write_model_card(config: NLITrainConfig, report: dict, out_dir: str | Path) 
         raw, cal = result["raw"], result["calibrated"]
         lines.append(f"| {name} | {raw['n']} | {raw['accuracy']:.3f} | {raw['entailment_ece']:.3f} |"
                      f" {cal['entailment_ece']:.3f} | {cal['entailment_brier']:.3f} |")
+    stages = report.get("history", [])
+    if stages:
+        lines += ["", "## Training stages", "", "| stage | epochs | peak lr | seed / order seed | minutes | accuracy after |",
+                  "|---|---|---|---|---|---|"]
+        for number, stage in enumerate(stages + [{"config": _plain(asdict(config)), "train_seconds": report["train_seconds"],
+                                                   "tests": {k: v["raw"]["accuracy"] for k, v in report["tests"].items()}}], 1):
+            c = stage["config"]
+            acc = ", ".join(f"{k} {v:.3f}" for k, v in stage["tests"].items())
+            lines.append(f"| {number} | {c.get('epochs')} | {c.get('lr')} | {c.get('seed')} / {c.get('order_seed')} |"
+                         f" {(stage['train_seconds'] or 0) / 60:.1f} | {acc} |")
+    total = report["train_seconds"] + sum(st.get("train_seconds") or 0 for st in stages)
     lines += [
         "",
         "## Against the full fine-tune",
         f"Reference: {FULL_FINETUNE_REFERENCE['recipe']}; {FULL_FINETUNE_REFERENCE['cost']}; accuracy "
         + ", ".join(f"{k} {v}" for k, v in FULL_FINETUNE_REFERENCE["accuracy"].items()) + ".",
-        f"This adapter: {size_mb:.1f} MB in git instead of 90 MB, {report['train_seconds'] / 60:.1f} min of training.",
+        f"This adapter: {size_mb:.1f} MB in git instead of 90 MB, {total / 60:.1f} min of training in all.",
         "",
-        f"Retrain: `python train.py nli --config configs/nli/minilm_lora.yaml`.",
+        "Retrain: `python train.py nli --config configs/nli/minilm_lora.yaml`, then"
+        " `python train.py nli --config configs/nli/minilm_lora_continue.yaml`.",
     ]
     card = out / "README.md"
     card.write_text("\n".join(lines) + "\n", encoding="utf-8")
