@@ -20,7 +20,7 @@ import math
 import sys
 from typing import Any, Callable, Sequence
 
-BASE_METRICS = ("menli", "bleu", "chrf", "bertscore", "cosine")
+BASE_METRICS = ("menli", "sescore", "bleu", "chrf", "bertscore", "cosine")
 
 
 def _add_metric_options(parser: argparse.ArgumentParser) -> None:
@@ -36,6 +36,7 @@ def _add_metric_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--save-normalization", help="menli+<metric>: write the min-max stats fitted here to this JSON")
     g.add_argument("--encoder", default="packaged:minilm", help="encoder role value for bertscore/cosine")
     g.add_argument("--layer", type=int, default=None, help="hidden layer for bertscore (default: last)")
+    g.add_argument("--checkpoint", default=None, help="sescore: checkpoint folder (default: the shipped one)")
     g.add_argument("--batch-size", type=int, default=64)
     g.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: GPU if present)")
     g.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -63,6 +64,10 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
         return MENLIScorer(args.nli_model, args.formula, args.direction, args.aggregation,
                            reference_free=getattr(args, "reference_free_scoring", False),
                            batch_size=args.batch_size, device=args.device, progress=progress)
+    if name == "sescore":
+        from sescore.regressor import DEFAULT_CHECKPOINT, SEScoreScorer
+
+        return SEScoreScorer(args.checkpoint or DEFAULT_CHECKPOINT, args.batch_size, args.device)
     if name in ("bleu", "chrf"):
         return SacreBleuScorer(name)
     if name == "bertscore":

@@ -59,7 +59,8 @@ def test_bertscore_on_a_tiny_encoder(capsys, texts, tiny):
     assert code == 0 and 0 < json.loads(stdout[-1])["system_score"] <= 1
 
 
-@pytest.mark.parametrize("case", ["mismatch", "empty", "non_utf8", "unknown_metric", "missing_checkpoint", "bad_combo"])
+@pytest.mark.parametrize("case", ["mismatch", "empty", "non_utf8", "unknown_metric", "missing_checkpoint", "bad_combo",
+                                  "missing_sescore_checkpoint"])
 def test_bad_input_exits_nonzero_with_one_line_and_writes_nothing(capsys, texts, tmp_path, case):
     hyps, refs, _ = texts
     out = tmp_path / "never.jsonl"
@@ -76,13 +77,16 @@ def test_bad_input_exits_nonzero_with_one_line_and_writes_nothing(capsys, texts,
         metric, nli = "menli", str(tmp_path / "no_such_checkpoint")
     elif case == "bad_combo":
         metric = "bleu+chrf"
+    extra = []
+    if case == "missing_sescore_checkpoint":
+        metric, extra = "sescore", ["--checkpoint", str(tmp_path / "no_such_sescore")]
     code, stdout, stderr = run(capsys, "score", "--metric", metric, "--nli-model", nli, "--hyps", str(hyps),
-                               "--refs", str(refs), "--out", str(out), "--quiet")
+                               "--refs", str(refs), "--out", str(out), "--quiet", *extra)
     assert code == 1
     assert len(stderr) == 1 and stderr[0].startswith("error: ")
     expected = {"mismatch": "mismatched lengths", "empty": "file is empty", "non_utf8": "not valid UTF-8",
                 "unknown_metric": "unknown metric 'rouge-99'", "missing_checkpoint": "no directory",
-                "bad_combo": "menli+<metric>"}[case]
+                "bad_combo": "menli+<metric>", "missing_sescore_checkpoint": "no such directory"}[case]
     assert expected in stderr[0]
     assert not out.exists() and stdout == []
 
