@@ -125,13 +125,20 @@ def load_adapter_model(path: str | Path, device: str = "cpu") -> tuple[Any, Any,
         raise ModelRoleError(f"NLI checkpoint {path}: no {WEIGHTS_NAME}") from error
     except (SafetensorError, OSError) as error:
         raise ModelRoleError(f"NLI checkpoint {path}: {WEIGHTS_NAME} is corrupt ({error})") from error
+    from transformers.utils import logging as hf_logging
+
     tokenizer = AutoTokenizer.from_pretrained(base.location)
-    model = AutoModelForSequenceClassification.from_pretrained(
-        base.location,
-        num_labels=len(config.id2label),
-        id2label=config.id2label,
-        label2id={v: k for k, v in config.id2label.items()},
-    )
+    previous = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # the head is "newly initialised" only until the adapter overwrites it
+    try:
+        model = AutoModelForSequenceClassification.from_pretrained(
+            base.location,
+            num_labels=len(config.id2label),
+            id2label=config.id2label,
+            label2id={v: k for k, v in config.id2label.items()},
+        )
+    finally:
+        hf_logging.set_verbosity(previous)
     peft_model = wrap_with_lora(model, config.lora)
     state = {k: v.to(torch.float32) for k, v in state.items()}
     result = set_peft_model_state_dict(peft_model, state)

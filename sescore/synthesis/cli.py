@@ -1,0 +1,100 @@
+"""Command line: ``python train.py synthesize [run|merge|calibrate] ...`` (``run`` is the default).
+
+    python train.py synthesize --config configs/sescore/offline_en.yaml --input news.txt --output out/ \\
+        [--limit N] [--shard-index i --num-shards n] [--seed S] [--block-size B] [--device cpu]
+    python train.py synthesize merge out_shard0/ out_shard1/ --output out/
+    python train.py synthesize calibrate --config configs/sescore/offline_en.yaml \\
+        [--pairs configs/sescore/severity_pairs_en.yaml] [--nli SPEC] [--mode absolute|ratio] [--write]
+
+Each command prints one JSON line (the summary, the shard status or the calibration report).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+DEFAULT_PAIRS = Path(__file__).resolve().parents[2] / "configs" / "sescore" / "severity_pairs_en.yaml"
+
+
+def _run(argv: list[str]) -> int:
+    from sescore.synthesis.config import load_config
+    from sescore.synthesis.run import run_synthesis
+
+    parser = argparse.ArgumentParser(prog="train.py synthesize", description="SEScore error synthesis -> dataset")
+    parser.add_argument("--config", required=True, help="YAML recipe, e.g. configs/sescore/offline_en.yaml")
+    parser.add_argument("--input", required=True, help="text file, one reference sentence per line (UTF-8)")
+    parser.add_argument("--output", required=True, help="folder for the dataset, summary.json and the histogram")
+    parser.add_argument("--limit", type=int, help="only the first N usable sentences (smoke runs, rate estimates)")
+    parser.add_argument("--shard-index", type=int, default=0)
+    parser.add_argument("--num-shards", type=int, default=1, help="split blocks over n processes; merge after")
+    parser.add_argument("--seed", type=int, help="overrides the config seed (changes every row and the hash)")
+    parser.add_argument("--block-size", type=int, help="sentences per resumable block file (never changes rows)")
+    parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: GPU when present)")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    config = load_config(args.config, {"seed": args.seed, "block_size": args.block_size, "device": args.device})
+    result = run_synthesis(
+        config, args.input, args.output, limit=args.limit, shard_index=args.shard_index,
+        num_shards=args.num_shards, progress=not args.no_progress,
+    )
+    if result.summary is not None:
+        print(json.dumps(result.summary))
+    else:
+        print(json.dumps({"output": str(result.output), "blocks_written": result.blocks_written,
+                          "blocks_already_done": result.blocks_skipped,
+                          "next": "when every shard has finished: train.py synthesize merge <folders> --output DIR"}))
+    return 0
+
+
+def _merge(argv: list[str]) -> int:
+    from sescore.synthesis.run import merge_outputs
+
+    parser = argparse.ArgumentParser(prog="train.py synthesize merge", description="combine shard outputs")
+    parser.add_argument("sources", nargs="+", help="run folders (each with work/manifest.json)")
+    parser.add_argument("--output", required=True)
+    args = parser.parse_args(argv)
+    print(json.dumps(merge_outputs(args.sources, args.output)))
+    return 0
+
+
+def _calibrate(argv: list[str]) -> int:
+    from nli import load_nli
+
+    from sescore.synthesis.calibration import calibrate, load_pairs, write_threshold
+    from sescore.synthesis.config import load_config
+
+    parser = argparse.ArgumentParser(prog="train.py synthesize calibrate",
+                                     description="choose the severity threshold for an NLI model")
+    parser.add_argument("--config", required=True)
+    parser.add_argument("--pairs", default=str(DEFAULT_PAIRS), help="hand-made minor/major edits (YAML)")
+    parser.add_argument("--nli", help="NLI model (default: the config's severity.nli)")
+    parser.add_argument("--mode", choices=["absolute", "ratio"], help="default: the config's severity.mode")
+    parser.add_argument("--device")
+    parser.add_argument("--write", action="store_true", help="store threshold + record in the config file")
+    args = parser.parse_args(argv)
+    config = load_config(args.config)
+    spec = args.nli or config.severity.nli
+    report = calibrate(load_nli(spec, device=args.device), load_pairs(args.pairs), args.mode or config.severity.mode,
+                       config.severity.batch_size)
+    if args.write:
+        if spec != config.severity.nli:
+            raise SystemExit(f"--write stores the threshold for the config's NLI model ({config.severity.nli}); "
+                             f"drop --nli or change severity.nli first")
+        write_threshold(args.config, report)
+        report["written_to"] = args.config
+    print(json.dumps(report))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    commands = {"merge": _merge, "calibrate": _calibrate, "run": _run}
+    if argv and argv[0] in commands:
+        return commands[argv[0]](argv[1:])
+    return _run(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,210 @@
+"""The synthesis recipe: every number the paper or the authors' code fixed, as a typed, hashed YAML config.
+
+The original hid these constants in code (Poisson rates, top-4, operation weights, caps). Here they are config
+values with the paper's choices as defaults, validated at load time with errors that name the offending key,
+and hashed so that every generated row says which recipe made it.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
+from pathlib import Path
+from typing import Any
+
+# edit kinds of the operation mix: which operation, and which filler supplies new words
+EDIT_KINDS: dict[str, tuple[str, str | None]] = {
+    "seq2seq_insert": ("insert", "seq2seq"),
+    "seq2seq_replace": ("replace", "seq2seq"),
+    "mlm_insert": ("insert", "mlm"),
+    "mlm_replace": ("replace", "mlm"),
+    "delete": ("delete", None),
+    "swap": ("swap", None),
+}
+FILLER_ROLES = ("masked_lm", "seq2seq", "causal_lm")
+
+
+class ConfigError(ValueError):
+    """A synthesis config is malformed; the message names the key."""
+
+
+@dataclass(frozen=True)
+class SpanLength:
+    """Lengths ``min..max`` weighted by Poisson(k - min; lambda) (scipy's ``loc=min``), uniform if lambda is null."""
+
+    min: int = 1
+    max: int = 4
+    poisson_lambda: float | None = 1.5
+
+
+@dataclass(frozen=True)
+class FillerConfig:
+    """One model that writes new words. ``role`` decides the filling method (see fillers.py)."""
+
+    role: str = "masked_lm"
+    model: str = "xlm-roberta-large"
+    top_k: int = 4  # paper: pick among the top 4 predictions
+    pick: str = "uniform"  # uniform (paper) or proportional to the model's probabilities within the top k
+    single_token: bool = False  # causal_lm: write one token, like a masked LM (the stand-in for MLM edits)
+    whole_words: bool = True  # only offer tokens that start a word (or are punctuation) at the first position
+    max_tokens: int = 126  # input cap in the model's own tokens (XLM-R 126, mBART 125 in the original)
+    max_new_tokens: int = 128  # generation cap (seq2seq 128 in the original)
+    max_span_tokens: int = 10  # most words a seq2seq fill may add (keeps a rewritten sentence from leaking in)
+    min_new_tokens: int = 0  # seq2seq: forbid end-of-sequence before this many tokens (0 = model decides)
+    num_beams: int = 1
+    lang_code: str | None = None  # mBART language code, e.g. en_XX / de_DE
+    batch_size: int = 64
+    dtype: str = "float32"
+
+
+@dataclass(frozen=True)
+class SeverityConfig:
+    """Bidirectional entailment: minor when P(e) passes the threshold both ways, else major."""
+
+    nli: str = "roberta-large-mnli"
+    mode: str = "absolute"  # absolute: P(e) > threshold; ratio: P(e) / P(e | x0, x0) > threshold
+    threshold: float = 0.9
+    minor: int = -1
+    major: int = -5
+    batch_size: int = 64
+    calibration: dict[str, Any] | None = None  # written by the calibrate command for this NLI model
+
+
+@dataclass(frozen=True)
+class SynthesisConfig:
+    name: str = "paper_en"
+    language: str = "en"
+    seed: int = 12
+    variants: int = 10
+    max_edits: int = 5
+    num_edits_lambda: float = 1.5  # authors' code default; their released checkpoints used 0.5
+    retry_rejected: int = 0  # extra draws after a rejected draw (0 = the original: the step makes no edit)
+    mix_single_edit: dict[str, float] = field(
+        default_factory=lambda: {"seq2seq_insert": 4, "seq2seq_replace": 4, "mlm_insert": 1, "mlm_replace": 1,
+                                 "swap": 0, "delete": 1}
+    )
+    mix_multi_edit: dict[str, float] = field(
+        default_factory=lambda: {"mlm_insert": 1, "mlm_replace": 1, "delete": 1}
+    )
+    seq2seq_max_step: int = 1  # seq2seq edits only at steps <= this
+    delete_span: SpanLength = SpanLength(1, 4, 1.5)
+    seq2seq_span: SpanLength = SpanLength(1, 6, 1.5)  # replaced span; also the words a causal stand-in inserts
+    swap_distance: SpanLength = SpanLength(1, 4, None)
+    mlm: FillerConfig = FillerConfig()
+    seq2seq: FillerConfig = FillerConfig(
+        role="seq2seq", model="facebook/mbart-large-cc25", max_tokens=125, lang_code="en_XX", batch_size=16
+    )
+    severity: SeverityConfig = SeverityConfig()
+    sentences_per_call: int = 16  # variants of this many consecutive sentences share each model call
+    long_lines: str = "truncate"  # truncate to the fillers' max_tokens, or skip
+    bad_utf8: str = "error"  # error (naming the line) or skip
+    # runtime only: never change a row, so not hashed
+    block_size: int = 256
+    device: str | None = None
+
+    RUNTIME_KEYS = ("block_size", "device")
+
+    def hash(self) -> str:
+        """Short digest of everything that can change a row (runtime keys excluded)."""
+        payload = {k: v for k, v in to_dict(self).items() if k not in self.RUNTIME_KEYS}
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
+
+    def fillers_in_use(self) -> dict[str, FillerConfig]:
+        """Fillers that some edit kind with non-zero weight needs (a config without seq2seq edits loads none)."""
+        used = set()
+        for mix in (self.mix_single_edit, self.mix_multi_edit):
+            used |= {EDIT_KINDS[k][1] for k, w in mix.items() if w > 0 and EDIT_KINDS[k][1]}
+        return {name: getattr(self, name) for name in ("mlm", "seq2seq") if name in used}
+
+
+def to_dict(config: Any) -> dict[str, Any]:
+    return asdict(config) if is_dataclass(config) else dict(config)
+
+
+def _build(cls: type, raw: Any, where: str) -> Any:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: expected a mapping, got {type(raw).__name__}")
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise ConfigError(f"{where}: unknown keys {unknown}; known: {sorted(known)}")
+    values = {}
+    for key, value in raw.items():
+        default = getattr(cls(), key) if cls is not SynthesisConfig else getattr(SynthesisConfig(), key)
+        if is_dataclass(default) and value is not None:
+            value = _build(type(default), value, f"{where}.{key}")
+        values[key] = value
+    return cls(**values)
+
+
+def validate(config: SynthesisConfig) -> SynthesisConfig:
+    """Raise ConfigError naming the first bad value; return the config unchanged."""
+    def need(ok: bool, message: str) -> None:
+        if not ok:
+            raise ConfigError(f"config '{config.name}': {message}")
+
+    need(isinstance(config.seed, int) and config.seed >= 0, f"seed must be an integer >= 0, got {config.seed!r}")
+    need(config.variants >= 1, f"variants must be >= 1, got {config.variants}")
+    need(1 <= config.max_edits <= 25, f"max_edits must be in 1..25, got {config.max_edits}")
+    need(config.num_edits_lambda >= 0, f"num_edits_lambda must be >= 0, got {config.num_edits_lambda}")
+    need(config.retry_rejected >= 0, f"retry_rejected must be >= 0, got {config.retry_rejected}")
+    for name in ("mix_single_edit", "mix_multi_edit"):
+        mix = getattr(config, name)
+        need(isinstance(mix, dict) and mix, f"{name} must be a non-empty mapping")
+        bad = sorted(set(mix) - set(EDIT_KINDS))
+        need(not bad, f"{name}: unknown edit kinds {bad}; kinds are {sorted(EDIT_KINDS)}")
+        need(all(float(w) >= 0 for w in mix.values()), f"{name}: weights must be >= 0")
+        need(sum(float(w) for w in mix.values()) > 0, f"{name}: at least one weight must be > 0")
+    for name in ("delete_span", "seq2seq_span", "swap_distance"):
+        span = getattr(config, name)
+        need(1 <= span.min <= span.max, f"{name}: need 1 <= min <= max, got {span.min}..{span.max}")
+        need(span.poisson_lambda is None or span.poisson_lambda >= 0, f"{name}: poisson_lambda must be >= 0")
+    for name, filler in (("mlm", config.mlm), ("seq2seq", config.seq2seq)):
+        need(filler.role in FILLER_ROLES, f"{name}.role must be one of {FILLER_ROLES}, got '{filler.role}'")
+        need(name != "seq2seq" or filler.role != "masked_lm",
+             "seq2seq.role cannot be masked_lm: a masked LM fills one token, not a span")
+        need(filler.top_k >= 1, f"{name}.top_k must be >= 1")
+        need(filler.pick in ("uniform", "proportional"), f"{name}.pick must be uniform or proportional")
+        need(filler.max_tokens >= 8, f"{name}.max_tokens must be >= 8")
+        need(filler.max_new_tokens >= 1 and filler.max_span_tokens >= 1, f"{name}: generation caps must be >= 1")
+        need(0 <= filler.min_new_tokens <= filler.max_new_tokens, f"{name}.min_new_tokens must be in 0..max_new_tokens")
+        need(filler.num_beams >= 1, f"{name}.num_beams must be >= 1")
+        need(filler.batch_size >= 1, f"{name}.batch_size must be >= 1")
+    sev = config.severity
+    need(sev.mode in ("absolute", "ratio"), f"severity.mode must be absolute or ratio, got '{sev.mode}'")
+    need(sev.threshold > 0, f"severity.threshold must be > 0, got {sev.threshold}")
+    need(sev.minor <= 0 and sev.major <= 0, "severity.minor and severity.major must be <= 0")
+    need(sev.batch_size >= 1, "severity.batch_size must be >= 1")
+    need(config.sentences_per_call >= 1, "sentences_per_call must be >= 1")
+    need(config.long_lines in ("truncate", "skip"), f"long_lines must be truncate or skip, got '{config.long_lines}'")
+    need(config.bad_utf8 in ("error", "skip"), f"bad_utf8 must be error or skip, got '{config.bad_utf8}'")
+    need(config.block_size >= 1 and config.block_size % config.sentences_per_call == 0,
+         f"block_size ({config.block_size}) must be a positive multiple of sentences_per_call "
+         f"({config.sentences_per_call}) so that blocks never split a model-call group")
+    return config
+
+
+def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> SynthesisConfig:
+    """Read a YAML recipe; ``overrides`` (e.g. from the command line) win over the file."""
+    import yaml
+
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError as error:
+        raise ConfigError(f"config file not found: {path}") from error
+    except yaml.YAMLError as error:
+        raise ConfigError(f"config file {path} is not valid YAML: {error}") from error
+    raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return validate(_build(SynthesisConfig, raw, str(path)))
+
+
+def with_overrides(config: SynthesisConfig, **changes: Any) -> SynthesisConfig:
+    """A validated copy with some top-level values changed (tests, CLI flags)."""
+    return validate(replace(config, **{k: v for k, v in changes.items() if v is not None}))
+
+
+__all__ = [
+    "EDIT_KINDS", "FILLER_ROLES", "ConfigError", "FillerConfig", "SeverityConfig", "SpanLength", "SynthesisConfig",
+    "load_config", "to_dict", "validate", "with_overrides",
+]

@@ -1,0 +1,125 @@
+"""Read the one-sentence-per-line input and decide, with counts, what happens to awkward lines.
+
+- empty or whitespace-only lines: skipped and counted;
+- bytes that are not UTF-8: ``error`` (default) raises naming the line and byte offset; ``skip`` drops the
+  line and counts it;
+- lines longer than a filler's ``max_tokens`` (in that model's own tokens): ``truncate`` (default, like the
+  original's tokenizer truncation) cuts at the last whole word that fits; ``skip`` drops the line; both counted;
+- an empty file, or one with no usable line: a clear error.
+A sentence keeps its 0-based line number as its index, so limits and shards never renumber anything.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+from sescore.synthesis.pipeline import Sentence
+from sescore.synthesis.tokens import join_tokens, normalize_whitespace, split_tokens
+
+
+class InputError(ValueError):
+    """The input file cannot be used; the message names the file and, where it applies, the line."""
+
+
+@dataclass
+class InputReport:
+    lines: int = 0
+    empty_skipped: int = 0
+    bad_utf8_skipped: int = 0
+    long_truncated: int = 0
+    long_skipped: int = 0
+    used: int = 0
+    sha256: str = ""
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def read_sentences(path: str | Path, bad_utf8: str = "error") -> tuple[list[Sentence], InputReport]:
+    """Non-empty, whitespace-normalised lines with their line numbers."""
+    path = Path(path)
+    if bad_utf8 not in ("error", "skip"):
+        raise ValueError(f"bad_utf8 must be error or skip, got '{bad_utf8}'")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as error:
+        raise InputError(f"input file not found: {path}") from error
+    except IsADirectoryError as error:
+        raise InputError(f"input {path} is a directory; give a text file with one sentence per line") from error
+    report = InputReport(sha256=hashlib.sha256(data).hexdigest())
+    if not data.strip():
+        raise InputError(f"input file {path} is empty (no sentences to synthesise errors from)")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    sentences = []
+    raw_lines = data.split(b"\n")
+    if raw_lines and raw_lines[-1] == b"":
+        raw_lines.pop()
+    for number, raw in enumerate(raw_lines):
+        report.lines += 1
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            if bad_utf8 == "error":
+                raise InputError(
+                    f"{path}:{number + 1}: not valid UTF-8 (byte 0x{raw[error.start]:02x} at column {error.start + 1}); "
+                    "re-encode the file or set bad_utf8: skip"
+                ) from None
+            report.bad_utf8_skipped += 1
+            continue
+        text = normalize_whitespace(line)
+        if not text:
+            report.empty_skipped += 1
+            continue
+        sentences.append(Sentence(number, text))
+    if not sentences:
+        raise InputError(f"input file {path} has no usable lines ({report.as_dict()})")
+    report.used = len(sentences)
+    return sentences, report
+
+
+def longest_prefix_within(text: str, count_tokens: Callable[[Sequence[str]], list[int]], max_tokens: int) -> str:
+    """The longest whole-token prefix of ``text`` whose model token count is <= ``max_tokens`` (binary search)."""
+    tokens = split_tokens(text)[: max_tokens + 1]  # every word costs at least one model token
+    low, high = 0, len(tokens)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count_tokens([join_tokens(tokens[:middle])])[0] <= max_tokens:
+            low = middle
+        else:
+            high = middle - 1
+    return join_tokens(tokens[:low])
+
+
+def cap_lengths(
+    sentences: list[Sentence],
+    caps: Sequence[tuple[Callable[[Sequence[str]], list[int]], int]],
+    policy: str,
+    report: InputReport,
+) -> list[Sentence]:
+    """Apply every (token counter, max tokens) cap: truncate or skip over-long sentences, counting both."""
+    if policy not in ("truncate", "skip"):
+        raise ValueError(f"long_lines must be truncate or skip, got '{policy}'")
+    out = []
+    for sentence in sentences:
+        text = sentence.text
+        too_long = False
+        for count_tokens, max_tokens in caps:
+            if text and count_tokens([text])[0] > max_tokens:
+                too_long = True
+                if policy == "truncate":
+                    text = longest_prefix_within(text, count_tokens, max_tokens)
+        if too_long and (policy == "skip" or not text):
+            report.long_skipped += 1
+            continue
+        report.long_truncated += int(too_long)
+        out.append(Sentence(sentence.index, text))
+    if not out:
+        raise InputError(f"no sentence fits the models' length caps ({report.as_dict()})")
+    report.used = len(out)
+    return out
+
+
+__all__ = ["InputError", "InputReport", "cap_lengths", "longest_prefix_within", "read_sentences"]

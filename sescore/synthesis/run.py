@@ -1,0 +1,186 @@
+"""The synthesis run: load models, read input, process missing blocks of this shard, merge, summarise.
+
+Thin shell around the pure parts (planning, budget, edits, severity) and the model parts (fillers, NLI).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from sescore.synthesis.config import SynthesisConfig, to_dict
+from sescore.synthesis.fillers import build_filler
+from sescore.synthesis.inputs import InputReport, cap_lengths, read_sentences
+from sescore.synthesis.pipeline import Sentence, SynthesisModels, synthesize_group
+from sescore.synthesis.stopwatch import Stopwatch
+from sescore.synthesis import store
+from sescore.synthesis.summary import plot_histogram, summarize_rows, summarize_sessions
+
+SUMMARY = "summary.json"
+HISTOGRAM = "score_histogram.png"
+
+
+def load_models(config: SynthesisConfig, device: str | None = None) -> SynthesisModels:
+    """Fillers the operation mix needs (one per distinct config) and the NLI model; GPU when present."""
+    from nli import load_nli
+
+    device = device or (None if config.device in (None, "auto") else config.device)
+    fillers = {name: build_filler(filler, device) for name, filler in config.fillers_in_use().items()}
+    return SynthesisModels(fillers=fillers, nli=load_nli(config.severity.nli, device=device))
+
+
+def prepare_sentences(
+    config: SynthesisConfig, models: SynthesisModels, input_path: str | Path, limit: int | None = None
+) -> tuple[list[Sentence], InputReport]:
+    sentences, report = read_sentences(input_path, config.bad_utf8)
+    caps = [(f.count_tokens, f.max_tokens) for _, f in sorted(models.fillers.items())]
+    sentences = cap_lengths(sentences, caps, config.long_lines, report)
+    if limit is not None:
+        if limit < 1:
+            raise ValueError(f"--limit must be >= 1, got {limit}")
+        sentences = sentences[:limit]
+        report.used = len(sentences)
+    return sentences, report
+
+
+def blocks_of(sentences: Sequence[Sentence], block_size: int) -> list[list[Sentence]]:
+    return [list(sentences[i : i + block_size]) for i in range(0, len(sentences), block_size)]
+
+
+def shard_blocks(num_blocks: int, shard_index: int, num_shards: int) -> list[int]:
+    """Block b belongs to shard b mod n: deterministic, balanced, and independent of run order."""
+    if num_shards < 1 or not 0 <= shard_index < num_shards:
+        raise ValueError(f"need 0 <= shard-index < num-shards, got {shard_index} of {num_shards}")
+    return [b for b in range(num_blocks) if b % num_shards == shard_index]
+
+
+def build_manifest(config: SynthesisConfig, models: SynthesisModels, sentences: list[Sentence],
+                   report: InputReport, limit: int | None) -> dict:
+    indices = ",".join(str(s.index) for s in sentences)
+    return {
+        "format": store.FORMAT,
+        "config_hash": config.hash(),
+        "config": {k: v for k, v in to_dict(config).items() if k not in config.RUNTIME_KEYS},
+        "seed": config.seed,
+        "input_sha256": report.sha256,
+        "input": report.as_dict(),
+        "limit": limit,
+        "block_size": config.block_size,
+        "num_sentences": len(sentences),
+        "num_blocks": len(blocks_of(sentences, config.block_size)),
+        "sentence_indices_sha256": hashlib.sha256(indices.encode()).hexdigest(),
+        "models": models.hashes(),
+        "calibration_matches_nli": _check_calibration(config, models) if config.severity.calibration else None,
+    }
+
+
+def _check_calibration(config: SynthesisConfig, models: SynthesisModels) -> bool | None:
+    """Warn when the threshold was calibrated for other NLI weights: the labels would be miscalibrated."""
+    record = config.severity.calibration
+    if not record:
+        return None
+    loaded = getattr(models.nli, "hash", None)
+    if record.get("nli_hash") != loaded:
+        warnings.warn(
+            f"severity.threshold was calibrated for NLI weights {record.get('nli_hash')}, but {config.severity.nli} "
+            f"has {loaded}; rerun `train.py synthesize calibrate --config ... --write`", stacklevel=2,
+        )
+        return False
+    return True
+
+
+@dataclass
+class RunResult:
+    output: Path
+    blocks_written: int
+    blocks_skipped: int
+    merged: bool
+    summary: dict | None
+
+
+def run_synthesis(
+    config: SynthesisConfig,
+    input_path: str | Path,
+    output: str | Path,
+    limit: int | None = None,
+    shard_index: int = 0,
+    num_shards: int = 1,
+    models: SynthesisModels | None = None,
+    progress: bool = True,
+    merge: bool | None = None,
+) -> RunResult:
+    """Write this shard's missing blocks, then (single shard, or ``merge=True``) merge and summarise."""
+    from tqdm.auto import tqdm
+
+    started = time.perf_counter()
+    models = models or load_models(config)
+    load_seconds = time.perf_counter() - started
+    sentences, report = prepare_sentences(config, models, input_path, limit)
+    output = Path(output)
+    manifest = build_manifest(config, models, sentences, report, limit)
+    store.check_or_write_manifest(output, manifest)
+    blocks = blocks_of(sentences, config.block_size)
+    mine = shard_blocks(len(blocks), shard_index, num_shards)
+    done = store.completed_blocks(output)
+    todo = [b for b in mine if b not in done]
+    clock = Stopwatch()
+    loop_start, cpu_start = time.perf_counter(), time.process_time()
+    processed = rows_written = 0
+    with tqdm(total=sum(len(blocks[b]) for b in todo), desc="synthesis", unit="sent", disable=not progress) as bar:
+        for b in todo:
+            rows = []
+            for g in range(0, len(blocks[b]), config.sentences_per_call):
+                group = blocks[b][g : g + config.sentences_per_call]
+                rows.extend(synthesize_group(group, models, config, clock))
+                bar.update(len(group))
+            store.write_block(output, b, rows)
+            processed += len(blocks[b])
+            rows_written += len(rows)
+    session = {
+        "shard_index": shard_index, "num_shards": num_shards, "blocks": todo, "sentences": processed,
+        "rows": rows_written, "wall_seconds": round(time.perf_counter() - loop_start, 4),
+        "cpu_seconds": round(time.process_time() - cpu_start, 4),
+        "load_seconds": round(load_seconds, 4), "model_seconds": clock.as_dict(), "pid": os.getpid(),
+        "device": str(getattr(models.nli, "device", "?")),
+    }
+    if todo:
+        name = f"session-{shard_index:03d}of{num_shards:03d}-{time.time_ns()}.json"
+        store.write_json(store.work_dir(output) / "sessions" / name, session)
+    should_merge = (num_shards == 1) if merge is None else merge
+    summary = merge_outputs([output], output, config.severity.minor) if should_merge else None
+    return RunResult(output, len(todo), len(mine) - len(todo), should_merge, summary)
+
+
+def merge_outputs(sources: Sequence[str | Path], output: str | Path, minor: int | None = None) -> dict:
+    """Combine the blocks of one or more run folders into one dataset + summary.json + score_histogram.png."""
+    manifest, blocks = store.collect_blocks(sources)
+    output = Path(output)
+    dataset = store.merge_blocks(blocks, manifest, output)
+    minor = manifest["config"]["severity"]["minor"] if minor is None else minor
+    summary = summarize_rows(dataset.select_columns(["sentence_index", "score", "num_planned", "num_applied", "history"]), minor)
+    sessions = []
+    for source in sources:
+        for path in sorted((store.work_dir(source) / "sessions").glob("session-*.json")):
+            sessions.append(json.loads(path.read_text(encoding="utf-8")))
+    summary.update({
+        "config_name": manifest["config"]["name"],
+        "config_hash": manifest["config_hash"],
+        "seed": manifest["seed"],
+        "models": manifest["models"],
+        "input": manifest["input"],
+        "limit": manifest["limit"],
+        "calibration_matches_nli": manifest.get("calibration_matches_nli"),
+        "rate": summarize_sessions(sessions),
+    })
+    store.write_json(output / SUMMARY, summary)
+    plot_histogram(summary["score_histogram"], output / HISTOGRAM,
+                   f"{manifest['config']['name']} ({manifest['config_hash']}): {summary['rows']} variants")
+    return summary
+
+
+__all__ = ["RunResult", "blocks_of", "load_models", "merge_outputs", "prepare_sentences", "run_synthesis", "shard_blocks"]

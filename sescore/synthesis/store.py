@@ -1,0 +1,211 @@
+"""Resumable storage: rows go to one Arrow file per block of sentences, merged into a `datasets` dataset.
+
+A block file is written to a temporary name and renamed into place, so a run killed at any moment leaves
+either a complete block or none; a restart with the same command skips complete blocks. Blocks depend only on
+their sentences, the config and the models (all pinned by ``manifest.json``), so the merged dataset is
+byte-identical whether it was produced in one go, resumed, or split over shards.
+
+Layout of an output folder::
+
+    OUT/                      the dataset (datasets.save_to_disk), summary.json, score_histogram.png
+    OUT/work/manifest.json    what every block was made from (config hash, seed, input hash, model hashes)
+    OUT/work/blocks/block-000003.arrow
+    OUT/work/sessions/...json timing of each process that wrote blocks (for the rate report)
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable
+
+WORK = "work"
+MANIFEST = "manifest.json"
+# manifest keys that must agree before blocks from two runs may be combined
+PINNED = ("format", "config_hash", "seed", "input_sha256", "limit", "block_size", "num_sentences", "num_blocks",
+          "models", "sentence_indices_sha256")
+FORMAT = "nlgmetrics-sescore-synthesis/1"
+
+
+class StoreError(RuntimeError):
+    """Blocks or manifests that cannot be combined; the message says which and why."""
+
+
+def features() -> Any:
+    """The dataset schema (one row per reference x variant; ``history`` has one entry per planned step)."""
+    from datasets import Features, List, Value
+
+    step = {
+        "step": Value("int32"), "kind": Value("string"), "operation": Value("string"), "filler": Value("string"),
+        "start": Value("int32"), "length": Value("int32"), "new_length": Value("int32"), "status": Value("string"),
+        "severity": Value("int32"), "p_entail_forward": Value("float64"), "p_entail_backward": Value("float64"),
+        "text": Value("string"),
+    }
+    return Features({
+        "sentence_index": Value("int64"), "variant_index": Value("int32"), "reference": Value("string"),
+        "candidate": Value("string"), "score": Value("int32"), "num_planned": Value("int32"),
+        "num_applied": Value("int32"), "history": List(step), "reference_self_entailment": Value("float64"),
+        "config_hash": Value("string"),
+    })
+
+
+def work_dir(output: str | Path) -> Path:
+    return Path(output) / WORK
+
+
+def block_path(output: str | Path, block: int) -> Path:
+    return work_dir(output) / "blocks" / f"block-{block:06d}.arrow"
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def rows_to_table(rows: list[dict]) -> Any:
+    import pyarrow as pa
+
+    schema = features().arrow_schema
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def write_block(output: str | Path, block: int, rows: list[dict]) -> Path:
+    """Write one block's rows as an Arrow IPC file, atomically."""
+    import pyarrow as pa
+
+    table = rows_to_table(rows)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    path = block_path(output, block)
+    _atomic_write_bytes(path, sink.getvalue().to_pybytes())
+    return path
+
+
+def read_block(path: str | Path) -> Any:
+    import pyarrow as pa
+
+    with pa.memory_map(str(path), "r") as source:
+        return pa.ipc.open_file(source).read_all()
+
+
+def completed_blocks(output: str | Path) -> dict[int, Path]:
+    """Blocks already written (temporary files of an interrupted write are ignored)."""
+    folder = work_dir(output) / "blocks"
+    if not folder.is_dir():
+        return {}
+    out = {}
+    for path in folder.glob("block-*.arrow"):
+        try:
+            out[int(path.stem.split("-")[1])] = path
+        except (IndexError, ValueError):
+            continue
+    return out
+
+
+def write_json(path: Path, payload: dict) -> None:
+    _atomic_write_bytes(path, (json.dumps(payload, indent=1, sort_keys=True) + "\n").encode())
+
+
+def read_manifest(output: str | Path) -> dict | None:
+    path = work_dir(output) / MANIFEST
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def check_or_write_manifest(output: str | Path, manifest: dict) -> None:
+    """First run writes the manifest; later runs (resume, other shards) must match it on every pinned key."""
+    existing = read_manifest(output)
+    if existing is None:
+        write_json(work_dir(output) / MANIFEST, manifest)
+        return
+    differences = [k for k in PINNED if existing.get(k) != manifest.get(k)]
+    if differences:
+        detail = "; ".join(f"{k}: existing {existing.get(k)!r} vs now {manifest.get(k)!r}" for k in differences)
+        raise StoreError(
+            f"{output} holds blocks from a different run ({detail}); use a new --output folder or delete it"
+        )
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def collect_blocks(sources: Iterable[str | Path]) -> tuple[dict, dict[int, Path]]:
+    """Manifest and complete block files over one or more run folders (e.g. one per shard), checked."""
+    manifest: dict | None = None
+    blocks: dict[int, Path] = {}
+    for source in sources:
+        found = read_manifest(source)
+        if found is None:
+            raise StoreError(f"{source} has no {WORK}/{MANIFEST}: not a synthesis output folder")
+        if manifest is None:
+            manifest = found
+        else:
+            differences = [k for k in PINNED if manifest.get(k) != found.get(k)]
+            if differences:
+                raise StoreError(f"{source} was made with different {differences}; cannot merge")
+        for index, path in completed_blocks(source).items():
+            if index in blocks and _sha256(blocks[index]) != _sha256(path):
+                raise StoreError(f"block {index} differs between {blocks[index]} and {path}")
+            blocks.setdefault(index, path)
+    if manifest is None:
+        raise StoreError("merge needs at least one run folder")
+    missing = sorted(set(range(manifest["num_blocks"])) - set(blocks))
+    if missing:
+        shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
+        raise StoreError(f"{len(missing)} of {manifest['num_blocks']} blocks are missing ({shown}); run the missing shards")
+    return manifest, blocks
+
+
+def _table_digest(table: Any) -> str:
+    """Content hash of the merged rows (not of the block files, which depend on the block size)."""
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return hashlib.sha256(sink.getvalue()).hexdigest()[:16]
+
+
+def merge_blocks(blocks: dict[int, Path], manifest: dict, output: str | Path) -> Any:
+    """Concatenate blocks in index order and save them as a `datasets` dataset in ``output``."""
+    import pyarrow as pa
+    from datasets import Dataset, DatasetInfo
+
+    tables = [read_block(blocks[i]) for i in sorted(blocks)]
+    # one chunk: the saved bytes must not depend on how rows were split into blocks
+    table = (pa.concat_tables(tables) if tables else rows_to_table([])).combine_chunks()
+    digest = _table_digest(table)
+    info = DatasetInfo(
+        description="SEScore stratified error synthesis: " + json.dumps(
+            {k: manifest.get(k) for k in ("config", "config_hash", "models", "seed")}, sort_keys=True
+        ),
+        features=features(),
+    )
+    dataset = Dataset(table, info=info, fingerprint=f"sescore-{digest}")
+    Path(output).mkdir(parents=True, exist_ok=True)
+    dataset.save_to_disk(str(output))
+    return dataset
+
+
+__all__ = [
+    "StoreError", "block_path", "check_or_write_manifest", "collect_blocks", "completed_blocks", "features",
+    "merge_blocks", "read_block", "read_manifest", "rows_to_table", "work_dir", "write_block", "write_json",
+]

@@ -1,0 +1,339 @@
+"""SEScore error synthesis with tiny random models: every filler, every operation, the score invariants,
+resume / block size / shard invariance (byte-identical datasets), bad input, and the train.py commands."""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from sescore.synthesis import store  # noqa: E402
+from sescore.synthesis.config import FillerConfig, SeverityConfig, SynthesisConfig  # noqa: E402
+from sescore.synthesis.fillers import FillRequest, build_filler  # noqa: E402
+from sescore.synthesis.inputs import InputError  # noqa: E402
+from sescore.synthesis.pipeline import Sentence, SynthesisModels, synthesize_group  # noqa: E402
+from sescore.synthesis.run import run_synthesis  # noqa: E402
+
+ALL_KINDS = {"seq2seq_insert": 1, "seq2seq_replace": 1, "mlm_insert": 1, "mlm_replace": 1, "swap": 1, "delete": 1}
+SENTENCES = [
+    "The minister said the new budget would be approved next week.",
+    "Police arrested three men after the robbery in the city centre.",
+    "The company reported a large profit for the second year in a row.",
+    "Heavy rain caused flooding in several towns along the river.",
+    "She has been working as a teacher at the local school for ten years.",
+    "The team won the final match on Saturday night.",
+    "Prices rose sharply last year and many families struggled.",
+    "Officials expect the bridge to open early next year.",
+    "The museum will host an exhibition of modern art.",
+    "Scientists discovered a new species of frog in the forest.",
+    "The talks ended without an agreement on Friday.",
+    "A small dog ran across the road in front of the car.",
+]
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    from tiny_models import build_bart, build_bert, build_causal_lm, build_xlmr_masked_lm
+
+    root = tmp_path_factory.mktemp("sescore_tiny")
+    return {
+        "nli": build_bert(root / "nli", "nli"),
+        "bert_mlm": build_bert(root / "bert_mlm", "masked_lm"),
+        "xlmr_mlm": build_xlmr_masked_lm(root / "xlmr_mlm"),
+        "bart": build_bart(root / "bart"),
+        "gpt2": build_causal_lm(root / "gpt2", "gpt2"),
+        "llama": build_causal_lm(root / "llama", "llama"),
+    }
+
+
+def _config(tiny: dict[str, Path], mlm: str = "xlmr_mlm", seq2seq: str = "bart", **changes) -> SynthesisConfig:
+    roles = {"xlmr_mlm": "masked_lm", "bert_mlm": "masked_lm", "bart": "seq2seq", "gpt2": "causal_lm", "llama": "causal_lm"}
+    config = SynthesisConfig(
+        name="tiny", variants=3, mix_single_edit=ALL_KINDS, mix_multi_edit=ALL_KINDS, seq2seq_max_step=5,
+        mlm=FillerConfig(role=roles[mlm], model=str(tiny[mlm]), max_tokens=60, batch_size=8),
+        seq2seq=FillerConfig(role=roles[seq2seq], model=str(tiny[seq2seq]), max_tokens=60, max_new_tokens=16,
+                             min_new_tokens=6, batch_size=8),
+        severity=SeverityConfig(nli=str(tiny["nli"]), mode="ratio", threshold=0.999, batch_size=16),
+        sentences_per_call=2, block_size=4,
+    )
+    return replace(config, **changes)
+
+
+def _models(config: SynthesisConfig) -> SynthesisModels:
+    from nli import load_nli
+
+    fillers = {name: build_filler(f) for name, f in config.fillers_in_use().items()}
+    return SynthesisModels(fillers, load_nli(config.severity.nli))
+
+
+def _write_input(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _dataset_bytes(folder: Path) -> dict[str, bytes]:
+    names = [p for p in folder.iterdir() if p.suffix == ".arrow" or p.name in ("dataset_info.json", "state.json")]
+    assert any(p.suffix == ".arrow" for p in names), f"no dataset in {folder}"
+    return {p.name: p.read_bytes() for p in names}
+
+
+# ------------------------------------------------------------------ fillers
+
+@pytest.mark.parametrize("name,single", [("xlmr_mlm", False), ("bert_mlm", False), ("bart", False), ("gpt2", False),
+                                         ("llama", False), ("llama", True)])
+def test_each_filler_fills_deterministically(tiny_dir: dict[str, Path], name: str, single: bool) -> None:
+    role = {"xlmr_mlm": "masked_lm", "bert_mlm": "masked_lm", "bart": "seq2seq"}.get(name, "causal_lm")
+    filler = build_filler(FillerConfig(role=role, model=str(tiny_dir[name]), max_new_tokens=12, min_new_tokens=4,
+                                       single_token=single))
+    requests = [FillRequest("the cat", "on the mat .", 1, 1), FillRequest("", "dog runs .", 2, 2),
+                FillRequest("a big red house", "", 3, 3)]
+    first = filler.fill(requests)
+    assert first == filler.fill(requests)
+    assert all(isinstance(t, str) for t in first) and any(t.strip() for t in first)
+    assert all(ch.isprintable() for t in first for ch in t)
+    if role == "masked_lm":  # one token, i.e. at most one word (plus attached punctuation)
+        assert all(len(t.split()) <= 1 for t in first)
+    if single:
+        assert all(len(filler.tokenizer(t, add_special_tokens=False)["input_ids"]) <= 2 for t in first)
+    elif role == "causal_lm":  # at most the requested number of words
+        from sescore.synthesis.tokens import split_tokens
+
+        assert all(len(split_tokens(t)) <= r.words for t, r in zip(first, requests))
+    assert filler.count_tokens(["the cat sat"])[0] >= 3
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama"])
+def test_causal_single_token_sharing_reads_the_right_position(tiny_dir: dict[str, Path], name: str) -> None:
+    """Variants of one sentence share a forward pass over the whole text; reading each prompt's own position
+    must give what a forward pass over the prompt alone gives."""
+    filler = build_filler(FillerConfig(role="causal_lm", model=str(tiny_dir[name]), single_token=True, top_k=1))
+    text = "the old man sees a big red car in the city today ."
+    words = text.split()
+    shared = [FillRequest(" ".join(words[:i]), " ".join(words[i:]), 1, i, context=text) for i in range(1, 10)]
+    alone = [FillRequest(r.left, r.right, 1, r.seed) for r in shared]
+    assert filler.fill(shared) == filler.fill(alone)
+    import torch
+
+    expected = []
+    for request in alone:  # top-1 by hand: the model over the prompt alone, last position, allowed tokens only
+        prompt = filler._ids(request.left)
+        with torch.inference_mode():
+            logits = filler.model(input_ids=torch.tensor([prompt])).logits[0, -1].float()
+        logits = logits.masked_fill(filler.blocked(logits.shape[-1], first=True), float("-inf"))
+        expected.append(" ".join(filler.tokenizer.decode([int(logits.argmax())]).split()))
+    assert filler.fill(shared) == expected
+
+
+# ------------------------------------------------------------------ pipeline invariants
+
+@pytest.mark.parametrize("mlm,seq2seq", [("xlmr_mlm", "bart"), ("bert_mlm", "gpt2"), ("llama", "llama")])
+def test_every_operation_and_score_invariants(tiny_dir: dict[str, Path], mlm: str, seq2seq: str) -> None:
+    config = _config(tiny_dir, mlm, seq2seq, variants=8, num_edits_lambda=3.0)
+    if mlm == "llama":  # the offline recipe: single-token causal fills stand in for the masked LM
+        config = replace(config, mlm=replace(config.mlm, single_token=True))
+    models = _models(config)
+    sentences = [Sentence(i, s) for i, s in enumerate(SENTENCES[:4])]
+    rows = synthesize_group(sentences, models, config)
+    assert len(rows) == 4 * 8
+    assert [(r["sentence_index"], r["variant_index"]) for r in rows] == [(i, v) for i in range(4) for v in range(8)]
+    kinds, roles = set(), set()
+    for row in rows:
+        history = row["history"]
+        assert row["score"] == sum(step["severity"] for step in history)
+        assert -25 <= row["score"] <= 0
+        assert len(history) == row["num_planned"] and 1 <= row["num_planned"] <= 5
+        applied = [s for s in history if s["status"] == "applied"]
+        assert row["num_applied"] == len(applied)
+        assert all(s["severity"] in (-1, -5) for s in applied)
+        assert all(s["severity"] == 0 for s in history if s["status"] != "applied")
+        assert row["candidate"] == (applied[-1]["text"] if applied else row["reference"])
+        texts = [row["reference"]] + [s["text"] for s in applied]
+        assert len(set(texts)) == len(texts), "an applied step repeated an earlier version"
+        for s in applied:
+            assert 0 <= s["p_entail_forward"] <= 1 and 0 <= s["p_entail_backward"] <= 1
+            kinds.add(s["kind"])
+            roles.add(s["filler"])
+    assert kinds == set(ALL_KINDS), kinds
+    expected_roles = {None, models.fillers["mlm"].role, models.fillers["seq2seq"].role}
+    assert roles == expected_roles
+
+
+def test_absolute_threshold_labels_major_for_weak_nli(tiny_dir: dict[str, Path]) -> None:
+    config = _config(tiny_dir, severity=SeverityConfig(nli=str(tiny_dir["nli"]), mode="absolute", threshold=0.9))
+    rows = synthesize_group([Sentence(0, SENTENCES[0])], _models(config), config)
+    applied = [s for r in rows for s in r["history"] if s["status"] == "applied"]
+    assert applied and all(s["severity"] == -5 for s in applied)  # a random 3-way NLI never reaches P(e) > 0.9
+
+
+def test_group_output_ignores_neighbours(tiny_dir: dict[str, Path]) -> None:
+    """Same sentence, same seed: same variants whatever else is in the call (up to float noise, which the
+    fixed call groups of the run remove entirely; tiny models are exact here)."""
+    config = _config(tiny_dir, "gpt2", "llama")
+    models = _models(config)
+    alone = synthesize_group([Sentence(5, SENTENCES[5])], models, config)
+    together = synthesize_group([Sentence(2, SENTENCES[2]), Sentence(5, SENTENCES[5])], models, config)
+    assert [r["candidate"] for r in alone] == [r["candidate"] for r in together if r["sentence_index"] == 5]
+
+
+# ------------------------------------------------------------------ runs: resume, block size, shards
+
+@pytest.fixture(scope="module")
+def run_setup(tiny_dir: dict[str, Path], tmp_path_factory: pytest.TempPathFactory):
+    config = _config(tiny_dir, "xlmr_mlm", "gpt2")
+    models = _models(config)
+    folder = tmp_path_factory.mktemp("runs")
+    lines = SENTENCES[:6] + ["", "   "] + SENTENCES[6:10]
+    source = _write_input(folder / "input.txt", lines)
+    reference = run_synthesis(config, source, folder / "reference", models=models, progress=False)
+    return config, models, source, folder, reference
+
+
+def test_run_writes_dataset_summary_and_histogram(run_setup) -> None:
+    from datasets import load_from_disk
+
+    config, _, _, folder, result = run_setup
+    output = folder / "reference"
+    dataset = load_from_disk(str(output))
+    assert len(dataset) == 10 * config.variants
+    assert {"reference", "candidate", "score", "history", "config_hash", "sentence_index", "variant_index"} <= set(dataset.column_names)
+    assert set(dataset["config_hash"]) == {config.hash()}
+    assert sorted(set(dataset["sentence_index"])) == [0, 1, 2, 3, 4, 5, 8, 9, 10, 11]  # line numbers
+    summary = json.loads((output / "summary.json").read_text())
+    assert summary == result.summary
+    assert summary["rows"] == len(dataset) and summary["input"]["empty_skipped"] == 2
+    assert summary["edits"]["planned"] == sum(dataset["num_planned"])
+    assert summary["edits"]["applied"] == sum(dataset["num_applied"])
+    assert sum(summary["score_histogram"].values()) == len(dataset)
+    assert summary["config_hash"] == config.hash() and summary["rate"]["sentences"] == 10
+    assert 0 < summary["rate"]["model_share"] <= 1
+    assert (output / "score_histogram.png").read_bytes()[:4] == b"\x89PNG"
+    step = dataset[0]["history"][0]
+    assert {"operation", "start", "length", "severity", "p_entail_forward", "p_entail_backward", "text"} <= set(step)
+
+
+def test_resume_after_interruption_is_byte_identical(run_setup, monkeypatch: pytest.MonkeyPatch) -> None:
+    config, models, source, folder, _ = run_setup
+    output = folder / "resumed"
+    real_write = store.write_block
+    calls = {"n": 0}
+
+    def dying_write(out, block, rows):
+        if calls["n"] == 1:  # die while writing the second block: leave a partial temporary file behind
+            partial = store.block_path(out, block).with_name(f".block-{block:06d}.arrow.dead.tmp")
+            partial.write_bytes(b"partial")
+            raise KeyboardInterrupt("killed")
+        calls["n"] += 1
+        return real_write(out, block, rows)
+
+    monkeypatch.setattr(store, "write_block", dying_write)
+    with pytest.raises(KeyboardInterrupt):
+        run_synthesis(config, source, output, models=models, progress=False)
+    monkeypatch.setattr(store, "write_block", real_write)
+    assert sorted(store.completed_blocks(output)) == [0]
+    result = run_synthesis(config, source, output, models=models, progress=False)
+    assert result.blocks_skipped == 1 and result.blocks_written == 2
+    assert _dataset_bytes(output) == _dataset_bytes(folder / "reference")
+    again = run_synthesis(config, source, output, models=models, progress=False)  # finished: nothing to do
+    assert again.blocks_written == 0 and _dataset_bytes(output) == _dataset_bytes(folder / "reference")
+
+
+def test_block_size_and_shards_do_not_change_output(run_setup) -> None:
+    from sescore.synthesis.run import merge_outputs
+
+    config, models, source, folder, _ = run_setup
+    bigger = run_synthesis(replace(config, block_size=8), source, folder / "block8", models=models, progress=False)
+    assert bigger.merged
+    assert _dataset_bytes(folder / "block8") == _dataset_bytes(folder / "reference")
+    for index in range(2):
+        result = run_synthesis(config, source, folder / f"shard{index}", shard_index=index, num_shards=2,
+                               models=models, progress=False)
+        assert not result.merged
+    with pytest.raises(store.StoreError, match="missing"):
+        merge_outputs([folder / "shard0"], folder / "merged_partial")
+    merge_outputs([folder / "shard0", folder / "shard1"], folder / "merged")
+    assert _dataset_bytes(folder / "merged") == _dataset_bytes(folder / "reference")
+
+
+def test_limit_takes_first_usable_sentences(run_setup) -> None:
+    from datasets import load_from_disk
+
+    config, models, source, folder, _ = run_setup
+    run_synthesis(config, source, folder / "limited", limit=3, models=models, progress=False)
+    limited = load_from_disk(str(folder / "limited"))
+    full = load_from_disk(str(folder / "reference"))
+    assert sorted(set(limited["sentence_index"])) == [0, 1, 2]
+    # the first group (sentences 0, 1) is identical; variants keyed by (seed, sentence, variant)
+    assert limited["candidate"][:6] == full["candidate"][:6]
+
+
+def test_changed_config_refuses_to_mix_blocks(run_setup) -> None:
+    config, models, source, folder, _ = run_setup
+    with pytest.raises(store.StoreError, match="config_hash"):
+        run_synthesis(replace(config, seed=99), source, folder / "reference", models=models, progress=False)
+
+
+def test_bad_input_is_counted_or_named(run_setup, tmp_path: Path) -> None:
+    config, models, _, _, _ = run_setup
+    messy = tmp_path / "messy.txt"
+    long_line = " ".join(["word"] * 200)
+    messy.write_bytes(("\n".join([SENTENCES[0], "", long_line, SENTENCES[1]]) + "\n").encode() + b"caf\xe9 au lait\n")
+    with pytest.raises(InputError, match=r"messy.txt:5: not valid UTF-8"):
+        run_synthesis(config, messy, tmp_path / "out_error", models=models, progress=False)
+    lenient = replace(config, bad_utf8="skip")
+    result = run_synthesis(lenient, messy, tmp_path / "out_skip", models=models, progress=False)
+    counts = result.summary["input"]
+    assert (counts["empty_skipped"], counts["bad_utf8_skipped"], counts["long_truncated"]) == (1, 1, 1)
+    from datasets import load_from_disk
+
+    dataset = load_from_disk(str(tmp_path / "out_skip"))
+    truncated = [r for r in dataset if r["sentence_index"] == 2][0]["reference"]
+    assert truncated.startswith("word") and models.fillers["mlm"].count_tokens([truncated])[0] <= 60
+    skipping = replace(lenient, long_lines="skip")
+    result = run_synthesis(skipping, messy, tmp_path / "out_skip_long", models=models, progress=False)
+    assert result.summary["input"]["long_skipped"] == 1 and result.summary["sentences"] == 2
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    with pytest.raises(InputError, match="empty"):
+        run_synthesis(config, empty, tmp_path / "out_empty", models=models, progress=False)
+
+
+# ------------------------------------------------------------------ command line
+
+def _yaml_config(tiny: dict[str, Path], path: Path) -> Path:
+    path.write_text(f"""
+name: tiny_cli
+variants: 2
+mlm: {{role: causal_lm, model: "{tiny['llama']}", max_tokens: 60}}
+seq2seq: {{role: seq2seq, model: "{tiny['bart']}", max_tokens: 60, max_new_tokens: 12, min_new_tokens: 4}}
+severity:
+  nli: "{tiny['nli']}"  # tiny random NLI
+  mode: absolute
+  threshold: 0.9
+sentences_per_call: 2
+block_size: 4
+""", encoding="utf-8")
+    return path
+
+
+def test_train_py_synthesize_merge_and_calibrate(tiny_dir: dict[str, Path], tmp_path: Path, capsys) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    import train
+
+    config_path = _yaml_config(tiny_dir, tmp_path / "tiny.yaml")
+    source = _write_input(tmp_path / "in.txt", SENTENCES[:5])
+    for index in range(2):
+        assert train.main(["synthesize", "--config", str(config_path), "--input", str(source), "--output",
+                           str(tmp_path / "out"), "--shard-index", str(index), "--num-shards", "2", "--seed", "5",
+                           "--no-progress"]) == 0
+    assert train.main(["synthesize", "merge", str(tmp_path / "out"), "--output", str(tmp_path / "out")]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["rows"] == 10 and summary["seed"] == 5 and (tmp_path / "out" / "score_histogram.png").exists()
+    assert train.main(["synthesize", "calibrate", "--config", str(config_path), "--write"]) == 0
+    report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert report["pairs"] >= 20 and 0 <= report["balanced_accuracy"] <= 1
+    assert f"threshold: {report['threshold']}" in config_path.read_text()
+    assert "# tiny random NLI" in config_path.read_text()
