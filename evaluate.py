@@ -71,7 +71,7 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
     if name in ("bleu", "chrf"):
         return SacreBleuScorer(name)
     if name == "bertscore":
-        return BERTScorer(args.encoder, args.layer, args.batch_size, args.device, progress)
+        return BERTScorer(args.encoder, args.batch_size, args.device, progress, layer=args.layer)
     if name == "cosine":
         return CosineScorer(args.encoder, args.batch_size, args.device, progress)
     raise InputError(f"unknown metric '{name}'; choose from {', '.join(BASE_METRICS)} or menli+<metric>")

@@ -54,19 +54,13 @@ class SacreBleuScorer:
 
 
 @dataclass
-class BERTScorer:
-    """BERTScore-F1 on any encoder role: greedy cosine matching of contextual token embeddings.
-
-    No idf weighting and no baseline rescaling (rescaling is linear and changes no ranking).
-    Multiple references: the best F1.
-    """
+class _EncoderScorer:
+    """Shared shell of the encoder baselines: lazy model load, unique texts encoded once, best reference."""
 
     encoder: str = "packaged:minilm"
-    layer: int | None = None
     batch_size: int = 64
     device: str | None = None
     progress: bool = False
-    name: str = "bertscore"
     _loaded: object = field(default=None, repr=False)
 
     def _model(self):
@@ -76,16 +70,31 @@ class BERTScorer:
             self._loaded = load_encoder(self.encoder, device=self.device)
         return self._loaded
 
+    def _similarities(self, texts: list[str]) -> dict:
+        raise NotImplementedError
+
     def score(self, hyps: Sequence[str], refs: Sequence, srcs: Sequence[str] | None = None) -> list[float]:
         ref_lists = _refs_per_hyp(hyps, refs)
-        flat_refs = [r for rs in ref_lists for r in rs]
-        unique = list(dict.fromkeys(list(hyps) + flat_refs))
-        vectors = token_embeddings(self._model(), unique, self.layer, self.batch_size, progress=self.progress)
-        normed = {t: v / np.linalg.norm(v, axis=1, keepdims=True).clip(1e-12) for t, v in zip(unique, vectors)}
-        scores = []
-        for hyp, rs in zip(hyps, ref_lists):
-            scores.append(max(bertscore_f1(normed[hyp], normed[r]) for r in rs))
-        return scores
+        unique = list(dict.fromkeys(list(hyps) + [r for rs in ref_lists for r in rs]))
+        similarity = self._similarities(unique)
+        return [max(similarity(h, r) for r in rs) for h, rs in zip(hyps, ref_lists)]
+
+
+@dataclass
+class BERTScorer(_EncoderScorer):
+    """BERTScore-F1 on any encoder role: greedy cosine matching of contextual token embeddings.
+
+    No idf weighting and no baseline rescaling (rescaling is linear and changes no ranking).
+    Multiple references: the best F1.
+    """
+
+    layer: int | None = None
+    name: str = "bertscore"
+
+    def _similarities(self, texts: list[str]):
+        vectors = token_embeddings(self._model(), texts, self.layer, self.batch_size, progress=self.progress)
+        normed = {t: v / np.linalg.norm(v, axis=1, keepdims=True).clip(1e-12) for t, v in zip(texts, vectors)}
+        return lambda h, r: bertscore_f1(normed[h], normed[r])
 
     def signature(self) -> str:
         m = self._model()
@@ -101,30 +110,16 @@ def bertscore_f1(hyp: np.ndarray, ref: np.ndarray) -> float:
 
 
 @dataclass
-class CosineScorer:
+class CosineScorer(_EncoderScorer):
     """Cosine of mean-pooled embeddings: SEScore's "without synthesized errors" ablation."""
 
-    encoder: str = "packaged:minilm"
-    batch_size: int = 64
-    device: str | None = None
-    progress: bool = False
     name: str = "cosine"
-    _loaded: object = field(default=None, repr=False)
 
-    def _model(self):
-        if self._loaded is None:
-            from modelroles import load_encoder
-
-            self._loaded = load_encoder(self.encoder, device=self.device)
-        return self._loaded
-
-    def score(self, hyps: Sequence[str], refs: Sequence, srcs: Sequence[str] | None = None) -> list[float]:
-        ref_lists = _refs_per_hyp(hyps, refs)
-        unique = list(dict.fromkeys(list(hyps) + [r for rs in ref_lists for r in rs]))
-        pooled = mean_pooled(self._model(), unique, self.batch_size, progress=self.progress)
+    def _similarities(self, texts: list[str]):
+        pooled = mean_pooled(self._model(), texts, self.batch_size, progress=self.progress)
         pooled /= np.linalg.norm(pooled, axis=1, keepdims=True).clip(1e-12)
-        row = {t: i for i, t in enumerate(unique)}
-        return [max(float(pooled[row[h]] @ pooled[row[r]]) for r in rs) for h, rs in zip(hyps, ref_lists)]
+        row = {t: i for i, t in enumerate(texts)}
+        return lambda h, r: float(pooled[row[h]] @ pooled[row[r]])
 
     def signature(self) -> str:
         return f"{self.name}|encoder:{self.encoder}@{self._model().hash}|pool:mean|version:{_VERSION}"

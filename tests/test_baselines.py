@@ -1,0 +1,33 @@
+"""Baselines: BERTScore's greedy matching by hand, identity, multi-reference max, sacrebleu agreement."""
+import numpy as np
+import pytest
+import sacrebleu
+
+from baselines import BERTScorer, CosineScorer, SacreBleuScorer, bertscore_f1
+
+
+def test_bertscore_f1_by_hand():
+    hyp = np.array([[1.0, 0.0], [0.0, 1.0]])
+    ref = np.array([[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]])
+    # precision: each hyp token's best match = 1, 1 -> 1.0; recall: ref tokens' best = 1, 0.8, 1 -> 2.8/3
+    recall = 2.8 / 3
+    assert bertscore_f1(hyp, ref) == pytest.approx(2 * recall / (1 + recall))
+
+
+def test_encoder_scorers_on_a_tiny_encoder(tiny):
+    hyps = ["the cat sat on the mat", "a dog runs"]
+    refs = [["the cat sat on the mat", "dogs fly"], ["the river is cold"]]
+    for scorer in (BERTScorer(str(tiny["encoder"])), CosineScorer(str(tiny["encoder"]))):
+        scores = scorer.score(hyps, refs)
+        assert scores[0] == pytest.approx(1.0, abs=1e-5)  # identical reference among the two: max picks it
+        assert scores[1] < 0.999
+        assert scorer.signature().startswith(scorer.name + "|encoder:")
+
+
+def test_sentence_bleu_and_chrf_match_sacrebleu():
+    hyps, refs = ["the cat sat on a mat"], ["the cat sat on the mat"]
+    assert SacreBleuScorer("bleu").score(hyps, refs)[0] == pytest.approx(
+        sacrebleu.sentence_bleu(hyps[0], refs, use_effective_order=True).score)
+    assert SacreBleuScorer("chrf").score(hyps, refs)[0] == pytest.approx(sacrebleu.sentence_chrf(hyps[0], refs).score)
+    with pytest.raises(ValueError, match="2 hypotheses but 1 references"):
+        SacreBleuScorer("bleu").score(["a", "b"], ["c"])
