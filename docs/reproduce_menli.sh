@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Re-runs every evaluate.py measurement quoted in the README's MENLI section and keeps the JSON line each printed.
+# Usage: bash docs/reproduce_menli.sh   (needs ../shared/data; about 15 minutes on 2 CPU cores)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PY:-.venv/bin/python}
+DATA=${NLGMETRICS_DATA:-../shared/data}
+OUT=docs/results
+mkdir -p "$OUT"
+run() {  # run NAME ARGS... : keep the last stdout line of evaluate.py as $OUT/NAME.json
+  local name=$1; shift
+  HF_HUB_OFFLINE=1 "$PY" evaluate.py "$@" --quiet | tail -n 1 > "$OUT/$name.json.part"
+  mv "$OUT/$name.json.part" "$OUT/$name.json"
+  echo "$name: $(cat "$OUT/$name.json" | head -c 300)"
+}
+ADV="$DATA/adversarial/adv_menli_wmt20_de.jsonl"
+for m in menli bertscore chrf bleu cosine; do run "adv_$m" adversarial --metric "$m" --data "$ADV"; done
+run adv_menli+bertscore adversarial --metric menli+bertscore --weight 0.2 --data "$ADV"
+TED="$DATA/judgments/mt_mqm_wmt21_ted_zhen.jsonl"
+for m in menli bertscore chrf bleu; do run "ted_zhen_$m" correlate --metric "$m" --data "$TED"; done
+run ted_zhen_menli+bertscore correlate --metric menli+bertscore --weight 0.2 --data "$TED"
+"$PY" docs/tables.py > docs/results/menli_tables.md
+cat docs/results/menli_tables.md
