@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import best_time, data_dir, write_results  # noqa: E402
+from bench.common import data_dir, interleaved_best_times, write_results  # noqa: E402
 
 
 def main() -> None:
@@ -22,6 +22,7 @@ def main() -> None:
     parser.add_argument("--model", default="packaged:nli-minilm")
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
 
     import torch
@@ -57,9 +58,9 @@ def main() -> None:
         menli_scores(nli, hyps, refs, "e", "<->", batch_size=args.batch_size)
 
     bare_forward()  # warm-up
-    t_bare = best_time(bare_forward)
-    t_pairs = best_time(toolkit_pairs)
-    t_menli = best_time(toolkit_menli)
+    times = interleaved_best_times({"bare": bare_forward, "pairs": toolkit_pairs, "menli": toolkit_menli},
+                                   repeats=args.repeats)
+    t_bare, t_pairs, t_menli = times["bare"], times["pairs"], times["menli"]
     rows_out = [
         {"what": "bare model forward (pre-tokenised)", "items": len(rows), "unit": "pairs", "seconds": t_bare,
          "per_second": len(rows) / t_bare, "ratio_to_bare": 1.0},

@@ -19,14 +19,15 @@ def data_dir() -> Path:
     return path
 
 
-def best_time(fn: Callable[[], Any], repeats: int = 3) -> float:
-    """Best wall time of ``repeats`` runs: the least disturbed by other load on a shared machine."""
-    times = []
+def interleaved_best_times(fns: dict[str, Callable[[], Any]], repeats: int = 3) -> dict[str, float]:
+    """Best time of each function, measured in turns (a, b, c, a, b, c, ...) so load changes hit all alike."""
+    best = {name: float("inf") for name in fns}
     for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return min(times)
+        for name, fn in fns.items():
+            started = time.perf_counter()
+            fn()
+            best[name] = min(best[name], time.perf_counter() - started)
+    return best
 
 
 def machine() -> dict:
