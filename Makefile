@@ -28,3 +28,4 @@ test: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	$(PY) bench/bench_nli.py
+	$(PY) bench/bench_stress.py
