@@ -1,0 +1,298 @@
+"""MARS settings: every choice the paper leaves open is a named, documented value here.
+
+The paper (Liu et al., 2021) is the only specification, so each field says whether it is the paper's number or
+our assumption. Configs load from YAML or dicts, unknown keys are errors (a typo must not silently fall back to
+a default), and two hashes identify a run: ``augmentation_hash`` (what changes the augmented references, and
+so keys the on-disk cache) and ``config_hash`` (everything that changes a score, for signatures).
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+ALGORITHM_VERSION = 1  # bump when augmentation code changes its output for the same config (invalidates caches)
+
+AUGMENTERS = ("self_planning", "naive")
+PLANNING_SCOPES = ("head", "hidden")
+JUDGE_SCOPES = ("sequence", "span")
+LENGTH_UNITS = ("words", "tokens")
+FUTURES = ("next_block", "all_text")
+
+
+@dataclass(frozen=True)
+class ModelsConfig:
+    """Model roles (``packaged:<name>``, a local folder or a hub id)."""
+
+    causal_lm: str = "packaged:smollm2"  # paper: gpt2-large
+    encoder: str = "packaged:minilm"  # paper: roberta-large
+    spacy: str = "packaged:en_core_web_sm"
+    masked_lm: str | None = None  # only for augmenter "naive"; paper: roberta-large
+
+
+@dataclass(frozen=True)
+class MaskingConfig:
+    """Section 2.1 / Algorithm 1: which reference words become blanks."""
+
+    ratios: tuple[float, ...] = (0.0, 0.2, 0.4, 0.6, 0.8)  # paper; 0 = the human reference itself
+    alpha: Mapping[str, float] = field(default_factory=lambda: {"ADJ": 4.0, "ADV": 3.0, "NOUN": 2.0})  # paper
+    alpha_default: float = 1.0  # paper: "other POS 1"
+    idf_table: str = "default"  # "default" = shipped WikiText-103 table, or a path to a table JSON
+    idf_smoothing: float = 1.0  # assumption: idf = -log((df + s) / (M + s)) so unseen words stay finite
+    min_idf: float = 1e-3  # assumption: floor, since a word in every document has idf 0 (priority alpha / 0)
+    lcs_cost: int = 10  # paper
+    default_cost: int = 1  # paper
+    lowercase: bool = True  # assumption: LCS and idf lookups compare lowercased words
+    unmaskable_pos: tuple[str, ...] = ("SPACE",)  # assumption: whitespace tokens are never blanks
+
+
+@dataclass(frozen=True)
+class ClozeConfig:
+    """Section 2.2 / Algorithm 2: filling the blanks with a causal LM (generate, judge, revise)."""
+
+    temperature: float = 1.3  # paper's xi: sampling temperature, also used in the planning reward
+    top_k: int = 50  # assumption: transformers' sampling default (paper used GPT-2 through transformers)
+    max_extra_guesses: int = 1  # paper's tau (value not given): candidate lengths 1 .. |B| + tau; 1 for CPU speed
+    blank_length_unit: str = "words"  # |B| counted in masked words (paper masks words) or in LM tokens
+    judge_lookahead: int = 1  # tokens of the next text block scored by the judge; -1 = all (paper), 1 = free
+    judge_scope: str = "sequence"  # ppl over (reference so far + fill + next text) or only (fill + next text)
+    respect_word_boundaries: bool = True  # a fill starts a new word iff the masked words did
+    ban_newlines: bool = True  # fills stay on one line: tokens with newline/tab/control characters are banned
+    max_context_tokens: int = 512  # paper cut long contexts at the tail (kept the beginning)
+    lockstep_references: int = 8  # references decoded together (speed; see README on batch invariance)
+    text_chunk: int = 1  # text-block tokens fed per step while other rows decode; <= 0 = whole block
+
+
+@dataclass(frozen=True)
+class PlanningConfig:
+    """Reinforced self-planning (eq. 3-6) for blanks followed by text."""
+
+    enabled: bool = True  # False = ablation "w/o self-planning"
+    scope: str = "head"  # where the temporary delta lives: "head" (output projection) or "hidden" (last state)
+    steps: int = 3  # paper's k
+    eta: float = 0.02  # paper's learning rate (per normalised step of the all-parameter update)
+    eta_scale: float = 2.0  # measured: makes the head-only step match the paper's all-parameter step (README)
+    future: str = "next_block"  # reward tokens: the next text block, or all remaining text
+    importance_cap: float | None = 10.0  # truncated importance weight pi_d/pi <= cap (None = untruncated)
+
+
+@dataclass(frozen=True)
+class ScoreConfig:
+    """Section 2.3: weighted cosine similarity on the encoder role."""
+
+    q: float = 0.8  # assumption (paper gives no value): geometric ratio, weights a*q^(i-1) summing to 1
+    batch_size: int = 32
+    max_length: int = 512
+
+
+@dataclass(frozen=True)
+class MARSConfig:
+    models: ModelsConfig = field(default_factory=ModelsConfig)
+    masking: MaskingConfig = field(default_factory=MaskingConfig)
+    cloze: ClozeConfig = field(default_factory=ClozeConfig)
+    planning: PlanningConfig = field(default_factory=PlanningConfig)
+    score: ScoreConfig = field(default_factory=ScoreConfig)
+    augmenter: str = "self_planning"  # or "naive" (masked-LM fill, fixed length; paper's baseline)
+    use_context: bool = True  # False = ablation "w/o context" (no context for the LM, no LCS costs)
+    seed: int = 0
+    device: str = "auto"
+    cache_dir: str | None = "~/.cache/nlgmetrics/mars"  # None disables the augmentation cache
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return _plain(dataclasses.asdict(self))
+
+    def augmentation_dict(self) -> dict[str, Any]:
+        """Fields that change augmented references (not ratios: the cache is keyed per ratio)."""
+        masking = dict(_plain(dataclasses.asdict(self.masking)))
+        masking.pop("ratios")
+        cloze = dict(_plain(dataclasses.asdict(self.cloze)))
+        cloze.pop("lockstep_references")  # speed only (float rounding aside, see README)
+        out: dict[str, Any] = {
+            "algorithm_version": ALGORITHM_VERSION,
+            "augmenter": self.augmenter,
+            "use_context": self.use_context,
+            "seed": self.seed,
+            "masking": masking,
+            "spacy": self.models.spacy,
+        }
+        if self.augmenter == "naive":
+            out["masked_lm"] = self.models.masked_lm
+        else:
+            out["causal_lm"] = self.models.causal_lm
+            out["cloze"] = cloze
+            out["planning"] = _plain(dataclasses.asdict(self.planning))
+        return out
+
+    def scoring_dict(self) -> dict[str, Any]:
+        """Everything that can change a score (excludes device, cache, progress bars, batch sizes)."""
+        out = self.augmentation_dict()
+        out["ratios"] = list(self.masking.ratios)
+        out["encoder"] = self.models.encoder
+        out["q"] = self.score.q
+        out["max_length"] = self.score.max_length
+        return out
+
+
+def stable_hash(payload: Any, length: int = 12) -> str:
+    """Short sha256 of canonical JSON: equal settings give equal hashes on every machine."""
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _validate(config: MARSConfig) -> None:
+    m, c, p, s = config.masking, config.cloze, config.planning, config.score
+    ratios = list(m.ratios)
+    if not ratios:
+        raise ValueError("masking.ratios is empty; use e.g. [0.0, 0.2, 0.4, 0.6, 0.8]")
+    if any(not 0.0 <= r < 1.0 for r in ratios):
+        raise ValueError(f"masking.ratios must lie in [0, 1), got {ratios}")
+    if ratios != sorted(set(ratios)):
+        raise ValueError(f"masking.ratios must be increasing and distinct (weights follow their order), got {ratios}")
+    if m.lcs_cost < 0 or m.default_cost < 0:
+        raise ValueError("masking costs must be non-negative integers")
+    if m.min_idf <= 0 or m.idf_smoothing < 0:
+        raise ValueError("masking.min_idf must be > 0 and masking.idf_smoothing >= 0")
+    if config.augmenter not in AUGMENTERS:
+        raise ValueError(f"augmenter must be one of {AUGMENTERS}, got '{config.augmenter}'")
+    if config.augmenter == "naive" and not config.models.masked_lm:
+        raise ValueError("augmenter 'naive' needs models.masked_lm (e.g. roberta-large or a local folder)")
+    if c.temperature <= 0:
+        raise ValueError(f"cloze.temperature must be > 0, got {c.temperature}")
+    if c.top_k < 0 or c.max_extra_guesses < 0:
+        raise ValueError("cloze.top_k and cloze.max_extra_guesses must be >= 0")
+    if c.judge_lookahead == 0 or c.judge_lookahead < -1:
+        raise ValueError("cloze.judge_lookahead must be -1 (whole block) or >= 1")
+    if c.judge_scope not in JUDGE_SCOPES:
+        raise ValueError(f"cloze.judge_scope must be one of {JUDGE_SCOPES}")
+    if c.blank_length_unit not in LENGTH_UNITS:
+        raise ValueError(f"cloze.blank_length_unit must be one of {LENGTH_UNITS}")
+    if c.lockstep_references < 1 or c.max_context_tokens < 0:
+        raise ValueError("cloze.lockstep_references must be >= 1 and cloze.max_context_tokens >= 0")
+    if p.scope not in PLANNING_SCOPES:
+        raise ValueError(
+            f"planning.scope must be one of {PLANNING_SCOPES} (parameter scopes 'all'/'last_layers:N' exist only in "
+            "mars.benchmark: they cost seconds per token on CPU)"
+        )
+    if p.steps < 0 or p.eta < 0 or p.eta_scale <= 0:
+        raise ValueError("planning.steps and planning.eta must be >= 0 and planning.eta_scale > 0")
+    if p.future not in FUTURES:
+        raise ValueError(f"planning.future must be one of {FUTURES}")
+    if p.importance_cap is not None and p.importance_cap < 1.0:
+        raise ValueError("planning.importance_cap must be >= 1 (or null for no truncation)")
+    if not 0.0 < s.q <= 1.0:
+        raise ValueError(f"score.q must lie in (0, 1], got {s.q}")
+    if s.batch_size < 1 or s.max_length < 8:
+        raise ValueError("score.batch_size must be >= 1 and score.max_length >= 8")
+
+
+_SECTIONS = {
+    "models": ModelsConfig,
+    "masking": MaskingConfig,
+    "cloze": ClozeConfig,
+    "planning": PlanningConfig,
+    "score": ScoreConfig,
+}
+_IGNORED_TOP_LEVEL = {"metric", "description"}  # informational keys allowed in YAML files
+
+
+def _section(cls: type, values: Mapping[str, Any], name: str) -> Any:
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise ValueError(f"unknown key(s) in '{name}': {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    converted = {}
+    for key, value in values.items():
+        default = getattr(cls(), key)
+        if isinstance(default, tuple) and isinstance(value, list):
+            value = tuple(value)
+        converted[key] = value
+    return cls(**converted)
+
+
+def config_from_dict(values: Mapping[str, Any]) -> MARSConfig:
+    """Build and validate a config; nested sections are dicts, missing keys take the documented defaults."""
+    values = dict(values)
+    for key in _IGNORED_TOP_LEVEL:
+        values.pop(key, None)
+    top_fields = {f.name for f in dataclasses.fields(MARSConfig)}
+    unknown = sorted(set(values) - top_fields)
+    if unknown:
+        raise ValueError(f"unknown MARS config key(s): {', '.join(unknown)}; known: {', '.join(sorted(top_fields))}")
+    kwargs: dict[str, Any] = {}
+    for key, value in values.items():
+        if key in _SECTIONS:
+            if not isinstance(value, Mapping):
+                raise ValueError(f"config section '{key}' must be a mapping, got {type(value).__name__}")
+            kwargs[key] = _section(_SECTIONS[key], value, key)
+        else:
+            kwargs[key] = value
+    return MARSConfig(**kwargs)
+
+
+def apply_overrides(values: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Dotted (``planning.enabled``) or double-underscore (``planning__enabled``) keys override nested values."""
+    out = json.loads(json.dumps(_plain(values)))
+    for raw_key, value in overrides.items():
+        parts = raw_key.replace("__", ".").split(".")
+        node = out
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ValueError(f"override '{raw_key}': '{part}' is not a section")
+        node[parts[-1]] = _plain(value)
+    return out
+
+
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "full": {},
+    "no_planning": {"planning.enabled": False},
+    "no_context": {"use_context": False},
+    "no_planning_no_context": {"planning.enabled": False, "use_context": False},
+    "naive": {"augmenter": "naive"},
+}
+
+
+def load_config(
+    source: str | Path | Mapping[str, Any] | MARSConfig | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    ablation: str | None = None,
+) -> MARSConfig:
+    """A config from a YAML path, a dict, a config object or defaults, then an ablation preset, then overrides."""
+    if isinstance(source, MARSConfig):
+        values: dict[str, Any] = source.to_dict()
+    elif source is None:
+        values = {}
+    elif isinstance(source, Mapping):
+        values = dict(source)
+    else:
+        import yaml
+
+        path = Path(source).expanduser()
+        if not path.is_file():
+            raise FileNotFoundError(f"MARS config file not found: {path}")
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        if not isinstance(loaded, Mapping):
+            raise ValueError(f"MARS config {path} must be a YAML mapping")
+        values = dict(loaded)
+    if ablation is not None:
+        if ablation not in ABLATIONS:
+            raise ValueError(f"unknown ablation '{ablation}'; known: {', '.join(ABLATIONS)}")
+        values = apply_overrides(values, ABLATIONS[ablation])
+    if overrides:
+        values = apply_overrides(values, overrides)
+    return config_from_dict(values)

@@ -1,0 +1,91 @@
+"""The MARS score itself (eq. 7), as pure functions: weights, weighted cosine, mean-pooled sentence embeddings.
+
+MARS = sum_i a q^(i-1) cos(cand, ref_{i-1}) with sum_i a q^(i-1) = 1, ref_0 the human reference and ref_i the
+augmented reference of the i-th masking ratio, so the human reference weighs most. Embeddings are the mean of
+the encoder's last-layer token embeddings (Sentence-BERT pooling, as in the paper).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+
+from modelroles.batching import length_sorted_batches
+
+
+def geometric_weights(n: int, q: float) -> torch.Tensor:
+    """a * q^(i-1) for i = 1..n, with a chosen so the weights sum to 1."""
+    if n < 1:
+        raise ValueError(f"need at least one reference, got n={n}")
+    if not 0.0 < q <= 1.0:
+        raise ValueError(f"q must lie in (0, 1], got {q}")
+    powers = torch.tensor([q ** i for i in range(n)], dtype=torch.float64)
+    return (powers / powers.sum()).float()
+
+
+def weighted_cosine(candidates: torch.Tensor, references: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """sum_j weights[j] * cos(candidates[b], references[b, j]); shapes [B, D], [B, R, D], [R] -> [B]."""
+    if references.dim() != 3 or candidates.dim() != 2 or references.shape[0] != candidates.shape[0]:
+        raise ValueError(f"shape mismatch: candidates {tuple(candidates.shape)}, references {tuple(references.shape)}")
+    if references.shape[1] != weights.shape[0]:
+        raise ValueError(f"{references.shape[1]} references per candidate but {weights.shape[0]} weights")
+    cos = torch.nn.functional.cosine_similarity(candidates.unsqueeze(1), references, dim=-1)
+    return (cos * weights.to(cos.dtype)).sum(dim=-1)
+
+
+def mean_pooled_embeddings(
+    encoder: Any, texts: Sequence[str], batch_size: int = 32, max_length: int = 512, progress: bool = False,
+) -> torch.Tensor:
+    """[N, D] attention-masked means of last-layer token embeddings; batched longest first, input order kept."""
+    from tqdm.auto import tqdm
+
+    tokenizer, model = encoder.tokenizer, encoder.model
+    device = next(model.parameters()).device
+    lengths = [len(ids) for ids in tokenizer(list(texts), add_special_tokens=True, truncation=True,
+                                               max_length=max_length)["input_ids"]]
+    out: torch.Tensor | None = None
+    batches = length_sorted_batches(lengths, batch_size)
+    for batch in tqdm(batches, desc="MARS encode", disable=not progress, unit="batch"):
+        inputs = tokenizer([texts[i] for i in batch], padding=True, truncation=True, max_length=max_length,
+                           return_tensors="pt").to(device)
+        with torch.no_grad():
+            hidden = model(**inputs).last_hidden_state.float()
+        mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
+        if out is None:
+            out = torch.zeros((len(texts), pooled.shape[-1]), dtype=torch.float32)
+        out[torch.as_tensor(batch)] = pooled.cpu()
+    return out if out is not None else torch.zeros((0, 0))
+
+
+def _check_texts(name: str, texts: Sequence[Any]) -> None:
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise ValueError(f"{name}[{i}] is {type(text).__name__}, expected str")
+        if not text.strip():
+            raise ValueError(f"{name}[{i}] is empty")
+
+
+def mars_score(
+    hyps: Sequence[str], reference_sets: Sequence[Sequence[str]], encoder: Any, q: float = 0.8,
+    batch_size: int = 32, max_length: int = 512, progress: bool = False,
+) -> list[float]:
+    """MARS for each candidate given its references [human ref, augmented refs in ratio order]."""
+    if len(hyps) != len(reference_sets):
+        raise ValueError(f"{len(hyps)} hypotheses but {len(reference_sets)} reference sets")
+    _check_texts("hyps", hyps)
+    if not hyps:
+        return []
+    sizes = {len(refs) for refs in reference_sets}
+    if len(sizes) != 1:
+        raise ValueError(f"every candidate needs the same number of references, got sizes {sorted(sizes)}")
+    for i, refs in enumerate(reference_sets):
+        _check_texts(f"reference_sets[{i}]", refs)
+    n_refs = sizes.pop()
+    unique: dict[str, int] = {}
+    for text in list(hyps) + [r for refs in reference_sets for r in refs]:
+        unique.setdefault(text, len(unique))
+    embeddings = mean_pooled_embeddings(encoder, list(unique), batch_size, max_length, progress)
+    cand = embeddings[torch.tensor([unique[h] for h in hyps])]
+    refs = embeddings[torch.tensor([[unique[r] for r in refs] for refs in reference_sets])]
+    return weighted_cosine(cand, refs, geometric_weights(n_refs, q)).tolist()
