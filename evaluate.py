@@ -20,7 +20,7 @@ import math
 import sys
 from typing import Any, Callable, Sequence
 
-BASE_METRICS = ("menli", "sescore", "bleu", "chrf", "bertscore", "cosine")
+BASE_METRICS = ("menli", "sescore", "mars", "bleu", "chrf", "bertscore", "cosine")
 
 
 def _add_metric_options(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +37,9 @@ def _add_metric_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--encoder", default="packaged:minilm", help="encoder role value for bertscore/cosine")
     g.add_argument("--layer", type=int, default=None, help="hidden layer for bertscore (default: last)")
     g.add_argument("--checkpoint", default=None, help="sescore: checkpoint folder (default: the shipped one)")
+    g.add_argument("--mars-config", default=None, help="mars: YAML config (default: configs/mars/offline.yaml)")
+    g.add_argument("--ablation", default=None,
+                   help="mars: full, no_planning, no_context, no_planning_no_context or naive")
     g.add_argument("--batch-size", type=int, default=64)
     g.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: GPU if present)")
     g.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -68,6 +71,13 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
         from sescore.regressor import DEFAULT_CHECKPOINT, SEScoreScorer
 
         return SEScoreScorer(args.checkpoint or DEFAULT_CHECKPOINT, args.batch_size, args.device)
+    if name == "mars":
+        import mars
+
+        from pathlib import Path
+
+        config = args.mars_config or Path(__file__).resolve().parent / "configs" / "mars" / "offline.yaml"
+        return mars.build(config, ablation=args.ablation)
     if name in ("bleu", "chrf"):
         return SacreBleuScorer(name)
     if name == "bertscore":
