@@ -198,18 +198,39 @@ def length_grouped_order(lengths: Sequence[int], batch_size: int, rng: np.random
 
 
 class LengthGroupedSampler:
-    """Batch sampler over ``length_grouped_order``; a new seeded order every epoch."""
+    """Batch sampler over ``length_grouped_order``; a new seeded order every epoch, sharded across DDP ranks.
 
-    def __init__(self, lengths: Sequence[int], batch_size: int, seed: int) -> None:
+    Every rank draws the same global order and keeps every ``world_size``-th batch (the list is cut to a multiple
+    of ``world_size`` so all ranks take the same number of steps). Lightning's own distributed sampler is turned
+    off for this loader, so single-process and multi-GPU runs see the same batches overall.
+    """
+
+    def __init__(self, lengths: Sequence[int], batch_size: int, seed: int, rank: int | None = None,
+                 world_size: int | None = None) -> None:
         self.lengths, self.batch_size, self.seed, self.epoch = list(lengths), batch_size, seed, 0
+        self._rank, self._world_size = rank, world_size
+
+    def _shard(self) -> tuple[int, int]:
+        if self._rank is not None and self._world_size is not None:
+            return self._rank, self._world_size
+        import torch.distributed as dist
+
+        if dist.is_available() and dist.is_initialized():
+            return dist.get_rank(), dist.get_world_size()
+        return 0, 1
 
     def __iter__(self):
         rng = np.random.default_rng([self.seed, self.epoch])
         self.epoch += 1
-        return iter(length_grouped_order(self.lengths, self.batch_size, rng))
+        rank, world = self._shard()
+        batches = length_grouped_order(self.lengths, self.batch_size, rng)
+        batches = batches[: len(batches) - len(batches) % world] if world > 1 else batches
+        return iter(batches[rank::world])
 
     def __len__(self) -> int:
-        return (len(self.lengths) + self.batch_size - 1) // self.batch_size
+        _, world = self._shard()
+        total = (len(self.lengths) + self.batch_size - 1) // self.batch_size
+        return total // world
 
 
 def _collate(tokenizer: Any, max_length: int):
@@ -330,6 +351,7 @@ def train_nli(config: NLITrainConfig, logger: Any = None) -> dict[str, Any]:
         gradient_clip_val=1.0,
         log_every_n_steps=50,
         deterministic=False,
+        use_distributed_sampler=False,  # LengthGroupedSampler shards by rank itself
     )
     started = time.time()
     trainer.fit(module, train_loader, dev_loader)

@@ -141,3 +141,14 @@ def test_corrupt_or_incomplete_checkpoints_fail_clearly(trained_adapter, tmp_pat
     (missing / "adapter.safetensors").unlink()
     with pytest.raises(ModelRoleError, match="no adapter.safetensors"):
         load_nli(str(missing))
+
+
+def test_length_grouped_sampler_shards_ranks_disjointly():
+    from nli.training import LengthGroupedSampler
+
+    lengths = list(np.random.default_rng(2).integers(1, 60, size=101))
+    single = list(LengthGroupedSampler(lengths, 4, seed=3))
+    shards = [list(LengthGroupedSampler(lengths, 4, seed=3, rank=r, world_size=2)) for r in (0, 1)]
+    assert len(shards[0]) == len(shards[1]) == len(single) // 2
+    assert shards[0] + shards[1] != [] and not set(map(tuple, shards[0])) & set(map(tuple, shards[1]))
+    assert set(map(tuple, shards[0] + shards[1])) <= set(map(tuple, single))
