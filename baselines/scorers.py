@@ -5,18 +5,15 @@ always comes with its peers measured on the same rows in the same run.
 """
 from __future__ import annotations
 
-import importlib.metadata
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 
 from baselines.embedding import mean_pooled, token_embeddings
+from metaeval.scorer import toolkit_version
 
-try:
-    _VERSION = importlib.metadata.version("nlgmetrics")
-except importlib.metadata.PackageNotFoundError:  # running from a source tree that was not installed
-    _VERSION = "dev"
+_VERSION = toolkit_version()
 
 
 def _refs_per_hyp(hyps: Sequence[str], refs: Sequence[str] | Sequence[Sequence[str]]) -> list[list[str]]:

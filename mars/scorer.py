@@ -15,15 +15,10 @@ from mars.cache import AugmentationCache
 from mars.config import MARSConfig, load_config, stable_hash
 from mars.functional import mars_score
 from mars.template import Template
+from metaeval.scorer import toolkit_version
 
 
-def package_version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("nlgmetrics")
-    except Exception:  # not installed (running from a checkout)
-        return "0.1.0"
+package_version = toolkit_version  # one version lookup for every signature of the toolkit
 
 
 def template_seed(seed: int, reference: str, context: str, ratio: float) -> int:

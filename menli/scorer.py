@@ -1,18 +1,15 @@
 """MENLI in the common Scorer shape, and the combination of MENLI with any other Scorer."""
 from __future__ import annotations
 
-import importlib.metadata
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from menli.combine import CombinationStats, MinMax, combine
 from menli.functional import AGGREGATIONS, menli_scores
 from menli.pooling import check_strategy
+from metaeval.scorer import toolkit_version
 
-try:
-    _VERSION = importlib.metadata.version("nlgmetrics")
-except importlib.metadata.PackageNotFoundError:
-    _VERSION = "dev"
+_VERSION = toolkit_version()
 
 DEFAULT_NLI = "packaged:nli-minilm"
 

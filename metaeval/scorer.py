@@ -8,6 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence, runtime_checkable
 
+def toolkit_version() -> str:
+    """The installed toolkit version for score signatures ("dev" when run from a source tree not installed)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("nlgmetrics")
+    except importlib.metadata.PackageNotFoundError:
+        return "dev"
+
+
 ScoreFn = Callable[[Sequence[str], Sequence[str], "Sequence[str] | None"], Sequence[float]]
 
 

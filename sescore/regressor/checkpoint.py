@@ -9,12 +9,12 @@ and even a full checkpoint takes its tokenizer and architecture from that folder
 from __future__ import annotations
 
 import datetime
-import importlib.metadata
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from metaeval.scorer import toolkit_version
 from modelroles import ModelRoleError, fingerprint, resolve
 from sescore.regressor.model import RegressorConfig, SEScoreRegressor, add_lora, load_base_encoder
 from sescore.regressor.scale import describe
@@ -27,13 +27,6 @@ MODEL_CLASS = "sescore.regressor.model.SEScoreRegressor"
 
 class CheckpointError(ModelRoleError):
     """A checkpoint folder that cannot be used; the message names the folder, the file and what is wrong."""
-
-
-def _version() -> str:
-    try:
-        return importlib.metadata.version("nlgmetrics")
-    except importlib.metadata.PackageNotFoundError:
-        return "dev"
 
 
 def saved_state(regressor: SEScoreRegressor) -> dict[str, Any]:
@@ -80,7 +73,7 @@ def export_checkpoint(regressor: SEScoreRegressor, out_dir: str | Path, record: 
         "weights": {"file": WEIGHTS_NAME, "dtype": "float32",
                     "contents": "full" if regressor.config.lora is None else "lora-adapters+head"},
         "record": _plain({"exported": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                          "nlgmetrics": _version(), **(record or {})}),
+                          "nlgmetrics": toolkit_version(), **(record or {})}),
     }
     tmp = out / f".{HPARAMS_NAME}.part"
     tmp.write_text(yaml.safe_dump(body, sort_keys=False, allow_unicode=True), encoding="utf-8")

@@ -6,23 +6,20 @@ so this halves the encoder work there. With several references per hypothesis th
 """
 from __future__ import annotations
 
-import importlib.metadata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from metaeval.scorer import toolkit_version
 from sescore.regressor.checkpoint import checkpoint_hash, load_checkpoint
 from sescore.regressor.model import SEScoreRegressor, scores_from_vectors
 
 # The shipped model (trained by `train.py fit --config configs/sescore/fit_offline.yaml`); not present until then.
 DEFAULT_CHECKPOINT = str(Path(__file__).resolve().parents[1] / "checkpoints" / "minilm-news")
 
-try:
-    _VERSION = importlib.metadata.version("nlgmetrics")
-except importlib.metadata.PackageNotFoundError:
-    _VERSION = "dev"
+_VERSION = toolkit_version()
 
 
 def reference_lists(hyps: Sequence[str], refs: Sequence[str] | Sequence[Sequence[str]]) -> list[list[str]]:
