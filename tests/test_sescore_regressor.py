@@ -250,6 +250,25 @@ def test_bad_synthesis_data_is_named(tmp_path, dev_file):
         load_dev_judgments(bad)
 
 
+def test_uniform_labels_count_applied_edits_for_the_without_severity_ablation(tmp_path):
+    from datasets import Dataset
+
+    from metaeval import InputError
+    from sescore.regressor.datamodule import SEScoreDataModule
+    from sescore.regressor.sources import load_synthesis
+
+    rows = {"reference": ["a b c", "a b c", "d e f"], "candidate": ["a c", "x b", "d e f g"],
+            "score": [-1, -6, -5], "num_applied": [1, 2, 1]}
+    Dataset.from_dict(rows).save_to_disk(str(tmp_path / "ok"))
+    assert [r["score"] for r in load_synthesis(tmp_path / "ok")] == [-1.0, -6.0, -5.0]
+    assert [r["score"] for r in load_synthesis(tmp_path / "ok", labels="uniform")] == [-1.0, -2.0, -1.0]
+    Dataset.from_dict({k: v for k, v in rows.items() if k != "num_applied"}).save_to_disk(str(tmp_path / "old"))
+    with pytest.raises(InputError, match="num_applied"):
+        load_synthesis(tmp_path / "old", labels="uniform")
+    with pytest.raises(ValueError, match="labels must be one of"):
+        SEScoreDataModule(str(tmp_path / "ok"), labels="none")
+
+
 # ------------------------------------------------------------------------------------------ fit + export
 def test_one_epoch_fit_lowers_loss_and_exports_best(fitted):
     assert fitted["after"] < 0.7 * fitted["before"], (fitted["before"], fitted["after"])
@@ -263,6 +282,9 @@ def test_one_epoch_fit_lowers_loss_and_exports_best(fitted):
     assert hparams["record"]["monitor"] == "val_tau_like"
     assert hparams["record"]["best"] == pytest.approx(exporter.best)
     assert hparams["record"]["data"]["train_pairs"] == len(fitted["data"].train_records)
+    card = (fitted["folder"] / "README.md").read_text()  # the model card is written from the same record
+    assert f"{len(fitted['data'].train_records)} training pairs" in card
+    assert f"| val_tau_like | {hparams['record']['metrics']['val_tau_like']:.4f} |" in card
 
 
 def test_export_reload_gives_identical_scores(fitted, tmp_path):

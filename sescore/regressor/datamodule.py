@@ -14,7 +14,7 @@ import torch
 from torch.utils.data import DataLoader, RandomSampler
 
 from sescore.regressor.sampler import LengthBucketBatchSampler
-from sescore.regressor.sources import load_dev_judgments, load_synthesis
+from sescore.regressor.sources import LABELS, load_dev_judgments, load_synthesis
 from sescore.regressor.split import split_by_reference
 
 DEFAULT_DEV_JUDGMENTS = "../shared/data/judgments/mt_mqm_wmt21_ted_zhen.jsonl"
@@ -59,6 +59,8 @@ class SEScoreDataModule(pl.LightningDataModule):
         dev_score: which ``scores`` key is the human score.
         dev_items: use the first N items of the dev file (None = all).
         num_workers: DataLoader worker processes.
+        labels: ``severity`` (the synthesis scores) or ``uniform`` (every applied edit -1: the paper's
+            "w/o severity" ablation; needs the ``num_applied`` column).
     """
 
     def __init__(
@@ -75,6 +77,7 @@ class SEScoreDataModule(pl.LightningDataModule):
         dev_score: str = "mqm",
         dev_items: int | None = 200,
         num_workers: int = 0,
+        labels: str = "severity",
     ) -> None:
         super().__init__()
         if batch_size < 1 or eval_batch_size < 1:
@@ -84,6 +87,9 @@ class SEScoreDataModule(pl.LightningDataModule):
         self.val_fraction, self.split_seed = val_fraction, split_seed
         self.batch_size, self.eval_batch_size, self.bucket_pool = batch_size, eval_batch_size, bucket_pool
         self.shuffle_seed, self.limit, self.num_workers = shuffle_seed, limit, num_workers
+        if labels not in LABELS:
+            raise ValueError(f"labels must be one of {', '.join(LABELS)}, got {labels!r}")
+        self.labels = labels
         self.dev_judgments, self.dev_score, self.dev_items = dev_judgments or None, dev_score, dev_items
         self.train_records: list[dict[str, Any]] = []
         self.val_records: list[dict[str, Any]] = []
@@ -92,7 +98,7 @@ class SEScoreDataModule(pl.LightningDataModule):
     def setup(self, stage: str | None = None) -> None:
         if self.train_records or self.val_records:
             return
-        records = load_synthesis(self.dataset, self.limit)
+        records = load_synthesis(self.dataset, self.limit, self.labels)
         train, val = split_by_reference([r["reference"] for r in records], self.val_fraction, self.split_seed)
         if not train:
             raise ValueError(f"synthesis dataset {self.dataset}: every reference fell into validation; "
@@ -110,7 +116,7 @@ class SEScoreDataModule(pl.LightningDataModule):
             "dataset": str(Path(self.dataset)), "train_pairs": len(self.train_records),
             "val_pairs": len(self.val_records), "dev_judgments": self.dev_judgments, "dev_score": self.dev_score,
             "dev_items": self.dev_items, "dev_pairs": len(self.dev_records), "val_fraction": self.val_fraction,
-            "split_seed": self.split_seed,
+            "split_seed": self.split_seed, "labels": self.labels,
         }
 
     def train_dataloader(self) -> DataLoader:

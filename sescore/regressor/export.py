@@ -12,6 +12,7 @@ from typing import Any
 
 import pytorch_lightning as pl
 
+from sescore.regressor.card import write_model_card
 from sescore.regressor.checkpoint import export_checkpoint
 
 
@@ -60,6 +61,7 @@ class ExportBest(pl.Callback):
     def _export(self, trainer: pl.Trainer, pl_module: pl.LightningModule, why: str) -> None:
         if trainer.is_global_zero:
             export_checkpoint(pl_module.regressor, self.dirpath, self.record(trainer, pl_module, why))
+            write_model_card(self.dirpath)
         self.exports += 1
 
     def record(self, trainer: pl.Trainer, pl_module: pl.LightningModule, why: str) -> dict[str, Any]:

@@ -16,8 +16,18 @@ from sescore.regressor.scale import MAX_SCORE, MIN_SCORE
 REQUIRED_COLUMNS = ("reference", "candidate", "score")
 
 
-def load_synthesis(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
-    """Records {reference, candidate, score} from a ``datasets`` folder written with ``save_to_disk``."""
+LABELS = ("severity", "uniform")
+
+
+def load_synthesis(path: str | Path, limit: int | None = None, labels: str = "severity") -> list[dict[str, Any]]:
+    """Records {reference, candidate, score} from a ``datasets`` folder written with ``save_to_disk``.
+
+    ``labels="uniform"`` is the paper's "w/o severity" ablation: every applied edit counts -1 whatever the NLI
+    said, so the target is minus the number of applied edits (the dataset's ``num_applied`` column). Training
+    on the same rows with both settings isolates what the severity labels contribute.
+    """
+    if labels not in LABELS:
+        raise ValueError(f"labels must be one of {', '.join(LABELS)}, got {labels!r}")
     from datasets import Dataset, DatasetDict, load_from_disk
 
     path = Path(path)
@@ -33,14 +43,16 @@ def load_synthesis(path: str | Path, limit: int | None = None) -> list[dict[str,
         data = next(iter(data.values()))
     if not isinstance(data, Dataset):
         raise InputError(f"synthesis dataset {path}: expected a Dataset, found {type(data).__name__}")
-    missing = [c for c in REQUIRED_COLUMNS if c not in data.column_names]
+    required = REQUIRED_COLUMNS + (("num_applied",) if labels == "uniform" else ())
+    missing = [c for c in required if c not in data.column_names]
     if missing:
         raise InputError(f"synthesis dataset {path}: missing column(s) {missing}; has {data.column_names}")
     if limit is not None:
         data = data.select(range(min(int(limit), len(data))))
-    columns = data.select_columns(list(REQUIRED_COLUMNS)).to_dict()
+    columns = data.select_columns(list(required)).to_dict()
+    scores = columns["score"] if labels == "severity" else [-int(n) for n in columns["num_applied"]]
     records = []
-    for index, (reference, candidate, score) in enumerate(zip(columns["reference"], columns["candidate"], columns["score"])):
+    for index, (reference, candidate, score) in enumerate(zip(columns["reference"], columns["candidate"], scores)):
         if not isinstance(reference, str) or not reference.strip() or not isinstance(candidate, str) or not candidate.strip():
             raise InputError(f"synthesis dataset {path}: row {index} has an empty reference or candidate")
         if score is None or not math.isfinite(float(score)) or not MIN_SCORE <= float(score) <= MAX_SCORE:

@@ -1,0 +1,120 @@
+"""Model card (README.md) written beside every exported checkpoint, from what the run itself recorded.
+
+A checkpoint without its data, recipe and dev numbers cannot be trusted or reproduced; writing the card from
+``hparams.yaml`` and the synthesis summary at export time means it can never disagree with the weights.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return "-" if value is None else str(value)
+
+
+def synthesis_summary(dataset: str | Path | None) -> dict[str, Any] | None:
+    """The ``summary.json`` that ``train.py synthesize`` wrote beside the training rows, if it is there."""
+    if not dataset:
+        return None
+    path = Path(dataset) / "summary.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[str, Any] | None = None) -> str:
+    """Markdown card: what the model is, what it was trained on, how, and how it did on the dev set."""
+    record = hparams.get("record") or {}
+    model = record.get("model_hparams") or {}
+    data = record.get("data") or {}
+    metrics = record.get("metrics") or {}
+    regressor = hparams.get("regressor") or {}
+    lora = regressor.get("lora")
+    lines = [
+        "# SEScore regressor checkpoint",
+        "",
+        f"Encoder `{hparams.get('encoder')}` (weight hash `{hparams.get('encoder_hash')}`, checked on load)"
+        + (f" with LoRA r={lora['r']} adapters" if lora else ", fully fine-tuned")
+        + f"; head {regressor.get('hidden_sizes')} over [c; r; c*r; |c-r|] of mean-pooled"
+        + (" layer-mixed" if regressor.get("layer_mix") else "") + " token states.",
+        f"Weights: `{(hparams.get('weights') or {}).get('file')}` ({size_bytes / 2**20:.1f} MB, "
+        f"{(hparams.get('weights') or {}).get('contents')}); loading never unpickles.",
+        f"Output: {(hparams.get('output_scale') or {}).get('formula')} - "
+        f"{(hparams.get('output_scale') or {}).get('meaning')}.",
+        "",
+        "```python",
+        "from sescore import SEScoreScorer",
+        "scores = SEScoreScorer(\"<this folder>\").score(candidates, [[ref] for ref in references])",
+        "```",
+        "",
+        "## Training data",
+        f"- Synthesis dataset: `{data.get('dataset')}`; labels: {data.get('labels', 'severity')}; "
+        f"{data.get('train_pairs')} training pairs, {data.get('val_pairs')} held-out pairs "
+        f"(split by reference, val_fraction {data.get('val_fraction')}).",
+    ]
+    if summary:
+        severity = (summary.get("severity") or {})
+        lines += [
+            f"- Made by `train.py synthesize` with config `{summary.get('config_name')}` "
+            f"(hash `{summary.get('config_hash')}`, seed {summary.get('seed')}): {summary.get('rows')} rows from "
+            f"{summary.get('sentences')} sentences; minor share {_fmt(severity.get('minor_share'))}, "
+            f"major share {_fmt(severity.get('major_share'))}, mean score {_fmt(summary.get('mean_score'))}.",
+            f"- Models used for synthesis: {', '.join(f'{k} = `{v}`' for k, v in (summary.get('models') or {}).items())}.",
+        ]
+    lines += [
+        f"- Model selection: {record.get('monitor')} ({record.get('mode')}) on `{data.get('dev_judgments')}` "
+        f"(`{data.get('dev_score')}`, first {data.get('dev_items')} items, {data.get('dev_pairs')} pairs).",
+        "",
+        "## Recipe",
+        "| hyper-parameter | value |",
+        "|---|---|",
+    ]
+    for key in ("encoder_lr", "head_lr", "layerwise_decay", "encoder_freeze_fraction", "freeze_embeddings",
+                "dropout", "weight_decay", "max_length", "lora_r", "lora_alpha", "lora_dropout"):
+        if key in model:
+            lines.append(f"| {key} | {_fmt(model[key])} |")
+    data_hp = record.get("data_hparams") or {}
+    for key in ("batch_size", "bucket_pool", "shuffle_seed", "split_seed"):
+        if key in data_hp:
+            lines.append(f"| {key} | {_fmt(data_hp[key])} |")
+    lines += [
+        "",
+        "## Dev numbers at the exported step",
+        f"Selected: {record.get('selected')} at epoch {record.get('epoch')}, step {record.get('global_step')} "
+        f"({record.get('train_seconds')} s of training, world size {record.get('world_size')}, "
+        f"precision {record.get('precision')}).",
+        "",
+        "| metric | value |",
+        "|---|---|",
+    ] + [f"| {k} | {_fmt(v)} |" for k, v in sorted(metrics.items())] + [
+        "",
+        "## Limits",
+        "- English only (the encoder and the NLI model that labelled severities are English).",
+        "- Trained on synthetic errors in news sentences; long multi-sentence texts are truncated at "
+        f"{regressor.get('max_length')} tokens.",
+        "- The dev slice above chose this checkpoint: report results on other items or other data sets.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_model_card(checkpoint_dir: str | Path) -> Path:
+    """Render README.md from the folder's ``hparams.yaml`` (and the synthesis summary it points at)."""
+    folder = Path(checkpoint_dir)
+    hparams = yaml.safe_load((folder / "hparams.yaml").read_text(encoding="utf-8"))
+    weights = folder / ((hparams.get("weights") or {}).get("file") or "model.safetensors")
+    size = weights.stat().st_size if weights.exists() else 0
+    dataset = ((hparams.get("record") or {}).get("data") or {}).get("dataset")
+    card = folder / "README.md"
+    card.write_text(render_model_card(hparams, size, synthesis_summary(dataset)), encoding="utf-8")
+    return card
+
+
+__all__ = ["render_model_card", "synthesis_summary", "write_model_card"]
