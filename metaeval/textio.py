@@ -92,18 +92,18 @@ def read_jsonl(path: str | Path, what: str = "data") -> list[dict]:
     return rows
 
 
-def first_items(rows: Sequence[dict], limit: int | None) -> list[dict]:
-    """The rows of the first ``limit`` distinct items (in file order), with all their systems."""
-    if limit is None:
+def first_items(rows: Sequence[dict], limit: int | None, skip: int = 0) -> list[dict]:
+    """The rows of the first ``limit`` distinct items (in file order) after skipping ``skip`` items, with all
+    their systems. ``skip`` keeps a dev slice used for model selection out of the numbers reported."""
+    if skip < 0:
+        raise InputError(f"cannot skip a negative number of items ({skip})")
+    if limit is None and not skip:
         return list(rows)
-    keep: set = set()
+    order: dict = {}
     for row in rows:
-        key = (row.get("lp"), row.get("item_id"))
-        if key not in keep:
-            if len(keep) >= limit:
-                continue
-            keep.add(key)
-    return [r for r in rows if (r.get("lp"), r.get("item_id")) in keep]
+        order.setdefault((row.get("lp"), row.get("item_id")), len(order))
+    stop = len(order) if limit is None else skip + limit
+    return [r for r in rows if skip <= order[(r.get("lp"), r.get("item_id"))] < stop]
 
 
 @contextlib.contextmanager

@@ -93,6 +93,13 @@ def test_first_items_keeps_all_systems(tmp_path):
     path.write_text("\n".join(json.dumps(r) for r in rows))
     got = first_items(read_jsonl(path), 2)
     assert [(r["item_id"], r["system"]) for r in got] == [(1, "x"), (1, "y"), (2, "x"), (2, "y")]
+    # skip leaves a dev slice out; skip + limit is a window; interleaved systems stay with their item
+    shuffled = [{"item_id": i, "system": s} for s in ("x", "y") for i in (1, 2, 3)]
+    assert [(r["item_id"], r["system"]) for r in first_items(shuffled, None, 2)] == [(3, "x"), (3, "y")]
+    assert [r["item_id"] for r in first_items(rows, 1, 1)] == [2, 2]
+    assert first_items(rows, None, 5) == []
+    with pytest.raises(InputError, match="negative"):
+        first_items(rows, None, -1)
 
 
 def test_adversarial_accuracy_ties_fail():
