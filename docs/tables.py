@@ -39,7 +39,70 @@ def correlation_table(prefix: str, metrics: list[str]) -> list[str]:
     return lines
 
 
+SESCORE_SETS = [  # (file prefix, column title)
+    ("ted_zhen_heldout", "TED zh-en, items 201-529"),
+    ("ted_zhen", "TED zh-en, all items"),
+    ("summeval_relevance", "SummEval relevance"),
+    ("webnlg_adequacy", "WebNLG-2020 adequacy"),
+]
+SESCORE_METRICS = [("sescore", "SEScore (shipped)"), ("sescore_uniform", "SEScore w/o severity"),
+                   ("cosine", "MiniLM cosine (w/o synthetic errors)"), ("bertscore", "BERTScore-MiniLM"),
+                   ("chrf", "chrF"), ("bleu", "BLEU")]
+
+
+def sescore_table() -> list[str]:
+    """tau-like / system Pearson per data set; the TED dev slice (items 1-200) chose the checkpoint."""
+    lines = ["| metric | " + " | ".join(title for _, title in SESCORE_SETS) + " |", "|---|" + "---|" * len(SESCORE_SETS)]
+    for metric, name in SESCORE_METRICS:
+        cells = []
+        for prefix, _ in SESCORE_SETS:
+            r = load(f"{prefix}_{metric}")
+            cells.append("-" if r is None else f"{fmt(r['tau_like'])} / {fmt(r['system_pearson'])}")
+        if any(c != "-" for c in cells):
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def synthesis_tables(summary_path: str) -> list[str]:
+    """Per-operation counts, severity shares and the settings next to the paper's, from a run's summary.json."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from sescore.synthesis.config import load_config, to_dict
+
+    summary = json.loads(Path(summary_path).read_text())
+    edits, severity = summary["edits"], summary["severity"]
+    lines = [f"{summary['rows']} rows from {summary['sentences']} sentences, config `{summary['config_name']}` "
+             f"(hash `{summary['config_hash']}`), mean score {summary['mean_score']:.2f}; "
+             f"edits planned {edits['planned']}, applied {edits['applied']} ({edits['applied_share']:.1%}), "
+             f"no-op {edits['unchanged']}, rejected by the budget table {edits['rejected']}.", "",
+             "| operation | planned | applied | no-op (duplicate text) | rejected |", "|---|---|---|---|---|"]
+    for kind, c in sorted(summary["per_kind"].items()):
+        lines.append(f"| {kind} | {c['planned']} | {c['applied']} | {c['unchanged']} | {c['rejected']} |")
+    counts = severity["counts"]
+    lines += ["", "| severity | labels | share |", "|---|---|---|",
+              f"| minor (-1) | {counts.get('-1', 0)} | {severity['minor_share']:.3f} |",
+              f"| major (-5) | {counts.get('-5', 0)} | {severity['major_share']:.3f} |"]
+    repo = Path(__file__).resolve().parents[1] / "configs" / "sescore"
+    paper, ours = to_dict(load_config(repo / "paper_en.yaml")), to_dict(load_config(repo / f"{summary['config_name']}.yaml"))
+    keys = ["variants", "max_edits", "num_edits_lambda", "mix_single_edit", "mix_multi_edit", "seq2seq_max_step",
+            "delete_span", "seq2seq_span", "mlm.role", "mlm.model", "mlm.top_k", "seq2seq.role", "seq2seq.model",
+            "seq2seq.top_k", "severity.nli", "severity.threshold"]
+    lines += ["", f"| setting | paper (`paper_en.yaml`) | this run (`{summary['config_name']}.yaml`) |", "|---|---|---|"]
+    for key in keys:
+        def get(d: dict, k: str = key):
+            for part in k.split("."):
+                d = d.get(part) if isinstance(d, dict) else None
+            return d
+        lines.append(f"| {key} | {get(paper)} | {get(ours)} |")
+    return lines
+
+
 def main() -> int:
+    if sys.argv[1:] == ["sescore"]:
+        print("\n".join(sescore_table()))
+        return 0
+    if sys.argv[1:2] == ["synthesis"] and len(sys.argv) == 3:
+        print("\n".join(synthesis_tables(sys.argv[2])))
+        return 0
     out = ["### Adversarial preference accuracy (adv_menli_wmt20_de, reference-based; ties fail)", ""]
     out += adversarial_table(["menli", "menli+bertscore", "bertscore", "cosine", "chrf", "bleu"])
     out += ["", "### Correlation with MQM, WMT21 TED zh-en (segment tau-like is WMT20 item-grouped)", ""]
