@@ -1,7 +1,7 @@
 """Scoring and measuring entry point.
 
     python evaluate.py score       --metric NAME --hyps F --refs F [F ...] [--srcs F] [--out F.jsonl]
-    python evaluate.py correlate   --metric NAME --data F.jsonl [--limit N] [--human KEY]
+    python evaluate.py correlate   --metric NAME --data F.jsonl [--limit N] [--skip N] [--human KEY]
     python evaluate.py adversarial --metric NAME --data F.jsonl [--reference-free]
     python evaluate.py stress      --metric NAME[,NAME...] --data F.jsonl [--tests T,...] [--limit N] --out DIR
     python evaluate.py make-adversarial --data F.jsonl --out F.jsonl [--types T,...] [--seed S]
@@ -174,10 +174,19 @@ def _is_human_system(system: str) -> bool:
     return str(system).lower().startswith(("ref", "human"))
 
 
+def _source_text(src: Any) -> str:
+    """The source as one string: data-to-text inputs (WebNLG) are lists of triples, one per line."""
+    if src is None:
+        return ""
+    if isinstance(src, (list, tuple)):
+        return "\n".join(str(part) for part in src)
+    return str(src)
+
+
 def cmd_correlate(args: argparse.Namespace) -> dict:
     from metaeval import InputError, correlation_report, first_items, read_jsonl
 
-    rows = first_items(read_jsonl(args.data), args.limit)
+    rows = first_items(read_jsonl(args.data), args.limit, args.skip)
     key = _human_key(rows, args.human)
     rows = [r for r in rows if (r.get("scores") or {}).get(key) is not None]
     if not rows:
@@ -190,16 +199,17 @@ def cmd_correlate(args: argparse.Namespace) -> dict:
     # identical (hyp, refs, src) triples are scored once
     unique: dict[tuple, int] = {}
     for row in rows:
-        unique.setdefault((row["hyp"], tuple(row["refs"]), row.get("src") or ""), len(unique))
+        unique.setdefault((row["hyp"], tuple(row["refs"]), _source_text(row.get("src"))), len(unique))
     triples = list(unique)
     srcs = [t[2] for t in triples]
     scores = scorer.score([t[0] for t in triples], [list(t[1]) for t in triples], srcs if any(srcs) else None)
     _save_stats(scorer, args)
-    metric = [scores[unique[(r["hyp"], tuple(r["refs"]), r.get("src") or "")]] for r in rows]
+    metric = [scores[unique[(r["hyp"], tuple(r["refs"]), _source_text(r.get("src")))]] for r in rows]
     human = [float(r["scores"][key]) for r in rows]
     items = [(r.get("lp"), r.get("item_id")) for r in rows]
     systems = [r.get("system") for r in rows]
-    result = {"metric": args.metric, "data": str(args.data), "human": key}
+    result = {"metric": args.metric, "data": str(args.data), "human": key, "skip_items": args.skip,
+              "limit_items": args.limit}
     result.update(correlation_report(metric, human, items, systems))
     mt = [i for i, s in enumerate(systems) if not _is_human_system(s)]
     if len(mt) < len(rows):
@@ -299,6 +309,7 @@ def make_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("correlate", help="correlation with human judgments (WMT20 tau-like, Kendall, Pearson)")
     p.add_argument("--data", required=True)
     p.add_argument("--limit", type=int, help="first N items with all their systems")
+    p.add_argument("--skip", type=int, default=0, help="leave out the first N items (e.g. a dev slice used for selection)")
     p.add_argument("--human", help="which human score (key of 'scores') to correlate with")
     _add_metric_options(p)
     p = sub.add_parser("adversarial", help="MENLI adversarial preference accuracy")
@@ -339,6 +350,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if getattr(args, "limit", None) is not None and args.limit < 1:
             raise InputError("--limit must be a positive number of items")
+        if getattr(args, "skip", 0) < 0:
+            raise InputError("--skip must be zero or a positive number of items")
         if getattr(args, "batch_size", 1) < 1:
             raise InputError("--batch-size must be >= 1")
         result = COMMANDS[args.command](args)

@@ -117,6 +117,17 @@ def test_correlate_reports_all_statistics_with_and_without_human_systems(capsys,
     assert result["without_human_systems"]["tau_like"] == pytest.approx(1.0)
     code, stdout, _ = run(capsys, "correlate", "--metric", "chrf", "--data", str(_judged(tmp_path)), "--limit", "1", "--quiet")
     assert json.loads(stdout[-1])["n"] == 4
+    code, stdout, _ = run(capsys, "correlate", "--metric", "chrf", "--data", str(_judged(tmp_path)), "--skip", "1", "--quiet")
+    assert json.loads(stdout[-1])["n"] == 4 and json.loads(stdout[-1])["skip_items"] == 1
+
+
+def test_correlate_accepts_data_to_text_sources_given_as_lists(capsys, tmp_path):
+    """WebNLG sources are lists of triples; they must not break the de-duplication of scored triples."""
+    path = _judged(tmp_path)
+    rows = [dict(json.loads(line), src=["Cat | sits_on | Mat", "Dog | runs_in | Park"]) for line in path.read_text().splitlines()]
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    code, stdout, _ = run(capsys, "correlate", "--metric", "chrf", "--data", str(path), "--quiet")
+    assert code == 0 and json.loads(stdout[-1])["n"] == 8
 
 
 def test_adversarial_reports_per_type_and_mean(capsys, tmp_path):
