@@ -400,6 +400,24 @@ def test_default_checkpoint_constant_points_into_the_package():
     assert Path(DEFAULT_CHECKPOINT).parts[-3:] == ("sescore", "checkpoints", "minilm-news")
 
 
+def test_shipped_checkpoint_is_small_loads_offline_and_penalises_errors():
+    """The embedded model: under 10 MB, rebuilt over the packaged MiniLM, and it ranks an untouched candidate
+    above the same sentence with a negated verb, a wrong number and a dropped phrase."""
+    from sescore.regressor import DEFAULT_CHECKPOINT
+    from sescore.regressor.scoring import SEScoreScorer
+
+    folder = Path(DEFAULT_CHECKPOINT)
+    assert sum(f.stat().st_size for f in folder.iterdir()) < 10 * 2**20
+    assert (folder / "README.md").is_file()
+    refs = ["The company reported a profit of 12 million dollars in the third quarter.",
+            "Police said the two men were arrested on Friday night near the station."]
+    bad = ["The company did not report a profit of 12 million dollars in the third quarter.",
+           "Police said the nine men were arrested on Friday night."]
+    scores = SEScoreScorer(device="cpu").score(refs + bad, refs + refs)
+    assert all(0.0 <= s <= 1.2 for s in scores)
+    assert scores[0] > scores[2] and scores[1] > scores[3], scores
+
+
 def test_dev_tau_like_dedupes_and_matches_metaeval():
     from sescore.regressor.selection import DevTauLike
 
