@@ -4,7 +4,9 @@
     python evaluate.py correlate   --metric NAME --data F.jsonl [--limit N] [--skip N] [--human KEY]
     python evaluate.py adversarial --metric NAME --data F.jsonl [--reference-free]
     python evaluate.py stress      --metric NAME[,NAME...] --data F.jsonl [--tests T,...] [--limit N] --out DIR
+                                   [--gold-system NAME] [--ref-index N|all]   (NAME may be bertscore-p/-r/-f)
     python evaluate.py make-adversarial --data F.jsonl --out F.jsonl [--types T,...] [--seed S]
+    python evaluate.py robustness  --metric NAME[,NAME...] --data F.jsonl --out F.json [--markdown F.md] [--seed S]
 
 NAME is a toolkit metric or ``py:package.module:function`` for a plain Python callable
 ``function(hyps, refs, srcs) -> list[float]`` (higher is better).
@@ -40,6 +42,8 @@ def _add_metric_options(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--mars-config", default=None, help="mars: YAML config (default: configs/mars/offline.yaml)")
     g.add_argument("--ablation", default=None,
                    help="mars: full, no_planning, no_context, no_planning_no_context or naive")
+    g.add_argument("--mars-cache", default=None,
+                   help="mars: folder of the augmentation cache (default: the config's cache_dir)")
     g.add_argument("--batch-size", type=int, default=64)
     g.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: GPU if present)")
     g.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -77,7 +81,8 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
         from pathlib import Path
 
         config = args.mars_config or Path(__file__).resolve().parent / "configs" / "mars" / "offline.yaml"
-        return mars.build(config, ablation=args.ablation)
+        overrides = {"cache_dir": args.mars_cache} if getattr(args, "mars_cache", None) else None
+        return mars.build(config, ablation=args.ablation, overrides=overrides)
     if name in ("bleu", "chrf"):
         return SacreBleuScorer(name)
     if name == "bertscore":
@@ -255,27 +260,87 @@ def _multi_reference_rows(args: argparse.Namespace, need: int) -> list[dict]:
     return usable
 
 
+def _stress_rows(args: argparse.Namespace) -> tuple[list[str], list, list[dict], dict]:
+    """Gold hypotheses, references (a string, or every reference of the item), rows and the recorded set-up.
+
+    Default: reference ``--gold-ref`` is the gold hypothesis, reference ``--ref-index`` the reference. With
+    ``--gold-system NAME`` the gold hypothesis is that system's ``hyp`` (the paper's CNN/DM set-up: the original
+    highlights, THumB's system ``Human-H``); ``--ref-index all`` scores against every other reference at once.
+    """
+    from metaeval import InputError, read_jsonl
+
+    every = args.ref_index == "all"
+    if not every and not args.ref_index.isdigit():
+        raise InputError(f"--ref-index must be a reference number or 'all', got {args.ref_index!r}")
+    index = None if every else int(args.ref_index)
+    if args.gold_system is not None:
+        rows = [r for r in read_jsonl(args.data) if r.get("system") == args.gold_system]
+        if not rows:
+            raise InputError(f"{args.data}: no row of system {args.gold_system!r} (field 'system')")
+        rows = [r for r in _one_row_per_item(rows, args.limit)
+                if isinstance(r.get("hyp"), str) and r["hyp"].strip() and isinstance(r.get("refs"), list)
+                and len(r["refs"]) > (0 if every else index)]
+        if not rows:
+            raise InputError(f"{args.data}: no {args.gold_system!r} row has a hypothesis and the references asked for")
+        gold = [r["hyp"] for r in rows]
+        refs = [list(r["refs"]) if every else r["refs"][index] for r in rows]
+        setup = {"gold": f"hyp of system {args.gold_system!r}", "references": "all refs" if every else f"refs[{index}]"}
+    else:
+        if index == args.gold_ref:
+            raise InputError("--gold-ref and --ref-index must name different references")
+        rows = _multi_reference_rows(args, max(args.gold_ref, 1 if every else index))
+        gold = [r["refs"][args.gold_ref] for r in rows]
+        refs = [[x for k, x in enumerate(r["refs"]) if k != args.gold_ref] if every else r["refs"][index]
+                for r in rows]
+        setup = {"gold": f"refs[{args.gold_ref}]",
+                 "references": f"all refs but refs[{args.gold_ref}]" if every else f"refs[{index}]"}
+    if every:
+        counts = sorted({len(r) for r in refs})
+        setup["references"] += f" ({counts[0]}-{counts[-1]} per item)" if len(counts) > 1 else f" ({counts[0]} per item)"
+        setup["multi-reference aggregation"] = f"{args.aggregation} (menli, bertscore-p/-r/-f); bertscore: best F1"
+    setup.update({"items": len(rows), "limit": args.limit, "keep_last_sentence": args.keep_last_sentence})
+    return gold, refs, rows, setup
+
+
+def _stress_metric(name: str, args: argparse.Namespace, prf: dict) -> Any:
+    """A toolkit scorer as a stress metric, or one of the stress-only BERTScore variants bertscore-p/-r/-f."""
+    from stress.bertscore_prf import VARIANTS, BERTScorePRF
+
+    if name in VARIANTS:
+        if "scorer" not in prf:
+            loaded: dict = {}
+
+            def embed(texts: list[str]) -> list:
+                from baselines.embedding import token_embeddings
+                from modelroles import load_encoder
+
+                if "model" not in loaded:
+                    loaded["model"] = load_encoder(args.encoder, device=args.device)
+                return token_embeddings(loaded["model"], texts, args.layer, args.batch_size, progress=not args.quiet)
+
+            prf["scorer"] = BERTScorePRF(embed, "mean" if args.aggregation == "mean" else "max")
+        return prf["scorer"].metric(name)
+    scorer = build_scorer(name, args)
+    return lambda h, r, s: scorer.score(h, r, s)
+
+
 def cmd_stress(args: argparse.Namespace) -> dict:
-    from metaeval import InputError
     from stress import DEFAULT_TESTS, run_blindspot, write_report
+    from stress.blindspot import check_available
 
     names = [n for n in args.metric.split(",") if n]
-    if args.gold_ref == args.ref_index:
-        raise InputError("--gold-ref and --ref-index must name different references")
-    rows = _multi_reference_rows(args, max(args.gold_ref, args.ref_index))
-    gold = [r["refs"][args.gold_ref] for r in rows]
-    refs = [r["refs"][args.ref_index] for r in rows]
+    tests = args.tests.split(",") if args.tests else list(DEFAULT_TESTS)
+    check_available(tests)
+    gold, refs, rows, setup = _stress_rows(args)
     srcs = [r.get("src") or "" for r in rows]
     args.reference_free_scoring = False
-    metrics = {}
-    for name in names:
-        scorer = build_scorer(name, args)
-        metrics[name] = lambda h, r, s, scorer=scorer: scorer.score(h, r, s)
-    tests = args.tests.split(",") if args.tests else list(DEFAULT_TESTS)
+    prf: dict = {}
+    metrics = {name: _stress_metric(name, args, prf) for name in names}
     seeds = tuple(int(x) for x in args.seeds.split(","))
     report = run_blindspot(metrics, gold, refs, srcs if any(srcs) else None, tests=tests, seeds=seeds,
                            mlm=args.mlm, keep_last_sentence=args.keep_last_sentence)
     report["data"] = str(args.data)
+    report["setup"] = setup
     write_report(report, args.out)
     return report
 
@@ -294,6 +359,28 @@ def cmd_make_adversarial(args: argparse.Namespace) -> dict:
         for row in made:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
     return {"out": str(args.out), "n": len(made), "items": len(rows), "per_type": stats, "seed": args.seed}
+
+
+def cmd_robustness(args: argparse.Namespace) -> dict:
+    """MARS Table 4: each item's candidate vs 50%-reordered and context-sentence copies of it (stress.robustness)."""
+    from metaeval import InputError, atomic_write, read_jsonl
+    from stress.robustness import markdown_table, run_robustness
+
+    rows = _one_row_per_item(read_jsonl(args.data), args.limit)
+    if any(not isinstance(r.get("hyp"), str) or not r.get("refs") for r in rows):
+        raise InputError(f"{args.data}: every row needs 'hyp' and 'refs'")
+    srcs = [r.get("src") or "" for r in rows]
+    args.reference_free_scoring = False
+    metrics = {name: build_scorer(name, args) for name in args.metric.split(",") if name}
+    report = run_robustness(metrics, [r["hyp"] for r in rows], [list(r["refs"]) for r in rows],
+                            srcs if any(srcs) else None, seed=args.seed)
+    report["data"] = str(args.data)
+    with atomic_write(args.out) as handle:
+        handle.write(json.dumps(_json_safe(report), indent=1, ensure_ascii=False) + "\n")
+    if args.markdown:
+        with atomic_write(args.markdown) as handle:
+            handle.write(markdown_table(report))
+    return report
 
 
 def make_parser() -> argparse.ArgumentParser:
@@ -323,7 +410,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="first N items")
     p.add_argument("--seeds", default="1,2,3,4,5")
     p.add_argument("--gold-ref", type=int, default=0, help="which reference is the gold hypothesis")
-    p.add_argument("--ref-index", type=int, default=1, help="which reference is scored against")
+    p.add_argument("--gold-system", help="gold hypothesis = 'hyp' of this system's row per item (e.g. Human-H)")
+    p.add_argument("--ref-index", default="1",
+                   help="which reference is scored against, or 'all' (multi-reference: every other reference)")
     p.add_argument("--mlm", help="masked_lm role value for the bert_diverge test")
     p.add_argument("--keep-last-sentence", action="store_true", help="open-ended text: never switch the last sentence")
     _add_metric_options(p)
@@ -333,12 +422,19 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--types", help="comma-separated error codes (default: all 12)")
     p.add_argument("--limit", type=int, help="first N items")
     p.add_argument("--seed", type=int, default=0)
+    p = sub.add_parser("robustness", help="MARS Table 4: scores of reordered / context-copied candidates must drop")
+    p.add_argument("--data", required=True, help="JSONL with 'hyp', 'refs' and (for context_sentence) 'src'")
+    p.add_argument("--out", required=True, help="report JSON")
+    p.add_argument("--markdown", help="also write the table as Markdown here")
+    p.add_argument("--limit", type=int, help="first N items")
+    p.add_argument("--seed", type=int, default=0)
+    _add_metric_options(p)
     return parser
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], dict]] = {
     "score": cmd_score, "correlate": cmd_correlate, "adversarial": cmd_adversarial, "stress": cmd_stress,
-    "make-adversarial": cmd_make_adversarial,
+    "make-adversarial": cmd_make_adversarial, "robustness": cmd_robustness,
 }
 
 

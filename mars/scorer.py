@@ -43,8 +43,27 @@ def _check_inputs(hyps: Sequence[Any] | None, refs: Sequence[Any], srcs: Sequenc
             raise ValueError(f"srcs[{i}] is {type(item).__name__}, expected str or None")
 
 
+def single_references(refs: Sequence[Any]) -> list[Any]:
+    """One human reference per sample: a string, or a one-element list/tuple (the multi-reference shape).
+
+    ``evaluate.py correlate`` and other toolkit callers pass every sample's references as a list; MARS augments
+    exactly one human reference (the paper's setting), so a longer list is refused instead of silently using
+    its first element.
+    """
+    out = []
+    for i, item in enumerate(refs):
+        if isinstance(item, (list, tuple)):
+            if len(item) != 1:
+                raise ValueError(f"refs[{i}] has {len(item)} references; MARS takes exactly one per sample")
+            item = item[0]
+        out.append(item)
+    return out
+
+
 class MARSScorer:
     """MARS with one fixed config: ``score(hyps, refs, srcs)`` -> per-sample scores."""
+
+    name = "mars"  # the Scorer protocol's name: protocols keep this object (and its signature) as is
 
     def __init__(self, config: MARSConfig) -> None:
         self.config = config
@@ -185,7 +204,11 @@ class MARSScorer:
             self.cache.put(items)
 
     def score(self, hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str | None] | None = None) -> list[float]:
-        """Per-sample MARS; ``srcs`` is the generation context (e.g. the story so far), or None."""
+        """Per-sample MARS; ``srcs`` is the generation context (e.g. the story so far), or None.
+
+        Each reference is a string or a one-element list (see ``single_references``).
+        """
+        refs = single_references(refs)
         _check_inputs(hyps, refs, srcs)
         if not hyps:
             return []

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from perturb import consistency, fluency, phenomena, targeted
+from perturb import attacks, consistency, fluency, phenomena, targeted
 from perturb.bert_diverge import bert_diverge, bert_diverge_batch
 from perturb.errors import NotApplicable
 
@@ -130,6 +130,9 @@ def _registry() -> Mapping[str, Perturbation]:
         P("frequent_ngram", "targeted", targeted.frequent_ngram, (1.0,), needs=frozenset({NGRAMS})),
         P("copy_source", "targeted", targeted.copy_source, (1,), needs=frozenset({SOURCE})),
         P("repetition", "targeted", targeted.repetition, (5, 10, 20)),
+        # MARS robustness attacks (Liu et al. 2021, Table 4): 50% of tokens reordered, a context sentence copied
+        P("reorder", "targeted", attacks.reorder, (0.5,)),
+        P("context_sentence", "targeted", attacks.context_sentence, (1,), needs=frozenset({SOURCE})),
         # MENLI phenomena (error codes of the MENLI adversarial data)
         P("menli_addition", "menli", phenomena.addition, (1,), needs=doc_lex, menli_code="add"),
         P("menli_omission", "menli", phenomena.omission, (0.1,), menli_code="drop"),

@@ -6,7 +6,8 @@ Public API (what ``evaluate.py stress`` / ``evaluate.py make-adversarial`` call)
 
     report = run_blindspot(
         metrics,                 # {name: fn(hyps: list[str], refs: list[str], srcs: list[str] | None) -> list[float]}
-        hyps, refs, srcs=None,   # gold hypotheses (e.g. reference A), references (reference B), optional sources
+        hyps, refs, srcs=None,   # gold hypotheses (e.g. reference A), references (reference B, or a list of
+                                 # references per sample: the metric aggregates), optional sources
         tests=None,              # names from perturb.PERTURBATIONS; None = DEFAULT_TESTS
         levels=None,             # {test: [levels]} overrides; default = the registry's default levels
         seeds=(1, 2, 3, 4, 5),
@@ -19,6 +20,9 @@ Public API (what ``evaluate.py stress`` / ``evaluate.py make-adversarial`` call)
 
     rows = make_adversarial(multiref_rows, np.random.default_rng(0), types=ERROR_CODES)  # MENLI-format dicts
 
+    # MARS Table 4: 50% of each candidate's tokens reordered / a context sentence copied; scores must drop
+    report = run_robustness({"mine": my_metric}, hyps, refs, srcs, seed=0)
+
 Report shape (JSON-able)::
 
     {"protocol": {...}, "metrics": [...],
@@ -26,17 +30,22 @@ Report shape (JSON-able)::
                       "levels": [0, l1, ...], "noise_ratio": [0, r1, ...], "noise_ratio_std": [...],
                       "metrics": {metric: {"mean": [gold, ...], "std": [0, ...], "passed": bool}},
                       "passed": {metric: bool}}},
-     "summary": {metric: {"passed": n, "failed": n, "not_applicable": n}}}
+     "summary": {metric: {"passed": n, "failed": n, "not_applicable": n}},
+     "unavailable": {test: {"family", "reason"}}}   # e.g. self_evaluation_bias; never counted as passed
 
 Index 0 of every curve is the gold point. A test that applied to no sample has ``applicable: false`` and a
 ``reason``. Metrics must be sample-level, higher = better.
 """
 from stress.adversarial import ERROR_CODES, make_adversarial
-from stress.blindspot import DEFAULT_SEEDS, DEFAULT_TESTS, MetricFn, run_blindspot, score_noised, strictly_decreasing
+from stress.blindspot import (
+    DEFAULT_SEEDS, DEFAULT_TESTS, UNAVAILABLE_OFFLINE, MetricFn, run_blindspot, score_noised, strictly_decreasing,
+)
 from stress.noising import NoisedTest, noise_test, sample_rng
-from stress.report import markdown_table, plot_test, write_report
+from stress.report import curve_table, markdown_table, plot_test, write_report
+from stress.robustness import ATTACKS, make_attacks, run_robustness
 
 __all__ = [
-    "DEFAULT_SEEDS", "DEFAULT_TESTS", "ERROR_CODES", "MetricFn", "NoisedTest", "make_adversarial", "markdown_table",
-    "noise_test", "plot_test", "run_blindspot", "sample_rng", "score_noised", "strictly_decreasing", "write_report",
+    "ATTACKS", "DEFAULT_SEEDS", "DEFAULT_TESTS", "ERROR_CODES", "UNAVAILABLE_OFFLINE", "MetricFn", "NoisedTest",
+    "curve_table", "make_adversarial", "make_attacks", "markdown_table",
+    "noise_test", "plot_test", "run_blindspot", "run_robustness", "sample_rng", "score_noised", "strictly_decreasing", "write_report",
 ]

@@ -289,3 +289,41 @@ def test_bad_input_raises_a_clear_error(tiny, tmp_path, hyps, refs, srcs, messag
     scorer = build(_config(tiny, tmp_path))
     with pytest.raises(ValueError, match=message):
         scorer.score(hyps, refs, srcs)
+
+
+def test_mars_scorer_is_a_scorer_so_protocols_keep_its_signature(tiny, tmp_path):
+    from metaeval.scorer import Scorer, as_scorer
+
+    scorer = build(_config(tiny, tmp_path))
+    assert isinstance(scorer, Scorer) and as_scorer(scorer) is scorer
+    assert as_scorer(scorer).signature().startswith("MARS|")
+
+
+# speed changes must not change augmented references: skipping text after the last blank is output-neutral
+@pytest.mark.parametrize("arch,cloze", [("llama", {}), ("gpt2", {"judge_lookahead": -1, "text_chunk": 0})])
+def test_skipping_trailing_text_changes_nothing_but_the_work(tiny, tmp_path, monkeypatch, arch, cloze):
+    scorer = build({
+        "models": {"causal_lm": tiny[arch], "encoder": tiny["encoder"], "spacy": "packaged:en_core_web_sm"},
+        "masking": {"ratios": [0.0, 0.2, 0.4, 0.6]}, "cloze": {"lockstep_references": 3, **cloze},
+        "cache_dir": None, "progress": False, "device": "cpu",
+    })
+    jobs = [ClozeJob(t, ctx, 7 + i) for per_ref, ctx in zip(scorer.templates(REFS, SRCS), SRCS)
+            for i, t in enumerate(per_ref) if t.ratio > 0]
+    assert any(j.template.blanks and isinstance(j.template.blocks[-1], TextBlock) for j in jobs)  # text to skip
+    fed = []
+    step = LockstepBatch.step
+
+    def counting_step(self, chunks):
+        fed.append(sum(len(c) for c in chunks))
+        return step(self, chunks)
+
+    monkeypatch.setattr(LockstepBatch, "step", counting_step)
+    augmenter = ClozeAugmenter(load_model("causal_lm", tiny[arch]), scorer.config.cloze, scorer.config.planning)
+    results, work = {}, {}
+    for skip in (False, True):
+        augmenter.skip_trailing_text = skip
+        fed.clear()
+        results[skip] = augmenter.augment([jobs])[0]
+        work[skip] = sum(fed)
+    assert results[True] == results[False]
+    assert work[True] < work[False]
