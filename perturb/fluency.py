@@ -44,6 +44,8 @@ def truncation(text: str, rng: np.random.Generator, level: float, **context: Any
     last = words[-1].rstrip(",;:-–—")
     if not last:
         words.pop()
+        if not words:  # only punctuation would remain (e.g. "; the")
+            raise NotApplicable("truncation would leave no word")
         last = words[-1]
     if not last.endswith(tuple(SENTENCE_END)):
         last += "."
