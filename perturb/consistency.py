@@ -1,8 +1,13 @@
 """The consistency noises of the blind-spot paper (Table 16) except BERT-diverge (see ``bert_diverge``).
 
-Switch noises draw ``level`` *disjoint* pairs, so ``n`` switches move exactly ``2n`` items and the noise grows
-with the level (the paper's code allowed overlapping pairs, which can cancel); a text with too few candidates
-raises ``NotApplicable`` (the paper's code returned it unchanged).
+Switches never undo each other, so the noise grows with the level (the paper's code allowed a pair to come back
+later, which can cancel an earlier switch); a text with too few candidates raises ``NotApplicable`` (the paper's
+code returned it unchanged or reversed it). Word switches draw ``level`` *disjoint* pairs of compatible words
+(``n`` switches move exactly ``2n`` words). Sentence switching draws ``level`` switches that each join two
+different cycles of the permutation built so far, i.e. a permutation that no fewer than ``level`` switches can
+undo: it needs only ``level + 1`` sentences, so two switches apply to the three-sentence summaries of CNN/DM as
+in the paper (whose two distinct successive switches on three sentences make the same 3-cycle), where disjoint
+pairs would need four.
 """
 from __future__ import annotations
 
@@ -45,6 +50,26 @@ def _disjoint_pairs(
     raise NotApplicable(f"{n_pairs} switch(es) need {2 * n_pairs} candidates forming disjoint pairs")
 
 
+def _irreducible_switches(rng: np.random.Generator, n_items: int, n_switches: int) -> list[tuple[int, int]]:
+    """``n_switches`` random switches whose product no fewer switches can undo (transposition distance n).
+
+    Each switch takes two items from *different* cycles of the permutation built so far, which merges the cycles
+    and raises the distance by exactly one; a switch inside one cycle would split it and undo earlier work.
+    A permutation of ``n_items`` is at most ``n_items - 1`` switches away from the identity.
+    """
+    if n_switches > n_items - 1:
+        raise NotApplicable(f"{n_switches} switch(es) need {n_switches + 1} candidates, has {n_items}")
+    cycle = list(range(n_items))  # cycle id of every item
+    swaps: list[tuple[int, int]] = []
+    for _ in range(n_switches):
+        pairs = [(i, j) for i, j in combinations(range(n_items), 2) if cycle[i] != cycle[j]]
+        i, j = pairs[int(rng.integers(len(pairs)))]
+        old, new = cycle[j], cycle[i]
+        cycle = [new if c == old else c for c in cycle]
+        swaps.append((i, j))
+    return swaps
+
+
 def _permute(n_items: int, swaps: Sequence[tuple[int, int]]) -> list[int]:
     order = list(range(n_items))
     for i, j in swaps:
@@ -61,13 +86,17 @@ def _changed(text: str, new: str, what: str) -> str:
 def sentence_switching(
     text: str, rng: np.random.Generator, level: float, *, doc: Any = None, keep_last: bool = False, **context: Any
 ) -> str:
-    """Switch ``level`` random pairs of sentences. ``keep_last`` pins the final sentence (open-ended text)."""
-    n_pairs = check_count(level)
+    """Switch sentences ``level`` times, no switch undoing another. ``keep_last`` pins the final sentence.
+
+    ``level`` switches need ``level + 1`` sentences that may move (see the module docstring); pin the last
+    sentence for open-ended text only, as the paper did for WikiText, not for summaries or translations.
+    """
+    n_switches = check_count(level)
     spans, sentences = sentences_of(text, doc)
     movable = len(spans) - 1 if keep_last else len(spans)
     if movable < 2:
         raise NotApplicable(f"needs two sentences that may move, has {movable}")
-    order = _permute(movable, _disjoint_pairs(rng, movable, n_pairs)) + list(range(movable, len(spans)))
+    order = _permute(movable, _irreducible_switches(rng, movable, n_switches)) + list(range(movable, len(spans)))
     return _changed(text, replace_spans(text, spans, [sentences[k] for k in order]), "sentence switching")
 
 

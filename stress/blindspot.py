@@ -6,11 +6,14 @@ All texts of all tests are scored with ONE call per metric (deduplicated), so a 
 batch the whole workload at once.
 
 Metrics are sample-level callables ``metric(hyps, refs, srcs) -> list[float]`` with higher = better (negate a
-lower-is-better metric before passing it). ``srcs`` is None when the data has no sources.
+lower-is-better metric before passing it). ``srcs`` is None when the data has no sources. A reference is a string
+or, for multi-reference set-ups (the paper scores CNN/DM against all ten extra summaries), a list of strings that
+is handed to the metric as is: the metric decides how it aggregates over references.
 """
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -19,7 +22,8 @@ from perturb import default_lexicon, get_perturbation, top_ngrams
 from perturb.docedit import sentence_spans
 from stress.noising import NoisedTest, noise_test
 
-MetricFn = Callable[[list[str], list[str], "list[str] | None"], Sequence[float]]
+Reference = "str | Sequence[str]"
+MetricFn = Callable[[list[str], list, "list[str] | None"], Sequence[float]]
 PROTOCOL = "blindspot-v1"
 DEFAULT_SEEDS = (1, 2, 3, 4, 5)
 # Everything that needs no model beyond spaCy. Add "bert_diverge" (with mlm=...) and "positioned_random_*"
@@ -32,9 +36,20 @@ DEFAULT_TESTS = (
     "positioned_shuffle_start", "positioned_shuffle_middle", "positioned_shuffle_end",
     "injection", "frequent_ngram", "copy_source", "repetition",
 )
+# Tests of the paper this suite does not run, with family and the reason every report repeats (a missing row would
+# read as "passed" or "forgotten"). Asking for one by name is an error that gives the reason.
+UNAVAILABLE_OFFLINE: Mapping[str, Mapping[str, str]] = MappingProxyType({
+    "self_evaluation_bias": MappingProxyType({"family": "targeted", "reason": (
+        "needs generators and log-probability evaluators from at least two pretrained LM families (the paper "
+        "crosses GPT-2 small/medium/large with OPT-2.7b, and BART with T5 for BARTScore); offline there is one "
+        "generator (SmolLM2-135M), no second causal LM to contrast it with, and no toolkit metric that scores by "
+        "a generator's log-probability, so an evaluator preferring its own base model cannot be measured"
+    )}),
+})
 
 
-def _validate_inputs(hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str] | None, seeds: Sequence[int]) -> None:
+def _validate_inputs(hyps: Sequence[str], refs: Sequence[Reference], srcs: Sequence[str] | None,
+                     seeds: Sequence[int]) -> None:
     if len(hyps) == 0:
         raise ValueError("no gold hypotheses")
     if len(refs) != len(hyps):
@@ -43,12 +58,32 @@ def _validate_inputs(hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[st
         raise ValueError(f"{len(hyps)} hypotheses but {len(srcs)} sources")
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be distinct and non-empty, got {list(seeds)}")
-    if any(not isinstance(t, str) for t in list(hyps) + list(refs) + list(srcs or [])):
+    if any(not isinstance(r, str) and (isinstance(r, (bytes, Mapping)) or not isinstance(r, Sequence) or not r)
+           for r in refs):
+        raise TypeError("each reference must be a string or a non-empty list of strings")
+    if any(not isinstance(t, str) for t in list(hyps) + flat_references(refs) + list(srcs or [])):
         raise TypeError("hypotheses, references and sources must be strings")
 
 
+def flat_references(refs: Sequence[Reference]) -> list[str]:
+    """Every reference string, single- and multi-reference alike (for corpus material such as n-grams)."""
+    return [t for r in refs for t in ([r] if isinstance(r, str) else list(r))]
+
+
+def _row_key(ref: Reference) -> str | tuple[str, ...]:
+    """Hashable form of a reference, so identical multi-reference rows are scored once."""
+    return ref if isinstance(ref, str) else tuple(ref)
+
+
+def check_available(tests: Sequence[str]) -> None:
+    """Refuse a test the suite cannot run offline, saying why (instead of a bare "unknown test")."""
+    for name in tests:
+        if name in UNAVAILABLE_OFFLINE:
+            raise ValueError(f"test {name!r} is not available offline: {UNAVAILABLE_OFFLINE[name]['reason']}")
+
+
 def build_context(
-    tests: Sequence[str], hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str] | None, *,
+    tests: Sequence[str], hyps: Sequence[str], refs: Sequence[Reference], srcs: Sequence[str] | None, *,
     nlp: Any = None, mlm: Any = None, ngrams: Sequence[str] | None = None, vocabulary: Sequence[str] | None = None,
     keep_last_sentence: bool = False, injection_text: str | None = None, batch_size: int = 32,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -85,23 +120,28 @@ def build_context(
         shared["mlm"] = mlm
         shared["batch_size"] = batch_size
     if "ngrams" in needs:
-        shared["ngrams"] = list(ngrams) if ngrams else top_ngrams(refs, n=4, k=50)
+        shared["ngrams"] = list(ngrams) if ngrams else top_ngrams(flat_references(refs), n=4, k=50)
     if "vocabulary" in needs:
-        shared["vocabulary"] = list(vocabulary) if vocabulary else sorted({w for t in refs for w in t.split()})
+        shared["vocabulary"] = (list(vocabulary) if vocabulary
+                                else sorted({w for t in flat_references(refs) for w in t.split()}))
     if "lexicon" in needs:
         shared["lexicon"] = default_lexicon()
     return contexts, shared
 
 
 def score_once(
-    metrics: Mapping[str, MetricFn], hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str] | None,
+    metrics: Mapping[str, MetricFn], hyps: Sequence[str], refs: Sequence[Reference], srcs: Sequence[str] | None,
 ) -> dict[str, np.ndarray]:
     """Score aligned (hyp, ref, src) rows with one call per metric over the distinct rows only."""
-    index: dict[tuple[str, str, str | None], int] = {}
-    rows = [(h, r, s) for h, r, s in zip(hyps, refs, srcs if srcs is not None else [None] * len(hyps))]
-    positions = [index.setdefault(row, len(index)) for row in rows]
+    index: dict[tuple, int] = {}
+    first_ref: dict[int, Reference] = {}
+    rows = [(h, _row_key(r), s) for h, r, s in zip(hyps, refs, srcs if srcs is not None else [None] * len(hyps))]
+    positions = []
+    for row, ref in zip(rows, refs):
+        positions.append(index.setdefault(row, len(index)))
+        first_ref.setdefault(positions[-1], ref if isinstance(ref, str) else list(ref))
     unique = list(index)
-    u_hyps, u_refs = [u[0] for u in unique], [u[1] for u in unique]
+    u_hyps, u_refs = [u[0] for u in unique], [first_ref[k] for k in range(len(unique))]
     u_srcs = [u[2] for u in unique] if srcs is not None else None
     scores: dict[str, np.ndarray] = {}
     for name, metric in metrics.items():
@@ -119,8 +159,8 @@ def strictly_decreasing(means: Sequence[float]) -> bool:
 
 
 def run_blindspot(
-    metrics: Mapping[str, MetricFn], hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str] | None = None,
-    tests: Sequence[str] | None = None, levels: Mapping[str, Sequence[float]] | None = None,
+    metrics: Mapping[str, MetricFn], hyps: Sequence[str], refs: Sequence[Reference],
+    srcs: Sequence[str] | None = None, tests: Sequence[str] | None = None, levels: Mapping[str, Sequence[float]] | None = None,
     seeds: Sequence[int] = DEFAULT_SEEDS, *, nlp: Any = None, mlm: Any = None, ngrams: Sequence[str] | None = None,
     vocabulary: Sequence[str] | None = None, keep_last_sentence: bool = False, injection_text: str | None = None,
     batch_size: int = 32,
@@ -133,6 +173,7 @@ def run_blindspot(
     if not metrics:
         raise ValueError("no metric to stress-test")
     tests = list(DEFAULT_TESTS if tests is None else tests)
+    check_available(tests)
     for name in list(levels or {}):
         if name not in tests:
             raise ValueError(f"levels given for {name!r}, which is not among the tests run")
@@ -150,7 +191,7 @@ def run_blindspot(
 
 
 def score_noised(
-    metrics: Mapping[str, MetricFn], noised: Mapping[str, NoisedTest], hyps: Sequence[str], refs: Sequence[str],
+    metrics: Mapping[str, MetricFn], noised: Mapping[str, NoisedTest], hyps: Sequence[str], refs: Sequence[Reference],
     srcs: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """Score gold and every noised text in one call per metric, then build the report."""
@@ -173,6 +214,7 @@ def score_noised(
         },
         "metrics": list(metrics),
         "tests": {name: _test_report(name, test, scores, offsets) for name, test in noised.items()},
+        "unavailable": {name: dict(entry) for name, entry in UNAVAILABLE_OFFLINE.items()},
     }
     report["summary"] = {
         m: {

@@ -15,10 +15,19 @@ import numpy as np
 
 
 def markdown_table(report: Mapping[str, Any]) -> str:
-    """Tests x metrics table of pass / FAIL / n/a, with how many samples each test applied to."""
+    """Tests x metrics table of pass / FAIL / n/a, with how many samples each test applied to.
+
+    The set-up (which text is gold, which the reference) heads the table when the report records it, since
+    the same test can pass or fail depending on it; tests the suite cannot run offline get a row and a reason
+    below the table, so they are never mistaken for forgotten or passed.
+    """
     metrics = list(report["metrics"])
     header = ["test", "family", "applied", "noise ratio", *metrics]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines = []
+    setup = report.get("setup")
+    if setup:
+        lines += ["Set-up: " + "; ".join(f"{key} = {value}" for key, value in setup.items()), ""]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, test in report["tests"].items():
         n = report["protocol"]["n_samples"]
         if test["applicable"]:
@@ -28,9 +37,38 @@ def markdown_table(report: Mapping[str, Any]) -> str:
         else:
             span, cells = "-", ["n/a"] * len(metrics)
         lines.append("| " + " | ".join([name, test["family"], f"{test['n_applied']}/{n}", span, *cells]) + " |")
+    unavailable = dict(report.get("unavailable") or {})
+    for name, entry in unavailable.items():
+        lines.append("| " + " | ".join([name, entry["family"], "-", "-", *["not offline"] * len(metrics)]) + " |")
     totals = [f"{report['summary'][m]['passed']}/{report['summary'][m]['passed'] + report['summary'][m]['failed']}"
               for m in metrics]
     lines.append("| " + " | ".join(["**passed**", "", "", "", *totals]) + " |")
+    if unavailable:
+        lines.append("")
+        lines += [f"Not available offline: `{name}`: {entry['reason']}." for name, entry in unavailable.items()]
+    return "\n".join(lines) + "\n"
+
+
+def curve_table(report: Mapping[str, Any], test: str, metrics: list[str] | None = None, digits: int = 4) -> str:
+    """Mean score per noise level of one test, one row per metric, as Markdown.
+
+    The pass/fail table says *that* a metric failed; this says *how* (e.g. BERTScore precision flat while recall
+    falls under truncation), with the numbers exactly as the report holds them, rounded to ``digits``.
+    """
+    entry = report["tests"][test]
+    if not entry["applicable"]:
+        raise ValueError(f"test {test!r} was not applicable: no curve")
+    names = list(entry["metrics"]) if metrics is None else metrics
+    unknown = [m for m in names if m not in entry["metrics"]]
+    if unknown:
+        raise ValueError(f"test {test!r} has no curve for {', '.join(unknown)}")
+    header = ["metric", *(f"{level:g} (noise {ratio:.3f})" for level, ratio in zip(entry["levels"], entry["noise_ratio"])),
+              "passed"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for name in names:
+        curve = entry["metrics"][name]
+        lines.append("| " + " | ".join([name, *(f"{m:.{digits}f}" for m in curve["mean"]),
+                                        "pass" if curve["passed"] else "**FAIL**"]) + " |")
     return "\n".join(lines) + "\n"
 
 

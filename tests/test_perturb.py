@@ -190,6 +190,7 @@ def test_refusals_are_raised_not_returned(nlp, shared):
     for name, text, level in [
         ("article_removal", "No articles here.", 1.0),
         ("truncation", "Hi", 0.5),
+        ("truncation", "; the", 0.5),  # only punctuation would remain (found by hypothesis)
         ("local_swap", "same same same", 0.5),
         ("sentence_switching", "Only one sentence here.", 1),
         ("negation", "He did not go.", 1.0),
@@ -236,6 +237,37 @@ def test_sentence_switching_can_pin_the_last_sentence(nlp, shared):
     for seed in range(5):
         out = _apply("sentence_switching", text, nlp, shared, 1, seed=seed, keep_last=True)
         assert out.endswith("Four ends it.") and out != text
+
+
+def test_sentence_switches_never_undo_each_other(nlp, shared):
+    """Regression (THumB report: sentence switching applied to 2/100 summaries): two switches of a
+    three-sentence summary make a 3-cycle, as the paper's two distinct successive switches do; disjoint pairs
+    needed four sentences. Level n always yields a permutation no fewer than n switches can undo."""
+    three = "One is here. Two is there. Three is everywhere."
+    sentences = ["One is here.", "Two is there.", "Three is everywhere."]
+    for seed in range(10):
+        out = _apply("sentence_switching", three, nlp, shared, 2, seed=seed)
+        assert sorted(out.split(" ")) == sorted(three.split(" "))  # same sentences, only moved
+        assert all(out.index(s) != three.index(s) for s in sentences), out  # a 3-cycle moves every sentence
+    with pytest.raises(NotApplicable, match="2 switch\\(es\\) need 3 candidates, has 2"):
+        _apply("sentence_switching", "She went home. He stayed out.", nlp, shared, 2)
+    five = " ".join(f"Sentence {w} is here." for w in ("one", "two", "three", "four", "five"))
+    parts = [f"Sentence {w} is here." for w in ("one", "two", "three", "four", "five")]
+    for level in (1, 2, 3, 4):
+        for seed in range(5):
+            out = _apply("sentence_switching", five, nlp, shared, level, seed=seed)
+            moved_to = [out.index(p) for p in parts]
+            perm = [sorted(moved_to).index(x) for x in moved_to]
+            seen, cycles = set(), 0
+            for start in range(5):
+                if start not in seen:
+                    cycles += 1
+                    while start not in seen:
+                        seen.add(start)
+                        start = perm[start]
+            assert 5 - cycles == level  # transposition distance equals the level
+    with pytest.raises(NotApplicable):
+        _apply("sentence_switching", five, nlp, shared, 5)
 
 
 def test_sentence_replacement_uses_foreign_sentences(nlp, shared):

@@ -155,9 +155,8 @@ def test_samples_are_kept_only_where_every_level_applies(nlp):
     result = run_blindspot({"f1": unigram_f1}, hyps, hyps, tests=["sentence_switching"], seeds=(1, 2), nlp=nlp,
                            levels={"sentence_switching": [1, 2]})
     test = result["tests"]["sentence_switching"]
-    assert test["applicable"] and test["n_applied"] == 1
-    assert test["skipped"] == {"needs two sentences that may move, has 1": 1,
-                               "2 switch(es) need 4 candidates forming disjoint pairs": 1}
+    assert test["applicable"] and test["n_applied"] == 2  # two switches fit three sentences (a 3-cycle)
+    assert test["skipped"] == {"needs two sentences that may move, has 1": 1}
 
 
 def test_levels_giving_identical_texts_are_dropped_with_a_warning(nlp):
@@ -196,3 +195,69 @@ def test_scoring_deduplicates_rows():
 
     scores = score_once({"len": metric}, ["a", "bb", "a"], ["x", "x", "x"], ["s", "s", "s"])
     assert seen == [2] and list(scores["len"]) == [1.0, 2.0, 1.0]
+
+
+# ---------------------------------------------------------------- regressions of the THumB CNN/DM report
+
+SUMMARIES = [  # CNN/DM-like: two to three sentences, as the paper's gold summaries ("typically three")
+    "Donald Sterling lost his NBA team. His former companion must pay back $2.6 million.",
+    "A storm hit the coast. Many trees fell on the roads. The police closed two bridges.",
+    "The museum reopened after a long repair. Visitors queued outside. The new hall shows old maps.",
+]
+
+
+def test_sentence_switching_applies_to_three_sentence_summaries(nlp):
+    """The THumB report applied sentence switching to 2/100 summaries: two switches demanded four sentences
+    (disjoint pairs) and the run pinned the last sentence. Two switches now need three sentences."""
+    result = run_blindspot({"bigram": bigram_f1}, SUMMARIES, SUMMARIES, tests=["sentence_switching"],
+                           seeds=(1, 2, 3), nlp=nlp)
+    test = result["tests"]["sentence_switching"]
+    assert test["levels"] == [0.0, 1.0, 2.0] and test["n_applied"] == 2
+    assert test["skipped"] == {"2 switch(es) need 3 candidates, has 2": 1}
+    assert 0 < test["noise_ratio"][1] < test["noise_ratio"][2]
+
+
+def test_multi_reference_rows_reach_the_metric_as_lists(nlp):
+    seen = []
+
+    def best_of(hyps, refs, srcs):
+        seen.append(refs)
+        return [max(bigram_f1([h] * len(r), list(r))) for h, r in zip(hyps, refs)]
+
+    refs = [[p, p.upper()] for p in PARAGRAPHS]
+    result = run_blindspot({"best": best_of}, PARAGRAPHS, refs, tests=["truncation"], seeds=(1,), nlp=nlp,
+                           levels={"truncation": [0.2, 0.4]})
+    assert len(seen) == 1 and all(isinstance(r, list) and len(r) == 2 for r in seen[0])
+    assert result["tests"]["truncation"]["passed"]["best"]
+    scores = score_once({"n": lambda h, r, s: [float(len(x)) for x in r]}, ["a", "a", "a"],
+                        [["x", "y"], ["x", "y"], ["x"]], None)
+    assert list(scores["n"]) == [2.0, 2.0, 1.0]
+    with pytest.raises(TypeError, match="non-empty list"):
+        run_blindspot({"best": best_of}, PARAGRAPHS, [[]] * len(PARAGRAPHS), tests=["truncation"])
+
+
+def test_self_evaluation_bias_is_listed_as_unavailable_offline(report, nlp):
+    result, _ = report
+    assert "self_evaluation_bias" in result["unavailable"]
+    assert "SmolLM2" in result["unavailable"]["self_evaluation_bias"]["reason"]
+    table = markdown_table(result)
+    assert "| self_evaluation_bias | targeted | - | - | not offline | not offline | not offline |" in table
+    assert "Not available offline: `self_evaluation_bias`" in table
+    assert result["summary"]["f1"]["not_applicable"] == 1  # unavailable tests are not counted as run
+    with pytest.raises(ValueError, match="not available offline"):
+        run_blindspot({"f1": unigram_f1}, PARAGRAPHS, REFERENCES, tests=["self_evaluation_bias"], nlp=nlp)
+
+
+def test_curve_table_shows_how_a_metric_failed(report):
+    from stress import curve_table
+
+    result, _ = report
+    table = curve_table(result, "truncation", ["precision", "f1"], digits=3)
+    lines = table.splitlines()
+    assert lines[0].startswith("| metric | 0 (noise 0.000) | 0.2 (noise ") and lines[0].endswith("| passed |")
+    curve = result["tests"]["truncation"]["metrics"]["precision"]["mean"]
+    assert lines[2] == "| precision | " + " | ".join(f"{m:.3f}" for m in curve) + " | **FAIL** |"
+    with pytest.raises(ValueError, match="not applicable"):
+        curve_table(result, "copy_source")
+    with pytest.raises(ValueError, match="no curve for nope"):
+        curve_table(result, "truncation", ["nope"])
