@@ -53,8 +53,7 @@ def main() -> None:
     model_seconds = dict(rate["model_seconds"])
     floor = sum(model_seconds.values())
     wall = rate["wall_seconds"]
-    rows_per_s = rate["rows"] / wall
-    refs_per_s = rate["sentences"] / wall
+    rows_per_s, refs_per_s = rate["rows_per_second"], rate["sentences_per_second"]  # summarize_sessions
     edits = summary["edits"]["applied"]
     rows = [
         {"what": "synthesis (toolkit)", "seconds": wall, "references/s": refs_per_s, "rows/s": rows_per_s,

@@ -63,6 +63,13 @@ def sescore_table() -> list[str]:
     return lines
 
 
+def _dotted(config: dict, key: str):
+    """``config["a"]["b"]`` for key ``"a.b"`` (None when a level is missing)."""
+    for part in key.split("."):
+        config = config.get(part) if isinstance(config, dict) else None
+    return config
+
+
 def synthesis_tables(summary_path: str) -> list[str]:
     """Per-operation counts, severity shares and the settings next to the paper's, from a run's summary.json."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -88,11 +95,7 @@ def synthesis_tables(summary_path: str) -> list[str]:
             "seq2seq.top_k", "severity.nli", "severity.threshold"]
     lines += ["", f"| setting | paper (`paper_en.yaml`) | this run (`{summary['config_name']}.yaml`) |", "|---|---|---|"]
     for key in keys:
-        def get(d: dict, k: str = key):
-            for part in k.split("."):
-                d = d.get(part) if isinstance(d, dict) else None
-            return d
-        lines.append(f"| {key} | {get(paper)} | {get(ours)} |")
+        lines.append(f"| {key} | {_dotted(paper, key)} | {_dotted(ours, key)} |")
     return lines
 
 
