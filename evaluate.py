@@ -332,7 +332,7 @@ def cmd_stress(args: argparse.Namespace) -> dict:
     tests = args.tests.split(",") if args.tests else list(DEFAULT_TESTS)
     check_available(tests)
     gold, refs, rows, setup = _stress_rows(args)
-    srcs = [r.get("src") or "" for r in rows]
+    srcs = [_source_text(r.get("src")) for r in rows]
     args.reference_free_scoring = False
     prf: dict = {}
     metrics = {name: _stress_metric(name, args, prf) for name in names}
@@ -369,7 +369,7 @@ def cmd_robustness(args: argparse.Namespace) -> dict:
     rows = _one_row_per_item(read_jsonl(args.data), args.limit)
     if any(not isinstance(r.get("hyp"), str) or not r.get("refs") for r in rows):
         raise InputError(f"{args.data}: every row needs 'hyp' and 'refs'")
-    srcs = [r.get("src") or "" for r in rows]
+    srcs = [_source_text(r.get("src")) for r in rows]
     args.reference_free_scoring = False
     metrics = {name: build_scorer(name, args) for name in args.metric.split(",") if name}
     report = run_robustness(metrics, [r["hyp"] for r in rows], [list(r["refs"]) for r in rows],
