@@ -321,6 +321,58 @@ def test_lora_checkpoint_is_small_and_reloads(tiny, tmp_path):
                                sescore_scores(regressor, hyps, refs), atol=1e-5)
 
 
+def test_greedy_alignment_matches_a_loop_and_handles_empty_sides():
+    from sescore.regressor.model import greedy_alignment
+
+    gen = torch.Generator().manual_seed(3)
+    cand = torch.nn.functional.normalize(torch.randn(3, 5, 4, generator=gen), dim=-1)
+    ref = torch.nn.functional.normalize(torch.randn(3, 6, 4, generator=gen), dim=-1)
+    cand_mask = torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [0, 0, 0, 0, 0]], dtype=torch.bool)
+    ref_mask = torch.tensor([[1, 1, 0, 0, 0, 0], [1, 1, 1, 1, 1, 1], [1, 1, 0, 0, 0, 0]], dtype=torch.bool)
+    got = greedy_alignment(cand, cand_mask, ref, ref_mask)
+    for b in range(2):
+        sim = cand[b][cand_mask[b]] @ ref[b][ref_mask[b]].T
+        p, r = sim.max(1).values.mean(), sim.max(0).values.mean()
+        torch.testing.assert_close(got[b], torch.stack([p, r, 2 * p * r / (p + r)]))
+    assert torch.equal(got[2], torch.zeros(3))  # empty candidate: no NaN, no credit
+
+
+def test_alignment_regressor_starts_as_bertscore_and_survives_export(tiny, tmp_path):
+    """At initialisation the alignment variant is exactly BERTScore-F1 on the same encoder layer; after a
+    change to the head it still reloads to identical scores (token states go through the scorer's cache)."""
+    from baselines.scorers import BERTScorer
+    from sescore.regressor.checkpoint import export_checkpoint, load_checkpoint
+    from sescore.regressor.scoring import sescore_scores
+
+    regressor = _module(tiny["encoder"], layer_mix=False, alignment=True).regressor.eval()
+    hyps = ["the cat runs .", "a dog sees the house", "house", "the cat runs ."]
+    refs = ["the cat runs .", "a dog sees the big house", "the house is red", ["x y", "the cat runs ."]]
+    expected = BERTScorer(encoder=str(tiny["encoder"])).score(hyps, refs)
+    np.testing.assert_allclose(sescore_scores(regressor, hyps, refs), expected, atol=1e-5)
+    single = sescore_scores(regressor, hyps[:1], refs[:1])  # batch composition does not change a score
+    np.testing.assert_allclose(single, sescore_scores(regressor, hyps, refs)[:1], atol=1e-6)
+    with torch.no_grad():
+        regressor.head[-1].bias.add_(0.25)
+    folder = export_checkpoint(regressor, tmp_path / "align")
+    reloaded = load_checkpoint(folder)
+    assert reloaded.config.alignment and reloaded.align_skip is not None
+    np.testing.assert_array_equal(sescore_scores(regressor, hyps, refs), sescore_scores(reloaded, hyps, refs))
+    np.testing.assert_allclose(sescore_scores(reloaded, hyps, refs), np.asarray(expected) + 0.25, atol=1e-5)
+
+
+def test_alignment_fit_trains_the_skip(tiny, dataset_dir, dev_file):
+    from sescore.regressor.datamodule import SEScoreDataModule
+
+    module = _module(tiny["encoder"], alignment=True, encoder_freeze_fraction=0.0)
+    skip_before = module.regressor.align_skip.weight.detach().clone()
+    data = SEScoreDataModule(str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), batch_size=16,
+                             eval_batch_size=8, dev_items=None)
+    trainer = _trainer(limit_train_batches=4, limit_val_batches=2)
+    trainer.fit(module, data)
+    assert not torch.equal(module.regressor.align_skip.weight.detach(), skip_before)
+    assert math.isfinite(float(trainer.callback_metrics["train_loss"]))
+
+
 # --------------------------------------------------------------------------------------- bad checkpoints
 def _broken(source: Path, target: Path, how: str) -> Path:
     shutil.copytree(source, target)

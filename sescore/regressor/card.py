@@ -43,7 +43,9 @@ def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[st
         f"Encoder `{hparams.get('encoder')}` (weight hash `{hparams.get('encoder_hash')}`, checked on load)"
         + (f" with LoRA r={lora['r']} adapters" if lora else ", fully fine-tuned")
         + f"; head {regressor.get('hidden_sizes')} over [c; r; c*r; |c-r|] of mean-pooled"
-        + (" layer-mixed" if regressor.get("layer_mix") else "") + " token states.",
+        + (" layer-mixed" if regressor.get("layer_mix") else "") + " token states"
+        + (", plus greedy token-alignment precision/recall/F1 (BERTScore-style) with a linear skip to the output"
+           if regressor.get("alignment") else "") + ".",
         f"Weights: `{(hparams.get('weights') or {}).get('file')}` ({size_bytes / 2**20:.1f} MB, "
         f"{(hparams.get('weights') or {}).get('contents')}); loading never unpickles.",
         f"Output: {(hparams.get('output_scale') or {}).get('formula')} - "

@@ -4,6 +4,11 @@ Pure PyTorch (no Lightning) so that training, export, the scorer and the torchme
 Candidate and reference are encoded by the same encoder; the head sees [c; r; c*r; |c-r|]. The released SEScore
 v1 mixed all hidden layers with learned softmax weights before pooling; ``layer_mix`` turns that on.
 
+``alignment`` adds token-level evidence that mean pooling smears away: BERTScore-style greedy matching of the
+candidate's and reference's (layer-mixed) token states gives precision, recall and F1, which join the head's input
+and a linear skip to the output initialised as F1. A synthetic edit touches a few tokens; the skip starts the
+model where BERTScore on the same encoder is, and training learns how much each mismatch costs.
+
 The encoder is always loaded fresh from its folder (never through the shared ``modelroles`` cache): training
 changes its weights and a checkpoint loads its own weights into it, which must not leak into other metrics.
 """
@@ -49,6 +54,7 @@ class RegressorConfig:
     max_length: int = 256
     output_scale: str = "unit"
     lora: LoraSettings | None = None
+    alignment: bool = False
 
     def __post_init__(self) -> None:
         check_scale(self.output_scale)
@@ -81,6 +87,41 @@ def masked_mean(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Ten
 def pair_features(cand: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
     """RUSE/COMET features [c; r; c*r; |c-r|]: symmetric similarity cues the head can weigh."""
     return torch.cat([cand, ref, cand * ref, (cand - ref).abs()], dim=-1)
+
+
+def greedy_alignment(
+    cand: torch.Tensor, cand_mask: torch.Tensor, ref: torch.Tensor, ref_mask: torch.Tensor
+) -> torch.Tensor:
+    """[B, 3] BERTScore precision, recall, F1 of unit-norm token states [B, T, H] under boolean masks [B, T].
+
+    Each candidate token takes its most similar reference token (precision) and vice versa (recall), averaged
+    over the real content tokens. A side without content tokens (empty text) scores 0 instead of NaN.
+    """
+    sim = torch.einsum("bih,bjh->bij", cand, ref)
+    floor = torch.finfo(sim.dtype).min
+    best_for_cand = sim.masked_fill(~ref_mask[:, None, :], floor).amax(-1)
+    best_for_ref = sim.masked_fill(~cand_mask[:, :, None], floor).amax(1)
+    c_any, r_any = cand_mask.any(-1, keepdim=True), ref_mask.any(-1, keepdim=True)
+    best_for_cand = torch.where(r_any & cand_mask, best_for_cand, torch.zeros_like(best_for_cand))
+    best_for_ref = torch.where(c_any & ref_mask, best_for_ref, torch.zeros_like(best_for_ref))
+    precision = best_for_cand.sum(-1) / cand_mask.sum(-1).clamp(min=1)
+    recall = best_for_ref.sum(-1) / ref_mask.sum(-1).clamp(min=1)
+    f1 = 2 * precision * recall / (precision + recall).clamp(min=1e-6)
+    return torch.stack([precision, recall, f1], dim=-1)
+
+
+@dataclass
+class TextStates:
+    """Encoded texts: pooled vectors [B, H]; with alignment also unit-norm token states [B, T, H] and the
+    boolean mask of real content tokens [B, T] (padding and special tokens off)."""
+
+    pooled: torch.Tensor
+    tokens: torch.Tensor | None = None
+    mask: torch.Tensor | None = None
+
+    def rows(self, index: torch.Tensor | slice) -> "TextStates":
+        return TextStates(self.pooled[index], None if self.tokens is None else self.tokens[index],
+                          None if self.mask is None else self.mask[index])
 
 
 class ScalarMix(nn.Module):
@@ -120,7 +161,16 @@ class SEScoreRegressor(nn.Module):
         self.num_layers = int(base_config.num_hidden_layers)
         self.hidden_size = int(base_config.hidden_size)
         self.layer_mix = ScalarMix(self.num_layers + 1) if config.layer_mix else None
-        self.head = build_head(4 * self.hidden_size, config.hidden_sizes, config.dropout)
+        extra = 3 if config.alignment else 0
+        self.head = build_head(4 * self.hidden_size + extra, config.hidden_sizes, config.dropout)
+        self.align_skip: nn.Linear | None = None
+        if config.alignment:
+            self.align_skip = nn.Linear(3, 1)
+            with torch.no_grad():  # start exactly as F1 of the greedy alignment; the head adds what it learns
+                self.align_skip.weight.copy_(torch.tensor([[0.0, 0.0, 1.0]]))
+                self.align_skip.bias.zero_()
+                self.head[-1].weight.zero_()
+                self.head[-1].bias.zero_()
 
     @property
     def device(self) -> torch.device:
@@ -128,43 +178,83 @@ class SEScoreRegressor(nn.Module):
 
     def tokenize(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
         encoded = self.tokenizer(
-            list(texts), padding=True, truncation=True, max_length=self.config.max_length, return_tensors="pt"
+            list(texts), padding=True, truncation=True, max_length=self.config.max_length, return_tensors="pt",
+            return_special_tokens_mask=self.config.alignment,
         )
         return {k: v.to(self.device) for k, v in encoded.items()}
 
-    def embed(self, encoded: dict[str, torch.Tensor], encoder_grad: bool = True) -> torch.Tensor:
-        """Pooled sentence vectors [B, H]; ``encoder_grad=False`` runs the encoder without a graph (frozen phase)."""
+    def encode(self, encoded: dict[str, torch.Tensor], encoder_grad: bool = True) -> TextStates:
+        """Pooled vectors (and, with alignment, token states); ``encoder_grad=False`` builds no encoder graph."""
+        encoded = dict(encoded)
+        special = encoded.pop("special_tokens_mask", None)
         with torch.set_grad_enabled(encoder_grad and torch.is_grad_enabled()):
             output = self.encoder(**encoded, output_hidden_states=self.layer_mix is not None)
         if self.layer_mix is not None:
             hidden = self.layer_mix(output.hidden_states)
         else:
             hidden = output.last_hidden_state
-        return masked_mean(hidden, encoded["attention_mask"])
+        pooled = masked_mean(hidden, encoded["attention_mask"])
+        if not self.config.alignment:
+            return TextStates(pooled)
+        mask = encoded["attention_mask"].bool()
+        if special is not None:
+            mask = mask & ~special.bool()
+        return TextStates(pooled, torch.nn.functional.normalize(hidden, dim=-1), mask)
+
+    def embed(self, encoded: dict[str, torch.Tensor], encoder_grad: bool = True) -> torch.Tensor:
+        """Pooled sentence vectors [B, H]."""
+        return self.encode(encoded, encoder_grad).pooled
+
+    def predict_states(self, cand: TextStates, ref: TextStates) -> torch.Tensor:
+        """Scores [B] from encoded candidates and references (row i with row i)."""
+        features = pair_features(cand.pooled, ref.pooled)
+        if self.align_skip is None:
+            return self.head(features).squeeze(-1)
+        if cand.tokens is None or ref.tokens is None:
+            raise ValueError("this regressor uses token alignment: encode with token states")
+        align = greedy_alignment(cand.tokens, cand.mask, ref.tokens, ref.mask).to(features.dtype)
+        return (self.head(torch.cat([features, align], dim=-1)) + self.align_skip(align)).squeeze(-1)
 
     def predict(self, cand: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
-        """Scores [B] from pooled candidate and reference vectors."""
-        return self.head(pair_features(cand, ref)).squeeze(-1)
+        """Scores [B] from pooled candidate and reference vectors (regressors without alignment)."""
+        return self.predict_states(TextStates(cand), TextStates(ref))
 
     def forward(self, candidates: Sequence[str], references: Sequence[str], encoder_grad: bool = True) -> torch.Tensor:
         """Scores [B] for text pairs; both sides go through the encoder in one call (one padded batch)."""
         if len(candidates) != len(references):
             raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
-        pooled = self.embed(self.tokenize(list(candidates) + list(references)), encoder_grad)
-        return self.predict(pooled[: len(candidates)], pooled[len(candidates) :])
+        states = self.encode(self.tokenize(list(candidates) + list(references)), encoder_grad)
+        n = len(candidates)
+        return self.predict_states(states.rows(slice(0, n)), states.rows(slice(n, None)))
 
     @torch.inference_mode()
     def embed_texts(self, texts: Sequence[str], batch_size: int = 64) -> torch.Tensor:
         """[N, H] pooled vectors in input order; length-sorted batches, longest first."""
+        return self.encode_texts(texts, batch_size)[0]
+
+    @torch.inference_mode()
+    def encode_texts(
+        self, texts: Sequence[str], batch_size: int = 64, progress: bool = False
+    ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """[N, H] pooled vectors in input order and, with alignment, each text's unit-norm content-token states
+        [T_i, H] (empty list otherwise); length-sorted batches, longest first."""
         out: torch.Tensor | None = None
-        for batch in length_sorted_batches([len(t) for t in texts], batch_size):
-            pooled = self.embed(self.tokenize([texts[i] for i in batch]), encoder_grad=False)
+        tokens: list[torch.Tensor | None] = [None] * len(texts) if self.config.alignment else []
+        from tqdm.auto import tqdm
+
+        batches = length_sorted_batches([len(t) for t in texts], batch_size)
+        for batch in tqdm(batches, desc="SEScore encode", unit="batch", disable=not progress):
+            states = self.encode(self.tokenize([texts[i] for i in batch]), encoder_grad=False)
             if out is None:
-                out = torch.empty((len(texts), pooled.shape[-1]), dtype=pooled.dtype, device=pooled.device)
-            out[torch.as_tensor(batch, device=pooled.device)] = pooled
+                out = torch.empty((len(texts), states.pooled.shape[-1]), dtype=states.pooled.dtype,
+                                  device=states.pooled.device)
+            out[torch.as_tensor(batch, device=states.pooled.device)] = states.pooled
+            if states.tokens is not None:
+                for row, i in enumerate(batch):
+                    tokens[i] = states.tokens[row][states.mask[row]]
         if out is None:
-            return torch.empty((0, self.hidden_size), device=self.device)
-        return out
+            return torch.empty((0, self.hidden_size), device=self.device), []
+        return out, tokens  # type: ignore[return-value]
 
 
 def load_base_encoder(spec: str) -> tuple[nn.Module, Any, str]:
@@ -205,20 +295,47 @@ def build_regressor(config: RegressorConfig) -> SEScoreRegressor:
     return SEScoreRegressor(config, encoder, tokenizer, encoder_hash)
 
 
+def _padded(tokens: Sequence[torch.Tensor], rows: np.ndarray, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Stack the token states of ``rows`` into [B, T, H] with a boolean mask of real tokens."""
+    longest = max(1, max(len(tokens[i]) for i in rows))
+    out = like.new_zeros((len(rows), longest, like.shape[-1]))
+    mask = torch.zeros((len(rows), longest), dtype=torch.bool, device=like.device)
+    for b, i in enumerate(rows):
+        out[b, : len(tokens[i])] = tokens[i]
+        mask[b, : len(tokens[i])] = True
+    return out, mask
+
+
 def scores_from_vectors(
-    regressor: SEScoreRegressor, vectors: torch.Tensor, cand_rows: np.ndarray, ref_rows: np.ndarray, batch_size: int = 1024
+    regressor: SEScoreRegressor, vectors: torch.Tensor, cand_rows: np.ndarray, ref_rows: np.ndarray,
+    batch_size: int = 1024, tokens: Sequence[torch.Tensor] | None = None,
 ) -> np.ndarray:
-    """Head scores for pairs given by row indices into ``vectors`` (the head is cheap; batches keep memory flat)."""
+    """Head scores for pairs given by row indices into ``vectors`` (and ``tokens`` when the regressor aligns
+    tokens); the head is cheap, batches keep memory flat. Alignment pairs go in length order to limit padding."""
     out = np.zeros(len(cand_rows), dtype=np.float64)
+    aligned = regressor.config.alignment
+    if aligned and tokens is None:
+        raise ValueError("this regressor uses token alignment: pass the token states from encode_texts")
+    order = np.arange(len(cand_rows))
+    if aligned:
+        batch_size = min(batch_size, 128)
+        order = np.argsort([-(len(tokens[c]) + len(tokens[r])) for c, r in zip(cand_rows, ref_rows)], kind="stable")
     with torch.inference_mode():
-        for start in range(0, len(cand_rows), batch_size):
-            c = torch.as_tensor(cand_rows[start : start + batch_size], device=vectors.device)
-            r = torch.as_tensor(ref_rows[start : start + batch_size], device=vectors.device)
-            out[start : start + batch_size] = regressor.predict(vectors[c], vectors[r]).double().cpu().numpy()
+        for start in range(0, len(order), batch_size):
+            pick = order[start : start + batch_size]
+            cr, rr = cand_rows[pick], ref_rows[pick]
+            c = torch.as_tensor(cr, device=vectors.device)
+            r = torch.as_tensor(rr, device=vectors.device)
+            cand, ref = TextStates(vectors[c]), TextStates(vectors[r])
+            if aligned:
+                cand.tokens, cand.mask = _padded(tokens, cr, vectors)
+                ref.tokens, ref.mask = _padded(tokens, rr, vectors)
+            out[pick] = regressor.predict_states(cand, ref).double().cpu().numpy()
     return out
 
 
 __all__ = [
     "DEFAULT_LORA_TARGETS", "LoraSettings", "RegressorConfig", "ScalarMix", "SEScoreRegressor", "add_lora",
-    "build_head", "build_regressor", "load_base_encoder", "masked_mean", "pair_features", "scores_from_vectors",
+    "TextStates", "build_head", "build_regressor", "greedy_alignment", "load_base_encoder", "masked_mean",
+    "pair_features", "scores_from_vectors",
 ]

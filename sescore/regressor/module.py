@@ -39,6 +39,8 @@ class SEScoreModule(pl.LightningModule):
         weight_decay: AdamW weight decay (v1: 0).
         lora_r: rank of LoRA adapters on the encoder; None = full fine-tuning. Small checkpoints when set.
         lora_alpha, lora_dropout, lora_target_modules: the rest of the LoRA shape.
+        alignment: add BERTScore-style greedy token alignment (P, R, F1) to the head's input, with a linear skip
+            to the output that starts as F1 (see ``model.py``).
     """
 
     def __init__(
@@ -59,13 +61,15 @@ class SEScoreModule(pl.LightningModule):
         lora_alpha: int = 16,
         lora_dropout: float = 0.1,
         lora_target_modules: str = DEFAULT_LORA_TARGETS,
+        alignment: bool = False,
     ) -> None:
         super().__init__()
         if not 0.0 <= encoder_freeze_fraction <= 1.0:
             raise ValueError(f"encoder_freeze_fraction must be in [0, 1], got {encoder_freeze_fraction}")
         self.save_hyperparameters()
         lora = LoraSettings(lora_r, lora_alpha, lora_dropout, lora_target_modules) if lora_r else None
-        self.config = RegressorConfig(encoder, layer_mix, tuple(hidden_sizes), dropout, max_length, output_scale, lora)
+        self.config = RegressorConfig(encoder, layer_mix, tuple(hidden_sizes), dropout, max_length, output_scale, lora,
+                                      alignment)
         self.regressor = build_regressor(self.config)
         if freeze_embeddings:
             freeze_embedding_tables(self.regressor.encoder)
@@ -108,7 +112,7 @@ class SEScoreModule(pl.LightningModule):
         hp = self.hparams
         groups = param_groups(
             self.regressor.encoder,
-            [m for m in (self.regressor.layer_mix, self.regressor.head) if m is not None],
+            [m for m in (self.regressor.layer_mix, self.regressor.head, self.regressor.align_skip) if m is not None],
             hp.encoder_lr, hp.head_lr, self.regressor.num_layers, hp.layerwise_decay, hp.weight_decay,
         )
         optimizer = torch.optim.AdamW(groups)

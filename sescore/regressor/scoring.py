@@ -43,6 +43,7 @@ def sescore_scores(
     hyps: Sequence[str],
     refs: Sequence[str] | Sequence[Sequence[str]],
     batch_size: int = 64,
+    progress: bool = False,
 ) -> np.ndarray:
     """[N] scores on the checkpoint's output scale, in input order; multi-reference -> max."""
     ref_lists = reference_lists(hyps, refs)
@@ -50,11 +51,11 @@ def sescore_scores(
         return np.zeros(0, dtype=np.float64)
     unique = list(dict.fromkeys(list(hyps) + [r for rs in ref_lists for r in rs]))
     row = {text: i for i, text in enumerate(unique)}
-    vectors = regressor.embed_texts(unique, batch_size)
+    vectors, tokens = regressor.encode_texts(unique, batch_size, progress=progress)
     owner = np.asarray([i for i, rs in enumerate(ref_lists) for _ in rs], dtype=np.int64)
     cand_rows = np.asarray([row[hyps[i]] for i in owner], dtype=np.int64)
     ref_rows = np.asarray([row[r] for rs in ref_lists for r in rs], dtype=np.int64)
-    pair_scores = scores_from_vectors(regressor, vectors, cand_rows, ref_rows)
+    pair_scores = scores_from_vectors(regressor, vectors, cand_rows, ref_rows, tokens=tokens or None)
     out = np.full(len(hyps), -np.inf)
     np.maximum.at(out, owner, pair_scores)
     return out
@@ -68,6 +69,7 @@ class SEScoreScorer:
     batch_size: int = 64
     device: str | None = None
     name: str = "sescore"
+    progress: bool = False
     _regressor: Any = field(default=None, repr=False)
 
     @property
@@ -81,7 +83,7 @@ class SEScoreScorer:
     def score(self, hyps: Sequence[str], refs: Sequence, srcs: Sequence[str] | None = None) -> list[float]:
         if refs is None:
             raise ValueError("SEScore needs references")
-        return [float(s) for s in sescore_scores(self.regressor, hyps, refs, self.batch_size)]
+        return [float(s) for s in sescore_scores(self.regressor, hyps, refs, self.batch_size, self.progress)]
 
     def signature(self) -> str:
         r = self.regressor
