@@ -74,14 +74,16 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
     if name == "sescore":
         from sescore.regressor import DEFAULT_CHECKPOINT, SEScoreScorer
 
-        return SEScoreScorer(args.checkpoint or DEFAULT_CHECKPOINT, args.batch_size, args.device)
+        return SEScoreScorer(args.checkpoint or DEFAULT_CHECKPOINT, args.batch_size, args.device, progress=progress)
     if name == "mars":
         import mars
 
         from pathlib import Path
 
         config = args.mars_config or Path(__file__).resolve().parent / "configs" / "mars" / "offline.yaml"
-        overrides = {"cache_dir": args.mars_cache} if getattr(args, "mars_cache", None) else None
+        overrides: dict[str, Any] = {"progress": progress}
+        if getattr(args, "mars_cache", None):
+            overrides["cache_dir"] = args.mars_cache
         return mars.build(config, ablation=args.ablation, overrides=overrides)
     if name in ("bleu", "chrf"):
         return SacreBleuScorer(name)

@@ -193,3 +193,15 @@ def test_make_adversarial_writes_menli_rows_the_protocol_reads(capsys, tmp_path)
     assert all(r["hyp_adv_based"] != r["refs"][0] for r in rows)
     code, stdout, _ = run(capsys, "adversarial", "--metric", "chrf", "--data", str(out), "--quiet")
     assert code == 0 and json.loads(stdout[-1])["n"] == len(rows)
+
+
+@pytest.mark.parametrize("quiet", [True, False])
+def test_quiet_reaches_the_model_metrics_progress_bars(quiet, tmp_path):
+    """--quiet must silence every metric's bars, including MARS (its YAML default is on) and SEScore."""
+    extra = ["--quiet"] if quiet else []
+    args = evaluate.make_parser().parse_args(
+        ["score", "--metric", "mars", "--hyps", "h", "--refs", "r", "--mars-cache", str(tmp_path), *extra])
+    mars_scorer = evaluate.build_scorer("mars", args)
+    assert mars_scorer.config.progress is (not quiet)
+    assert str(mars_scorer.config.cache_dir) == str(tmp_path)
+    assert evaluate.build_scorer("sescore", args).progress is (not quiet)
