@@ -76,7 +76,9 @@ def _train_steps_per_second(args: argparse.Namespace, hyps: list[str], refs: lis
         Dataset.from_dict({"reference": refs, "candidate": hyps, "score": scores}).save_to_disk(tmp + "/data")
         data = SEScoreDataModule(tmp + "/data", val_fraction=0.0, dev_judgments=str(_dev_file()), dev_items=2,
                                  batch_size=args.train_batch_size)
-        module = SEScoreModule(encoder=args.encoder, layer_mix=args.layer_mix, encoder_freeze_fraction=0.0)
+        module = SEScoreModule(encoder=args.encoder, layer_mix=args.layer_mix, encoder_freeze_fraction=0.0,
+                               alignment=args.alignment, lora_r=args.lora_r, lora_alpha=args.lora_alpha,
+                               hidden_sizes=args.hidden_sizes)
         timer = StepTimer()
         trainer = pl.Trainer(accelerator="cpu", devices=1, max_steps=args.train_steps + 3, limit_val_batches=0,
                              logger=False, enable_checkpointing=False, enable_progress_bar=False,
@@ -117,8 +119,11 @@ def main() -> None:
     hyps = [r["hyp"] for r in rows]
     refs = [r["refs"][0] for r in rows]
     regressor, what = _regressor(args)
-    if not args.untrained:
-        args.encoder, args.layer_mix = regressor.config.encoder, regressor.config.layer_mix
+    # the training timing uses the checkpoint's own architecture (LoRA, alignment, head), or the untrained one's
+    config = regressor.config
+    args.encoder, args.layer_mix, args.alignment = config.encoder, config.layer_mix, config.alignment
+    args.hidden_sizes = config.hidden_sizes
+    args.lora_r, args.lora_alpha = (config.lora.r, config.lora.alpha) if config.lora else (None, 16)
     tokenizer, encoder, max_length = regressor.tokenizer, regressor.encoder, regressor.config.max_length
     hidden_states = regressor.layer_mix is not None
 
