@@ -191,8 +191,10 @@ def _source_text(src: Any) -> str:
 
 
 def cmd_correlate(args: argparse.Namespace) -> dict:
-    from metaeval import InputError, correlation_report, first_items, read_jsonl
+    from metaeval import InputError, correlation_report, first_items, paired_bootstrap_tau_like, read_jsonl
 
+    if args.bootstrap < 1:
+        raise InputError("--bootstrap must be >= 1 resample")
     rows = first_items(read_jsonl(args.data), args.limit, args.skip)
     key = _human_key(rows, args.human)
     rows = [r for r in rows if (r.get("scores") or {}).get(key) is not None]
@@ -203,15 +205,8 @@ def cmd_correlate(args: argparse.Namespace) -> dict:
             raise InputError(f"{args.data}: row {number} lacks 'hyp' or 'refs'")
     args.reference_free_scoring = False
     scorer = build_scorer(args.metric, args)
-    # identical (hyp, refs, src) triples are scored once
-    unique: dict[tuple, int] = {}
-    for row in rows:
-        unique.setdefault((row["hyp"], tuple(row["refs"]), _source_text(row.get("src"))), len(unique))
-    triples = list(unique)
-    srcs = [t[2] for t in triples]
-    scores = scorer.score([t[0] for t in triples], [list(t[1]) for t in triples], srcs if any(srcs) else None)
+    metric = _row_scores(scorer, rows)
     _save_stats(scorer, args)
-    metric = [scores[unique[(r["hyp"], tuple(r["refs"]), _source_text(r.get("src")))]] for r in rows]
     human = [float(r["scores"][key]) for r in rows]
     items = [(r.get("lp"), r.get("item_id")) for r in rows]
     systems = [r.get("system") for r in rows]
@@ -224,7 +219,23 @@ def cmd_correlate(args: argparse.Namespace) -> dict:
                                  [systems[i] for i in mt])
         result["without_human_systems"] = sub
     result["signature"] = scorer.signature()
+    if args.versus:
+        other = build_scorer(args.versus, args)
+        result["versus"] = {"metric": args.versus, "signature": other.signature(),
+                            **paired_bootstrap_tau_like(metric, _row_scores(other, rows), human, items,
+                                                        args.bootstrap, args.seed)}
     return result
+
+
+def _row_scores(scorer: Any, rows: Sequence[dict]) -> list[float]:
+    """One score per judged row; identical (hyp, refs, src) triples are scored once."""
+    unique: dict[tuple, int] = {}
+    for row in rows:
+        unique.setdefault((row["hyp"], tuple(row["refs"]), _source_text(row.get("src"))), len(unique))
+    triples = list(unique)
+    srcs = [t[2] for t in triples]
+    scores = scorer.score([t[0] for t in triples], [list(t[1]) for t in triples], srcs if any(srcs) else None)
+    return [scores[unique[(r["hyp"], tuple(r["refs"]), _source_text(r.get("src")))]] for r in rows]
 
 
 def cmd_adversarial(args: argparse.Namespace) -> dict:
@@ -400,6 +411,10 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="first N items with all their systems")
     p.add_argument("--skip", type=int, default=0, help="leave out the first N items (e.g. a dev slice used for selection)")
     p.add_argument("--human", help="which human score (key of 'scores') to correlate with")
+    p.add_argument("--versus", help="a second metric scored on the same rows: paired item bootstrap of the "
+                                    "tau-like difference (metric minus versus) under 'versus'")
+    p.add_argument("--bootstrap", type=int, default=1000, help="item resamples for --versus")
+    p.add_argument("--seed", type=int, default=0, help="seed of the --versus resampling")
     _add_metric_options(p)
     p = sub.add_parser("adversarial", help="MENLI adversarial preference accuracy")
     p.add_argument("--data", required=True)

@@ -24,14 +24,14 @@ def _check(metric: Sequence[float], human: Sequence[float], *others: Sequence) -
     return m, h
 
 
-def tau_like(metric: Sequence[float], human: Sequence[float], items: Sequence[Hashable]) -> float:
-    """WMT20 item-grouped Kendall-like tau; NaN when no pair of systems differs in human score."""
-    m, h = _check(metric, human, items)
+def _tau_counts(m: np.ndarray, h: np.ndarray, items: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray]:
+    """Per item (first-seen order): Concordant and Discordant pair counts of the WMT20 tau-like."""
     groups: dict[Hashable, list[int]] = defaultdict(list)
     for index, item in enumerate(items):
         groups[item].append(index)
-    concordant = discordant = 0
-    for rows in groups.values():
+    concordant = np.zeros(len(groups), dtype=np.int64)
+    discordant = np.zeros(len(groups), dtype=np.int64)
+    for g, rows in enumerate(groups.values()):
         if len(rows) < 2:
             continue
         idx = np.asarray(rows)
@@ -39,10 +39,48 @@ def tau_like(metric: Sequence[float], human: Sequence[float], items: Sequence[Ha
         md = m[idx][:, None] - m[idx][None, :]
         upper = np.triu(np.ones_like(hd, dtype=bool), k=1) & (hd != 0)
         agree = np.sign(hd[upper]) == np.sign(md[upper])
-        concordant += int(agree.sum())
-        discordant += int((~agree).sum())  # includes metric ties
-    total = concordant + discordant
-    return (concordant - discordant) / total if total else math.nan
+        concordant[g] = int(agree.sum())
+        discordant[g] = int((~agree).sum())  # includes metric ties
+    return concordant, discordant
+
+
+def tau_like(metric: Sequence[float], human: Sequence[float], items: Sequence[Hashable]) -> float:
+    """WMT20 item-grouped Kendall-like tau; NaN when no pair of systems differs in human score."""
+    m, h = _check(metric, human, items)
+    concordant, discordant = _tau_counts(m, h, items)
+    total = int(concordant.sum() + discordant.sum())
+    return int(concordant.sum() - discordant.sum()) / total if total else math.nan
+
+
+def paired_bootstrap_tau_like(
+    metric_a: Sequence[float], metric_b: Sequence[float], human: Sequence[float], items: Sequence[Hashable],
+    resamples: int = 1000, seed: int = 0,
+) -> dict[str, float | int | list[float]]:
+    """Is metric A's tau-like really above B's? Items are resampled with replacement (both metrics see the same
+    resample, so their shared item difficulty cancels); reports the 95% interval of tau(A) - tau(B) and the share
+    of resamples where A is not better. Small TED-sized differences are often inside the noise.
+    """
+    a, h = _check(metric_a, human, items)
+    b, _ = _check(metric_b, human, items)
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    ca, da = _tau_counts(a, h, items)
+    cb, db = _tau_counts(b, h, items)
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(ca), size=(resamples, len(ca)))
+
+    def taus(c: np.ndarray, d: np.ndarray) -> np.ndarray:
+        cs, ds = c[picks].sum(1), d[picks].sum(1)
+        return (cs - ds) / np.maximum(cs + ds, 1)
+
+    diff = taus(ca, da) - taus(cb, db)
+    return {
+        "tau_like_a": tau_like(a, h, items), "tau_like_b": tau_like(b, h, items),
+        "difference": tau_like(a, h, items) - tau_like(b, h, items),
+        "ci95": [float(np.quantile(diff, 0.025)), float(np.quantile(diff, 0.975))],
+        "share_a_not_better": float(np.mean(diff <= 0)), "resamples": resamples, "seed": seed,
+        "items": int(len(ca)),
+    }
 
 
 def kendall_b(metric: Sequence[float], human: Sequence[float]) -> float:

@@ -205,3 +205,17 @@ def test_quiet_reaches_the_model_metrics_progress_bars(quiet, tmp_path):
     assert mars_scorer.config.progress is (not quiet)
     assert str(mars_scorer.config.cache_dir) == str(tmp_path)
     assert evaluate.build_scorer("sescore", args).progress is (not quiet)
+
+
+def test_correlate_versus_adds_a_paired_bootstrap(capsys, tmp_path):
+    code, stdout, _ = run(capsys, "correlate", "--metric", "chrf", "--versus", "bleu", "--bootstrap", "50",
+                          "--data", str(_judged(tmp_path)), "--quiet")
+    assert code == 0
+    result = json.loads(stdout[-1])
+    versus = result["versus"]
+    assert versus["metric"] == "bleu" and versus["resamples"] == 50 and versus["items"] == 2
+    assert versus["tau_like_a"] == pytest.approx(result["tau_like"])
+    assert versus["ci95"][0] <= versus["ci95"][1]
+    code, _, stderr = run(capsys, "correlate", "--metric", "chrf", "--versus", "bleu", "--bootstrap", "0",
+                          "--data", str(_judged(tmp_path)), "--quiet")
+    assert code == 1 and "--bootstrap" in stderr[-1]

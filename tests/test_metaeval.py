@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
-from metaeval import (InputError, atomic_write, correlation_report, first_items, kendall_b, preference_accuracy,
+from metaeval import (InputError, atomic_write, correlation_report, first_items, kendall_b, paired_bootstrap_tau_like,
+                      preference_accuracy,
                       read_jsonl, read_lines, run_adversarial, system_pearson, tau_like, validate_texts)
 
 
@@ -123,3 +124,20 @@ def test_run_adversarial_scores_good_and_bad_against_anchor():
     assert result["per_type"]["neg"] == 0.0  # both share 2 words -> tie -> failure
     result = run_adversarial(overlap, rows, reference_free=True)
     assert seen[1] == (["the cat sat down", "the dog sat"], ["die Katze", "die Katze"])
+
+
+def test_paired_bootstrap_separates_a_real_gap_from_a_tie():
+    rng = np.random.default_rng(0)
+    items = [i for i in range(60) for _ in range(5)]
+    human = rng.normal(size=len(items))
+    good = human + rng.normal(scale=0.5, size=len(items))
+    bad = rng.normal(size=len(items))
+    result = paired_bootstrap_tau_like(good, bad, human, items, resamples=500, seed=1)
+    assert result["difference"] == pytest.approx(tau_like(good, human, items) - tau_like(bad, human, items))
+    assert result["ci95"][0] > 0 and result["share_a_not_better"] == 0.0 and result["items"] == 60
+    tie = paired_bootstrap_tau_like(good, good, human, items, resamples=50, seed=1)
+    assert tie["difference"] == 0 and tie["ci95"] == [0.0, 0.0] and tie["share_a_not_better"] == 1.0
+    again = paired_bootstrap_tau_like(good, bad, human, items, resamples=500, seed=1)
+    assert again == result  # same seed, same resamples
+    with pytest.raises(ValueError, match="length mismatch"):
+        paired_bootstrap_tau_like(good[:-1], bad, human, items)
