@@ -46,6 +46,8 @@ SESCORE_SETS = [  # (file prefix, column title)
     ("webnlg_adequacy", "WebNLG-2020 adequacy"),
 ]
 SESCORE_METRICS = [("sescore", "SEScore (shipped)"), ("sescore_uniform", "SEScore w/o severity"),
+                   ("sescore_pooled", "SEScore pooled-only head (no alignment)"),
+                   ("sescore_init", "SEScore before training (all-layer BERTScore-F1)"),
                    ("cosine", "MiniLM cosine (w/o synthetic errors)"), ("bertscore", "BERTScore-MiniLM"),
                    ("chrf", "chrF"), ("bleu", "BLEU")]
 
@@ -61,6 +63,30 @@ def sescore_table() -> list[str]:
         if any(c != "-" for c in cells):
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return lines
+
+
+def sescore_heldout_table() -> list[str]:
+    """Every statistic on the TED zh-en items the checkpoint never saw (201-529)."""
+    keys = ["tau_like", "kendall_b", "pearson", "system_pearson"]
+    lines = ["| metric (TED zh-en, items 201-529) | " + " | ".join(keys) + " |", "|---|" + "---|" * len(keys)]
+    for metric, name in SESCORE_METRICS:
+        r = load(f"ted_zhen_heldout_{metric}")
+        if r is not None:
+            lines.append(f"| {name} | " + " | ".join(fmt(r[k]) for k in keys) + " |")
+    return lines
+
+
+def sescore_versus_table() -> list[str]:
+    """Paired item bootstrap of the held-out tau-like difference, shipped SEScore minus each baseline."""
+    lines = ["| SEScore minus (TED zh-en, items 201-529) | tau-like difference | 95% interval | share of resamples "
+             "not better |", "|---|---|---|---|"]
+    for metric, name in SESCORE_METRICS:
+        r = load(f"ted_zhen_heldout_sescore_vs_{metric}")
+        if r is not None:
+            v = r["versus"]
+            lines.append(f"| {name} | {fmt(v['difference'])} | [{fmt(v['ci95'][0])}, {fmt(v['ci95'][1])}] | "
+                         f"{v['share_a_not_better']:.3f} ({v['resamples']} resamples of {v['items']} items) |")
+    return lines if len(lines) > 2 else []
 
 
 def _dotted(config: dict, key: str):
@@ -101,7 +127,7 @@ def synthesis_tables(summary_path: str) -> list[str]:
 
 def main() -> int:
     if sys.argv[1:] == ["sescore"]:
-        print("\n".join(sescore_table()))
+        print("\n".join(sescore_table() + [""] + sescore_heldout_table() + [""] + sescore_versus_table()))
         return 0
     if sys.argv[1:2] == ["synthesis"] and len(sys.argv) == 3:
         print("\n".join(synthesis_tables(sys.argv[2])))
