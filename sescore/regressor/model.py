@@ -201,10 +201,6 @@ class SEScoreRegressor(nn.Module):
             mask = mask & ~special.bool()
         return TextStates(pooled, torch.nn.functional.normalize(hidden, dim=-1), mask)
 
-    def embed(self, encoded: dict[str, torch.Tensor], encoder_grad: bool = True) -> torch.Tensor:
-        """Pooled sentence vectors [B, H]."""
-        return self.encode(encoded, encoder_grad).pooled
-
     def predict_states(self, cand: TextStates, ref: TextStates) -> torch.Tensor:
         """Scores [B] from encoded candidates and references (row i with row i)."""
         features = pair_features(cand.pooled, ref.pooled)
@@ -215,10 +211,6 @@ class SEScoreRegressor(nn.Module):
         align = greedy_alignment(cand.tokens, cand.mask, ref.tokens, ref.mask).to(features.dtype)
         return (self.head(torch.cat([features, align], dim=-1)) + self.align_skip(align)).squeeze(-1)
 
-    def predict(self, cand: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
-        """Scores [B] from pooled candidate and reference vectors (regressors without alignment)."""
-        return self.predict_states(TextStates(cand), TextStates(ref))
-
     def forward(self, candidates: Sequence[str], references: Sequence[str], encoder_grad: bool = True) -> torch.Tensor:
         """Scores [B] for text pairs; both sides go through the encoder in one call (one padded batch)."""
         if len(candidates) != len(references):
@@ -228,20 +220,15 @@ class SEScoreRegressor(nn.Module):
         return self.predict_states(states.rows(slice(0, n)), states.rows(slice(n, None)))
 
     @torch.inference_mode()
-    def embed_texts(self, texts: Sequence[str], batch_size: int = 64) -> torch.Tensor:
-        """[N, H] pooled vectors in input order; length-sorted batches, longest first."""
-        return self.encode_texts(texts, batch_size)[0]
-
-    @torch.inference_mode()
     def encode_texts(
         self, texts: Sequence[str], batch_size: int = 64, progress: bool = False
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """[N, H] pooled vectors in input order and, with alignment, each text's unit-norm content-token states
         [T_i, H] (empty list otherwise); length-sorted batches, longest first."""
-        out: torch.Tensor | None = None
-        tokens: list[torch.Tensor | None] = [None] * len(texts) if self.config.alignment else []
         from tqdm.auto import tqdm
 
+        out: torch.Tensor | None = None
+        tokens: list[torch.Tensor | None] = [None] * len(texts) if self.config.alignment else []
         batches = length_sorted_batches([len(t) for t in texts], batch_size)
         for batch in tqdm(batches, desc="SEScore encode", unit="batch", disable=not progress):
             states = self.encode(self.tokenize([texts[i] for i in batch]), encoder_grad=False)
