@@ -44,12 +44,15 @@ def _tau_counts(m: np.ndarray, h: np.ndarray, items: Sequence[Hashable]) -> tupl
     return concordant, discordant
 
 
+def _tau_from_counts(concordant: np.ndarray, discordant: np.ndarray) -> float:
+    total = int(concordant.sum() + discordant.sum())
+    return int(concordant.sum() - discordant.sum()) / total if total else math.nan
+
+
 def tau_like(metric: Sequence[float], human: Sequence[float], items: Sequence[Hashable]) -> float:
     """WMT20 item-grouped Kendall-like tau; NaN when no pair of systems differs in human score."""
     m, h = _check(metric, human, items)
-    concordant, discordant = _tau_counts(m, h, items)
-    total = int(concordant.sum() + discordant.sum())
-    return int(concordant.sum() - discordant.sum()) / total if total else math.nan
+    return _tau_from_counts(*_tau_counts(m, h, items))
 
 
 def paired_bootstrap_tau_like(
@@ -74,9 +77,9 @@ def paired_bootstrap_tau_like(
         return (cs - ds) / np.maximum(cs + ds, 1)
 
     diff = taus(ca, da) - taus(cb, db)
+    tau_a, tau_b = _tau_from_counts(ca, da), _tau_from_counts(cb, db)
     return {
-        "tau_like_a": tau_like(a, h, items), "tau_like_b": tau_like(b, h, items),
-        "difference": tau_like(a, h, items) - tau_like(b, h, items),
+        "tau_like_a": tau_a, "tau_like_b": tau_b, "difference": tau_a - tau_b,
         "ci95": [float(np.quantile(diff, 0.025)), float(np.quantile(diff, 0.975))],
         "share_a_not_better": float(np.mean(diff <= 0)), "resamples": resamples, "seed": seed,
         "items": int(len(ca)),
