@@ -98,12 +98,18 @@ class BERTScorer(_EncoderScorer):
         return f"{self.name}|encoder:{self.encoder}@{m.hash}|layer:{self.layer}|idf:no|version:{_VERSION}"
 
 
-def bertscore_f1(hyp: np.ndarray, ref: np.ndarray) -> float:
-    """F1 of greedy matching on unit-normalised token vectors [tokens, hidden]."""
+def bertscore_prf(hyp: np.ndarray, ref: np.ndarray) -> tuple[float, float, float]:
+    """BERTScore P, R, F1 of greedy matching on unit-normalised token vectors [tokens, hidden]."""
     sim = hyp @ ref.T
     precision = float(sim.max(axis=1).mean())
     recall = float(sim.max(axis=0).mean())
-    return 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    return precision, recall, f1
+
+
+def bertscore_f1(hyp: np.ndarray, ref: np.ndarray) -> float:
+    """F1 of greedy matching on unit-normalised token vectors [tokens, hidden]."""
+    return bertscore_prf(hyp, ref)[2]
 
 
 @dataclass

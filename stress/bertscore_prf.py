@@ -17,18 +17,11 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from baselines import bertscore_prf as precision_recall_f1  # the one greedy matching, shared with BERTScorer
+
 VARIANTS = {"bertscore-p": 0, "bertscore-r": 1, "bertscore-f": 2}
 AGGREGATIONS = ("mean", "max")
 EmbedFn = Callable[[list[str]], Sequence[np.ndarray]]
-
-
-def precision_recall_f1(hyp: np.ndarray, ref: np.ndarray) -> tuple[float, float, float]:
-    """BERTScore P, R, F1 of unit-normalised token vectors ``[tokens, hidden]`` of one hypothesis and reference."""
-    similarity = hyp @ ref.T
-    precision = float(similarity.max(axis=1).mean())
-    recall = float(similarity.max(axis=0).mean())
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-    return precision, recall, f1
 
 
 def aggregate(triples: Sequence[tuple[float, float, float]], how: str) -> tuple[float, float, float]:
