@@ -5,6 +5,8 @@
     python evaluate.py adversarial --metric NAME --data F.jsonl [--reference-free]
     python evaluate.py stress      --metric NAME[,NAME...] --data F.jsonl [--tests T,...] [--limit N] --out DIR
                                    [--gold-system NAME] [--ref-index N|all]   (NAME may be bertscore-p/-r/-f)
+                                   [--min-applied N]
+    python evaluate.py stress-report --report DIR/report.json [--min-applied N] [--out DIR]
     python evaluate.py make-adversarial --data F.jsonl --out F.jsonl [--types T,...] [--seed S]
     python evaluate.py robustness  --metric NAME[,NAME...] --data F.jsonl --out F.json [--markdown F.md] [--seed S]
 
@@ -20,9 +22,20 @@ import argparse
 import json
 import math
 import sys
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 BASE_METRICS = ("menli", "sescore", "mars", "bleu", "chrf", "bertscore", "cosine")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
 
 
 def _add_metric_options(parser: argparse.ArgumentParser) -> None:
@@ -78,7 +91,6 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
     if name == "mars":
         import mars
 
-        from pathlib import Path
 
         config = args.mars_config or Path(__file__).resolve().parent / "configs" / "mars" / "offline.yaml"
         overrides: dict[str, Any] = {"progress": progress}
@@ -338,7 +350,7 @@ def _stress_metric(name: str, args: argparse.Namespace, prf: dict) -> Any:
 
 
 def cmd_stress(args: argparse.Namespace) -> dict:
-    from stress import DEFAULT_TESTS, run_blindspot, write_report
+    from stress import DEFAULT_MIN_APPLIED, DEFAULT_TESTS, run_blindspot, write_report
     from stress.blindspot import check_available
 
     names = [n for n in args.metric.split(",") if n]
@@ -351,10 +363,35 @@ def cmd_stress(args: argparse.Namespace) -> dict:
     metrics = {name: _stress_metric(name, args, prf) for name in names}
     seeds = tuple(int(x) for x in args.seeds.split(","))
     report = run_blindspot(metrics, gold, refs, srcs if any(srcs) else None, tests=tests, seeds=seeds,
-                           mlm=args.mlm, keep_last_sentence=args.keep_last_sentence)
+                           mlm=args.mlm, keep_last_sentence=args.keep_last_sentence,
+                           min_applied=args.min_applied or DEFAULT_MIN_APPLIED)
     report["data"] = str(args.data)
     report["setup"] = setup
     write_report(report, args.out)
+    return report
+
+
+def cmd_stress_report(args: argparse.Namespace) -> dict:
+    """Re-judge a stored report.json (e.g. under another --min-applied) and rewrite its table and plots.
+
+    Only the verdicts change; the curves are read as stored, so nothing is scored again.
+    """
+    from metaeval import InputError
+    from stress import DEFAULT_MIN_APPLIED, judge, write_report
+
+    path = Path(args.report)
+    if path.is_dir():
+        path = path / "report.json"
+    if not path.is_file():
+        raise InputError(f"{path}: no such report (give a report.json written by 'evaluate.py stress' or its folder)")
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise InputError(f"{path}: not a JSON report ({err})") from None
+    if not isinstance(stored, dict) or not {"protocol", "metrics", "tests"} <= stored.keys():
+        raise InputError(f"{path}: not a blind-spot report (needs 'protocol', 'metrics' and 'tests')")
+    report = judge(stored, args.min_applied or DEFAULT_MIN_APPLIED)
+    write_report(report, args.out or path.parent)
     return report
 
 
@@ -432,7 +469,14 @@ def make_parser() -> argparse.ArgumentParser:
                    help="which reference is scored against, or 'all' (multi-reference: every other reference)")
     p.add_argument("--mlm", help="masked_lm role value for the bert_diverge test")
     p.add_argument("--keep-last-sentence", action="store_true", help="open-ended text: never switch the last sentence")
+    p.add_argument("--min-applied", type=_positive_int,
+                   help="judge a test only if it applies to at least this many items (default: stress.DEFAULT_MIN_APPLIED)")
     _add_metric_options(p)
+    p = sub.add_parser("stress-report", help="re-judge a stored stress report.json and rewrite its table and plots")
+    p.add_argument("--report", required=True, help="report.json written by 'stress', or its folder")
+    p.add_argument("--out", help="folder to write (default: the report's own folder)")
+    p.add_argument("--min-applied", type=_positive_int,
+                   help="judge a test only if it applies to at least this many items (default: stress.DEFAULT_MIN_APPLIED)")
     p = sub.add_parser("make-adversarial", help="MENLI-format adversarial rows from a set with paraphrase references")
     p.add_argument("--data", required=True)
     p.add_argument("--out", required=True)
@@ -451,7 +495,7 @@ def make_parser() -> argparse.ArgumentParser:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], dict]] = {
     "score": cmd_score, "correlate": cmd_correlate, "adversarial": cmd_adversarial, "stress": cmd_stress,
-    "make-adversarial": cmd_make_adversarial, "robustness": cmd_robustness,
+    "stress-report": cmd_stress_report, "make-adversarial": cmd_make_adversarial, "robustness": cmd_robustness,
 }
 
 

@@ -13,9 +13,20 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from metaeval import atomic_write
+
+
+def _judged(test: Mapping[str, Any]) -> bool:
+    # reports written before judge() existed judged every applicable test
+    return bool(test.get("judged", test["applicable"]))
+
+
+def _verdict(passed: bool | None) -> str:
+    return "too few" if passed is None else "pass" if passed else "**FAIL**"
+
 
 def markdown_table(report: Mapping[str, Any]) -> str:
-    """Tests x metrics table of pass / FAIL / n/a, with how many samples each test applied to.
+    """Tests x metrics table of pass / FAIL / too few / n/a, with how many samples each test applied to.
 
     The set-up (which text is gold, which the reference) heads the table when the report records it, since
     the same test can pass or fail depending on it; tests the suite cannot run offline get a row and a reason
@@ -33,7 +44,7 @@ def markdown_table(report: Mapping[str, Any]) -> str:
         if test["applicable"]:
             ratios = test["noise_ratio"][1:]
             span = f"{min(ratios):.2f}-{max(ratios):.2f}" if len(ratios) > 1 else f"{ratios[0]:.2f}"
-            cells = ["pass" if test["passed"][m] else "**FAIL**" for m in metrics]
+            cells = [_verdict(test["passed"][m]) if _judged(test) else "too few" for m in metrics]
         else:
             span, cells = "-", ["n/a"] * len(metrics)
         lines.append("| " + " | ".join([name, test["family"], f"{test['n_applied']}/{n}", span, *cells]) + " |")
@@ -43,8 +54,13 @@ def markdown_table(report: Mapping[str, Any]) -> str:
     totals = [f"{report['summary'][m]['passed']}/{report['summary'][m]['passed'] + report['summary'][m]['failed']}"
               for m in metrics]
     lines.append("| " + " | ".join(["**passed**", "", "", "", *totals]) + " |")
-    if unavailable:
+    too_few = [name for name, test in report["tests"].items() if test["applicable"] and not _judged(test)]
+    if too_few or unavailable:
         lines.append("")
+    if too_few:
+        lines.append(f"Too few: applied to fewer than {report['protocol'].get('min_applied')} samples, so the curve "
+                     "is in report.json and plots/ but not counted: " + ", ".join(f"`{n}`" for n in too_few) + ".")
+    if unavailable:
         lines += [f"Not available offline: `{name}`: {entry['reason']}." for name, entry in unavailable.items()]
     return "\n".join(lines) + "\n"
 
@@ -68,7 +84,7 @@ def curve_table(report: Mapping[str, Any], test: str, metrics: list[str] | None 
     for name in names:
         curve = entry["metrics"][name]
         lines.append("| " + " | ".join([name, *(f"{m:.{digits}f}" for m in curve["mean"]),
-                                        "pass" if curve["passed"] else "**FAIL**"]) + " |")
+                                        _verdict(curve["passed"]) if _judged(entry) else "too few"]) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -92,15 +108,18 @@ def plot_test(report: Mapping[str, Any], name: str, path: str | Path) -> Path:
     x = np.asarray(test["noise_ratio"], dtype=float)
     for metric, result in test["metrics"].items():
         y, band = _normalised(result["mean"], result["std"])
-        failed = not result["passed"]
+        judged = _judged(test)
+        failed = judged and not result["passed"]
+        verdict = ("FAIL" if failed else "pass") if judged else "not judged"
         (line,) = axes.plot(
             x, y, marker="o", markersize=3, linewidth=2.6 if failed else 1.0, alpha=1.0 if failed else 0.75,
-            linestyle="-" if failed else "--", label=f"{metric} ({'FAIL' if failed else 'pass'})",
+            linestyle="-" if failed else "--", label=f"{metric} ({verdict})",
         )
         axes.fill_between(x, y - band, y + band, color=line.get_color(), alpha=0.15, linewidth=0)
     axes.set_xlabel("noise ratio" + (" (halved: swap/switch)" if test["halved_noise_ratio"] else ""))
     axes.set_ylabel("score relative to gold (gold = 1)")
-    axes.set_title(f"{name} ({test['n_applied']}/{report['protocol']['n_samples']} samples)")
+    axes.set_title(f"{name} ({test['n_applied']}/{report['protocol']['n_samples']} samples"
+                   + ("" if _judged(test) else ": too few, not judged") + ")")
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
     figure.tight_layout()
@@ -115,8 +134,10 @@ def write_report(report: Mapping[str, Any], out_dir: str | Path) -> dict[str, Pa
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = {"json": out_dir / "report.json", "markdown": out_dir / "report.md"}
-    written["json"].write_text(json.dumps(report, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-    written["markdown"].write_text(markdown_table(report), encoding="utf-8")
+    with atomic_write(written["json"]) as handle:
+        handle.write(json.dumps(report, indent=2, sort_keys=False) + "\n")
+    with atomic_write(written["markdown"]) as handle:
+        handle.write(markdown_table(report))
     for name, test in report["tests"].items():
         if test["applicable"]:
             safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)

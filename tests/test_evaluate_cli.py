@@ -167,13 +167,52 @@ def _multiref(tmp_path):
 def test_stress_with_a_toolkit_metric_and_a_plain_callable(capsys, tmp_path):
     out = tmp_path / "stress"
     code, stdout, _ = run(capsys, "stress", "--metric", "chrf,py:stress_toy_metric:jaccard", "--data", str(_multiref(tmp_path)),
-                          "--tests", "truncation,local_swap", "--seeds", "1,2", "--out", str(out), "--quiet")
+                          "--tests", "truncation,local_swap", "--seeds", "1,2", "--out", str(out), "--quiet",
+                          "--min-applied", "3")
     assert code == 0
     report = json.loads(stdout[-1])
     assert report["tests"]["truncation"]["passed"]["chrf"] is True
     assert report["tests"]["local_swap"]["passed"]["py:stress_toy_metric:jaccard"] is False  # order-blind
     assert (out / "report.json").exists() and "| truncation |" in (out / "report.md").read_text()
     assert (out / "plots" / "local_swap.png").stat().st_size > 1000
+
+
+def test_stress_too_few_items_are_shown_not_judged_and_a_stored_report_can_be_rejudged(capsys, tmp_path):
+    out = tmp_path / "stress"
+    code, stdout, _ = run(capsys, "stress", "--metric", "chrf", "--data", str(_multiref(tmp_path)),
+                          "--tests", "truncation", "--seeds", "1", "--out", str(out), "--quiet")  # default minimum
+    assert code == 0
+    report = json.loads(stdout[-1])
+    truncation = report["tests"]["truncation"]
+    assert truncation["n_applied"] == 3 and truncation["judged"] is False and truncation["passed"] == {"chrf": None}
+    assert len(truncation["metrics"]["chrf"]["mean"]) == len(truncation["levels"]) > 1  # the curve is still there
+    assert report["summary"]["chrf"] == {"passed": 0, "failed": 0, "too_few": 1, "not_applicable": 0}
+    table = (out / "report.md").read_text()
+    assert "| truncation | fluency | 3/3 |" in table and "| too few |" in table and "| 0/0 |" in table
+    stored = (out / "report.json").read_text()
+
+    code, stdout, _ = run(capsys, "stress-report", "--report", str(out), "--min-applied", "3", "--out", str(tmp_path / "re"))
+    assert code == 0
+    rejudged = json.loads(stdout[-1])
+    assert rejudged["tests"]["truncation"]["passed"] == {"chrf": True}
+    assert rejudged["tests"]["truncation"]["metrics"] == {
+        "chrf": {**truncation["metrics"]["chrf"], "passed": True}}  # same curve, new verdict only
+    assert "| 1/1 |" in (tmp_path / "re" / "report.md").read_text()
+    assert (out / "report.json").read_text() == stored  # --out elsewhere leaves the original alone
+
+    (tmp_path / "bad.json").write_text("{not json")
+    for argv, message in (
+        (["--report", str(tmp_path / "missing")], "no such report"),
+        (["--report", str(tmp_path / "bad.json")], "not a JSON report"),
+        (["--report", str(out), "--min-applied", "0"], None),
+    ):
+        if message is None:
+            with pytest.raises(SystemExit):
+                run(capsys, "stress-report", *argv)
+            assert "expected a positive integer" in capsys.readouterr().err
+        else:
+            code, _, stderr = run(capsys, "stress-report", *argv)
+            assert code == 1 and message in stderr[0]
 
 
 def test_plain_callable_errors_are_one_line(capsys, texts):

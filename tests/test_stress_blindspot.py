@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from functools import partial
 
 import numpy as np
 import pytest
@@ -11,6 +12,9 @@ import pytest
 from perturb import noise_ratio
 from stress import markdown_table, noise_test, run_blindspot, strictly_decreasing, write_report
 from stress.blindspot import score_once
+
+# The toy sets have 3-6 samples; the default minimum (10) would leave every test unjudged.
+run_judged = partial(run_blindspot, min_applied=1)
 
 PARAGRAPHS = [
     "The council met on Monday. It approved the new budget for the schools. Teachers welcomed the decision.",
@@ -78,7 +82,7 @@ def report(nlp):
         return wrapped
 
     metrics = {"f1": counted(unigram_f1), "precision": counted(unigram_precision), "bigram": counted(bigram_f1)}
-    result = run_blindspot(
+    result = run_judged(
         metrics, PARAGRAPHS, REFERENCES,
         tests=["truncation", "token_drop", "local_swap", "sentence_switching", "copy_source"],
         levels={"truncation": [0.2, 0.4], "token_drop": [0.1, 0.3], "sentence_switching": [1]}, seeds=(1, 2, 3),
@@ -139,8 +143,8 @@ def test_markdown_and_plots(report, tmp_path):
 
 def test_same_seeds_same_report_and_batch_independent_noise(nlp):
     kwargs = dict(tests=["token_drop"], seeds=(7, 8), nlp=nlp)
-    a = run_blindspot({"f1": unigram_f1}, PARAGRAPHS, REFERENCES, **kwargs)
-    b = run_blindspot({"f1": unigram_f1}, PARAGRAPHS, REFERENCES, **kwargs)
+    a = run_judged({"f1": unigram_f1}, PARAGRAPHS, REFERENCES, **kwargs)
+    b = run_judged({"f1": unigram_f1}, PARAGRAPHS, REFERENCES, **kwargs)
     assert a == b
     whole = noise_test("token_drop", PARAGRAPHS, [0.3], (7,), [{}] * 6, {})
     part = noise_test("token_drop", PARAGRAPHS[:2], [0.3], (7,), [{}] * 2, {})
@@ -152,7 +156,7 @@ def test_same_seeds_same_report_and_batch_independent_noise(nlp):
 def test_samples_are_kept_only_where_every_level_applies(nlp):
     hyps = ["One sentence only here.", "First sentence. Second sentence. Third one.",
             "A is here. B is there. C is near. D is far."]
-    result = run_blindspot({"f1": unigram_f1}, hyps, hyps, tests=["sentence_switching"], seeds=(1, 2), nlp=nlp,
+    result = run_judged({"f1": unigram_f1}, hyps, hyps, tests=["sentence_switching"], seeds=(1, 2), nlp=nlp,
                            levels={"sentence_switching": [1, 2]})
     test = result["tests"]["sentence_switching"]
     assert test["applicable"] and test["n_applied"] == 2  # two switches fit three sentences (a 3-cycle)
@@ -161,22 +165,22 @@ def test_samples_are_kept_only_where_every_level_applies(nlp):
 
 def test_levels_giving_identical_texts_are_dropped_with_a_warning(nlp):
     hyps = ["She went to the office today.", "He walked home after the long game."]
-    result = run_blindspot({"f1": unigram_f1}, hyps, hyps, tests=["middle_swap"], seeds=(1, 2), nlp=nlp)
+    result = run_judged({"f1": unigram_f1}, hyps, hyps, tests=["middle_swap"], seeds=(1, 2), nlp=nlp)
     test = result["tests"]["middle_swap"]
     assert test["levels"] == [0.0, 0.5] and "dropped" in test["warnings"][0]
 
 
 def test_bad_input_is_rejected(nlp):
     with pytest.raises(ValueError, match="references"):
-        run_blindspot({"f1": unigram_f1}, PARAGRAPHS, REFERENCES[:2], tests=["truncation"])
+        run_judged({"f1": unigram_f1}, PARAGRAPHS, REFERENCES[:2], tests=["truncation"])
     with pytest.raises(ValueError, match="levels"):
-        run_blindspot({"f1": unigram_f1}, PARAGRAPHS, REFERENCES, tests=["truncation"], levels={"truncation": [0]})
+        run_judged({"f1": unigram_f1}, PARAGRAPHS, REFERENCES, tests=["truncation"], levels={"truncation": [0]})
     with pytest.raises(ValueError, match="not among the tests"):
-        run_blindspot({"f1": unigram_f1}, PARAGRAPHS, REFERENCES, tests=["truncation"], levels={"negation": [1]})
+        run_judged({"f1": unigram_f1}, PARAGRAPHS, REFERENCES, tests=["truncation"], levels={"negation": [1]})
     with pytest.raises(ValueError, match="returned"):
         score_once({"bad": lambda h, r, s: [0.0]}, ["a", "b"], ["a", "b"], None)
     with pytest.raises(ValueError, match="masked LM"):
-        run_blindspot({"f1": unigram_f1}, PARAGRAPHS, REFERENCES, tests=["bert_diverge"])
+        run_judged({"f1": unigram_f1}, PARAGRAPHS, REFERENCES, tests=["bert_diverge"])
 
 
 def test_pass_rule_is_strict():
@@ -209,7 +213,7 @@ SUMMARIES = [  # CNN/DM-like: two to three sentences, as the paper's gold summar
 def test_sentence_switching_applies_to_three_sentence_summaries(nlp):
     """The THumB report applied sentence switching to 2/100 summaries: two switches demanded four sentences
     (disjoint pairs) and the run pinned the last sentence. Two switches now need three sentences."""
-    result = run_blindspot({"bigram": bigram_f1}, SUMMARIES, SUMMARIES, tests=["sentence_switching"],
+    result = run_judged({"bigram": bigram_f1}, SUMMARIES, SUMMARIES, tests=["sentence_switching"],
                            seeds=(1, 2, 3), nlp=nlp)
     test = result["tests"]["sentence_switching"]
     assert test["levels"] == [0.0, 1.0, 2.0] and test["n_applied"] == 2
@@ -225,7 +229,7 @@ def test_multi_reference_rows_reach_the_metric_as_lists(nlp):
         return [max(bigram_f1([h] * len(r), list(r))) for h, r in zip(hyps, refs)]
 
     refs = [[p, p.upper()] for p in PARAGRAPHS]
-    result = run_blindspot({"best": best_of}, PARAGRAPHS, refs, tests=["truncation"], seeds=(1,), nlp=nlp,
+    result = run_judged({"best": best_of}, PARAGRAPHS, refs, tests=["truncation"], seeds=(1,), nlp=nlp,
                            levels={"truncation": [0.2, 0.4]})
     assert len(seen) == 1 and all(isinstance(r, list) and len(r) == 2 for r in seen[0])
     assert result["tests"]["truncation"]["passed"]["best"]
@@ -233,7 +237,7 @@ def test_multi_reference_rows_reach_the_metric_as_lists(nlp):
                         [["x", "y"], ["x", "y"], ["x"]], None)
     assert list(scores["n"]) == [2.0, 2.0, 1.0]
     with pytest.raises(TypeError, match="non-empty list"):
-        run_blindspot({"best": best_of}, PARAGRAPHS, [[]] * len(PARAGRAPHS), tests=["truncation"])
+        run_judged({"best": best_of}, PARAGRAPHS, [[]] * len(PARAGRAPHS), tests=["truncation"])
 
 
 def test_self_evaluation_bias_is_listed_as_unavailable_offline(report, nlp):
@@ -245,7 +249,7 @@ def test_self_evaluation_bias_is_listed_as_unavailable_offline(report, nlp):
     assert "Not available offline: `self_evaluation_bias`" in table
     assert result["summary"]["f1"]["not_applicable"] == 1  # unavailable tests are not counted as run
     with pytest.raises(ValueError, match="not available offline"):
-        run_blindspot({"f1": unigram_f1}, PARAGRAPHS, REFERENCES, tests=["self_evaluation_bias"], nlp=nlp)
+        run_judged({"f1": unigram_f1}, PARAGRAPHS, REFERENCES, tests=["self_evaluation_bias"], nlp=nlp)
 
 
 def test_curve_table_shows_how_a_metric_failed(report):
@@ -261,3 +265,38 @@ def test_curve_table_shows_how_a_metric_failed(report):
         curve_table(result, "copy_source")
     with pytest.raises(ValueError, match="no curve for nope"):
         curve_table(result, "truncation", ["nope"])
+
+
+def test_tests_on_too_few_samples_are_shown_but_not_judged(report, nlp):
+    from stress import DEFAULT_MIN_APPLIED, judge
+
+    result, _ = report
+    switching = result["tests"]["sentence_switching"]
+    n = len(PARAGRAPHS)
+    applicable = [name for name, test in result["tests"].items() if test["applicable"]]
+    assert switching["n_applied"] == n and len(applicable) == 4
+    def verdicts(r):
+        return {key: value for key, value in r.items() if key != "protocol"}
+
+    assert result["protocol"]["min_applied"] == 1 and judge(result, n)["protocol"]["min_applied"] == n
+    assert verdicts(judge(result, min_applied=n)) == verdicts(result)  # every test reaches the minimum exactly
+    strict = judge(result, min_applied=n + 1)
+    assert strict["tests"]["sentence_switching"]["judged"] is False
+    assert strict["tests"]["sentence_switching"]["passed"] == {"f1": None, "precision": None, "bigram": None}
+    assert f"applies to {n} sample(s), fewer than {n + 1}" in strict["tests"]["sentence_switching"]["reason"]
+    assert strict["tests"]["sentence_switching"]["metrics"]["f1"]["mean"] == switching["metrics"]["f1"]["mean"]
+    assert strict["tests"]["copy_source"]["judged"] is False and "source" in strict["tests"]["copy_source"]["reason"]
+    for metric in ("f1", "precision", "bigram"):
+        assert result["summary"][metric]["too_few"] == 0
+        assert strict["summary"][metric] == {"passed": 0, "failed": 0, "too_few": 4, "not_applicable": 1}
+    assert result["tests"]["sentence_switching"]["judged"] is True  # judge returns a new report
+    assert judge(strict, min_applied=1) == result  # verdicts come from the stored curves alone
+    table = markdown_table(strict)
+    row = next(line for line in table.splitlines() if line.startswith("| sentence_switching | consistency | 6/6 | "))
+    assert row.endswith("| too few | too few | too few |") and "Too few: applied to fewer than 7 samples" in table
+    for bad in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="min_applied"):
+            judge(result, min_applied=bad)
+    default = run_blindspot({"f1": unigram_f1}, PARAGRAPHS, REFERENCES, tests=["truncation"], seeds=(1,), nlp=nlp,
+                            levels={"truncation": [0.2]})
+    assert DEFAULT_MIN_APPLIED > len(PARAGRAPHS) and default["tests"]["truncation"]["passed"] == {"f1": None}
