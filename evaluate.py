@@ -91,7 +91,6 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
     if name == "mars":
         import mars
 
-
         config = args.mars_config or Path(__file__).resolve().parent / "configs" / "mars" / "offline.yaml"
         overrides: dict[str, Any] = {"progress": progress}
         if getattr(args, "mars_cache", None):
