@@ -22,6 +22,7 @@ def _judged(test: Mapping[str, Any]) -> bool:
 
 
 def _verdict(passed: bool | None) -> str:
+    # judge() sets None for a test on too few samples
     return "too few" if passed is None else "pass" if passed else "**FAIL**"
 
 
@@ -44,7 +45,7 @@ def markdown_table(report: Mapping[str, Any]) -> str:
         if test["applicable"]:
             ratios = test["noise_ratio"][1:]
             span = f"{min(ratios):.2f}-{max(ratios):.2f}" if len(ratios) > 1 else f"{ratios[0]:.2f}"
-            cells = [_verdict(test["passed"][m]) if _judged(test) else "too few" for m in metrics]
+            cells = [_verdict(test["passed"][m]) for m in metrics]
         else:
             span, cells = "-", ["n/a"] * len(metrics)
         lines.append("| " + " | ".join([name, test["family"], f"{test['n_applied']}/{n}", span, *cells]) + " |")
@@ -84,7 +85,7 @@ def curve_table(report: Mapping[str, Any], test: str, metrics: list[str] | None 
     for name in names:
         curve = entry["metrics"][name]
         lines.append("| " + " | ".join([name, *(f"{m:.{digits}f}" for m in curve["mean"]),
-                                        _verdict(curve["passed"]) if _judged(entry) else "too few"]) + " |")
+                                        _verdict(curve["passed"])]) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -106,9 +107,9 @@ def plot_test(report: Mapping[str, Any], name: str, path: str | Path) -> Path:
     FigureCanvasAgg(figure)
     axes = figure.add_subplot(1, 1, 1)
     x = np.asarray(test["noise_ratio"], dtype=float)
+    judged = _judged(test)
     for metric, result in test["metrics"].items():
         y, band = _normalised(result["mean"], result["std"])
-        judged = _judged(test)
         failed = judged and not result["passed"]
         verdict = ("FAIL" if failed else "pass") if judged else "not judged"
         (line,) = axes.plot(
@@ -119,7 +120,7 @@ def plot_test(report: Mapping[str, Any], name: str, path: str | Path) -> Path:
     axes.set_xlabel("noise ratio" + (" (halved: swap/switch)" if test["halved_noise_ratio"] else ""))
     axes.set_ylabel("score relative to gold (gold = 1)")
     axes.set_title(f"{name} ({test['n_applied']}/{report['protocol']['n_samples']} samples"
-                   + ("" if _judged(test) else ": too few, not judged") + ")")
+                   + ("" if judged else ": too few, not judged") + ")")
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
     figure.tight_layout()
