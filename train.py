@@ -1,62 +1,7 @@
-"""Training entry point: ``python train.py {nli,synthesize,fit} ...``.
-
-Each sub-command composes the metric packages; the packages never import this file.
-"""
-from __future__ import annotations
-
-import argparse
-import json
+"""``python train.py ...``: the same command as the installed ``nlgmetrics-train`` (see nlgmetrics/cli)."""
 import sys
 
-
-def _nli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="train.py nli", description="Fine-tune the offline NLI cross-encoder.")
-    parser.add_argument("--config", required=True, help="YAML recipe, e.g. configs/nli/minilm_lora.yaml")
-    parser.add_argument("--output", help="checkpoint folder (overrides the config)")
-    parser.add_argument("--limit", type=int, help="train on a random subset of N pairs (smoke runs)")
-    parser.add_argument("--epochs", type=int)
-    parser.add_argument("--commercial-only", action="store_true", help="leave out non-commercial data (SICK, ANLI)")
-    parser.add_argument("--wandb", action="store_true", help="log to Weights & Biases (WANDB_MODE=offline works)")
-    args = parser.parse_args(argv)
-
-    from pytorch_lightning.loggers import CSVLogger, WandbLogger
-
-    from nli.training import NLITrainConfig, train_nli
-
-    overrides = {k: v for k, v in {"output": args.output, "limit": args.limit, "epochs": args.epochs}.items() if v}
-    if args.commercial_only:
-        overrides["commercial_only"] = True
-    config = NLITrainConfig.from_yaml(args.config, overrides)
-    logger = WandbLogger(project="nlgmetrics-nli") if args.wandb else CSVLogger("runs", name="nli")
-    report = train_nli(config, logger=logger)
-    print(json.dumps(report))
-    return 0
-
-
-def _synthesize(argv: list[str]) -> int:
-    """SEScore error synthesis: ``run`` (default), ``merge`` and ``calibrate``; see sescore/synthesis/cli.py."""
-    from sescore.synthesis.cli import main as synthesize_main
-
-    return synthesize_main(argv)
-
-
-def _fit(argv: list[str]) -> int:
-    """Train the SEScore regressor with LightningCLI: ``--config configs/sescore/fit_offline.yaml`` plus overrides."""
-    from sescore.regressor.cli import fit_main
-
-    return fit_main(argv)
-
-
-COMMANDS = {"nli": _nli, "synthesize": _synthesize, "fit": _fit}
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] not in COMMANDS:
-        print(f"usage: python train.py {{{','.join(COMMANDS)}}} [options]", file=sys.stderr)
-        return 2
-    return COMMANDS[argv[0]](argv[1:])
-
+from nlgmetrics.cli.train import main
 
 if __name__ == "__main__":
     sys.exit(main())

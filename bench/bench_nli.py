@@ -28,8 +28,8 @@ def main() -> None:
     import torch
 
     from menli import menli_scores
-    from modelroles.batching import length_sorted_batches
-    from nli import load_nli
+    from nlgmetrics.modelroles.batching import length_sorted_batches
+    from nlgmetrics.nli import load_nli
 
     rows = [json.loads(line) for line in open(data_dir() / "nli" / "test_snli.jsonl", encoding="utf-8")][: args.pairs]
     premises = [r["premise"] for r in rows]

@@ -111,8 +111,8 @@ def main() -> None:
 
     import torch
 
-    from metaeval import read_jsonl
-    from modelroles.batching import length_sorted_batches
+    from nlgmetrics.metaeval import read_jsonl
+    from nlgmetrics.modelroles.batching import length_sorted_batches
     from sescore.regressor.scoring import sescore_scores
 
     rows = read_jsonl(_dev_file())[: args.segments]

@@ -25,8 +25,8 @@ def main() -> None:
     parser.add_argument("--seeds", default="1,2,3,4,5")
     args = parser.parse_args()
 
-    from baselines import BERTScorer, SacreBleuScorer
-    from stress import DEFAULT_TESTS, run_blindspot
+    from nlgmetrics.baselines import BERTScorer, SacreBleuScorer
+    from nlgmetrics.stress import DEFAULT_TESTS, run_blindspot
 
     rows = [json.loads(line) for line in open(data_dir() / "multiref" / "multiref_wmt21_deen_2refs_allsys.jsonl", encoding="utf-8")]
     rows = rows[: args.segments]

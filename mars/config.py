@@ -282,9 +282,9 @@ def load_config(
     else:
         import yaml
 
-        path = Path(source).expanduser()
-        if not path.is_file():
-            raise FileNotFoundError(f"MARS config file not found: {path}")
+        from nlgmetrics.resources import config_path
+
+        path = config_path(source)
         loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         if not isinstance(loaded, Mapping):
             raise ValueError(f"MARS config {path} must be a YAML mapping")

@@ -10,7 +10,7 @@ from typing import Any, Sequence
 
 import torch
 
-from modelroles.batching import length_sorted_batches
+from nlgmetrics.modelroles.batching import length_sorted_batches
 
 
 def geometric_weights(n: int, q: float) -> torch.Tensor:

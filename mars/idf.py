@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--spacy", default="packaged:en_core_web_sm")
     parser.add_argument("--source", default="", help="provenance note stored in the table")
     args = parser.parse_args(argv)
-    from modelroles import load_spacy
+    from nlgmetrics.modelroles import load_spacy
 
     nlp = load_spacy(args.spacy)
     lines = [line.strip() for line in Path(args.corpus).read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -12,7 +12,7 @@ import torch
 
 from mars.cloze import ClozeJob
 from mars.template import Blank, TextBlock
-from modelroles.batching import length_sorted_batches
+from nlgmetrics.modelroles.batching import length_sorted_batches
 
 
 class MaskedLMFiller:

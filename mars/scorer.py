@@ -15,7 +15,7 @@ from mars.cache import AugmentationCache
 from mars.config import MARSConfig, load_config, stable_hash
 from mars.functional import mars_score
 from mars.template import Template
-from metaeval.scorer import toolkit_version
+from nlgmetrics.metaeval.scorer import toolkit_version
 
 
 package_version = toolkit_version  # one version lookup for every signature of the toolkit
@@ -73,7 +73,7 @@ class MARSScorer:
     # -- lazily loaded resources --------------------------------------------------------------------------------
     def _get(self, name: str) -> Any:
         if name not in self._models:
-            from modelroles import load_model, load_spacy
+            from nlgmetrics.modelroles import load_model, load_spacy
 
             m = self.config.models
             if name == "spacy":
@@ -102,7 +102,7 @@ class MARSScorer:
         return self._models[name]
 
     def _model_hash(self, role: str, spec: str | None) -> str:
-        from modelroles import fingerprint, resolve
+        from nlgmetrics.modelroles import fingerprint, resolve
 
         if spec is None:
             return "none"

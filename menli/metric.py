@@ -42,7 +42,7 @@ class MENLI(Metric):
 
     def _model(self) -> Any:
         if self._nli is None:
-            from nli import load_nli
+            from nlgmetrics.nli import load_nli
 
             self._nli = load_nli(self.model_spec, str(self.device) if self.device.type != "cpu" else "cpu")
         return self._nli

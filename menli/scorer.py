@@ -7,7 +7,7 @@ from typing import Any, Sequence
 from menli.combine import CombinationStats, MinMax, combine
 from menli.functional import AGGREGATIONS, menli_scores
 from menli.pooling import check_strategy
-from metaeval.scorer import toolkit_version
+from nlgmetrics.metaeval.scorer import toolkit_version
 
 _VERSION = toolkit_version()
 
@@ -37,7 +37,7 @@ class MENLIScorer:
     @property
     def nli(self) -> Any:
         if self._nli is None:
-            from nli import load_nli
+            from nlgmetrics.nli import load_nli
 
             self._nli = load_nli(self.model, self.device)
         return self._nli

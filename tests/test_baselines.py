@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 import sacrebleu
 
-from baselines import BERTScorer, CosineScorer, SacreBleuScorer, bertscore_f1
+from nlgmetrics.baselines import BERTScorer, CosineScorer, SacreBleuScorer, bertscore_f1
 
 
 def test_bertscore_f1_by_hand():

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-import evaluate
+from nlgmetrics.cli import evaluate
 
 
 def run(capsys, *argv):

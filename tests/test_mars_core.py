@@ -316,7 +316,7 @@ def test_roc_story_templates_keep_the_context_sentence():
     if not path.is_file():
         pytest.skip(f"shared data not found at {path}; set NLGMETRICS_DATA")
     from mars.masking import analyse
-    from modelroles import load_spacy
+    from nlgmetrics.modelroles import load_spacy
 
     rows = [json.loads(line) for line, _ in zip(path.open(encoding="utf-8"), range(5))]
     nlp, idf, config = load_spacy("packaged:en_core_web_sm"), load_idf(), MaskingConfig()

@@ -19,7 +19,7 @@ from mars.lockstep import LockstepBatch  # noqa: E402
 from mars.naive import MaskedLMFiller  # noqa: E402
 from mars.planning import plan_logits_parameters, scope_parameter_names  # noqa: E402
 from mars.template import TextBlock  # noqa: E402
-from modelroles import load_model  # noqa: E402
+from nlgmetrics.modelroles import load_model  # noqa: E402
 
 REFS = [
     "the man buys a red car in the city . he drives it to the river .",
@@ -292,7 +292,7 @@ def test_bad_input_raises_a_clear_error(tiny, tmp_path, hyps, refs, srcs, messag
 
 
 def test_mars_scorer_is_a_scorer_so_protocols_keep_its_signature(tiny, tmp_path):
-    from metaeval.scorer import Scorer, as_scorer
+    from nlgmetrics.metaeval.scorer import Scorer, as_scorer
 
     scorer = build(_config(tiny, tmp_path))
     assert isinstance(scorer, Scorer) and as_scorer(scorer) is scorer

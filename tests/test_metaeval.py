@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
-from metaeval import (InputError, atomic_write, correlation_report, first_items, kendall_b, paired_bootstrap_tau_like,
+from nlgmetrics.metaeval import (InputError, atomic_write, correlation_report, first_items, kendall_b, paired_bootstrap_tau_like,
                       preference_accuracy,
                       read_jsonl, read_lines, run_adversarial, system_pearson, tau_like, validate_texts)
 

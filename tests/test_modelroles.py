@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from modelroles import ModelRoleError, fingerprint, load_model, offline_alternatives, resolve
+from nlgmetrics.modelroles import ModelRoleError, fingerprint, load_model, offline_alternatives, resolve
 
 
 def test_packaged_minilm_resolves_to_installed_weights():

@@ -5,12 +5,12 @@ import shutil
 import numpy as np
 import pytest
 
-from modelroles import ModelRoleError
-from nli import canonical_order, load_nli
-from nli.labels import LabelOrderError
-from nli.training import (NLITrainConfig, expected_calibration_error, fit_temperature, length_grouped_order,
+from nlgmetrics.modelroles import ModelRoleError
+from nlgmetrics.nli import canonical_order, load_nli
+from nlgmetrics.nli.labels import LabelOrderError
+from nlgmetrics.nli.training import (NLITrainConfig, expected_calibration_error, fit_temperature, length_grouped_order,
                           split_dev, train_nli)
-from nli.checkpoint import LoraShape
+from nlgmetrics.nli.checkpoint import LoraShape
 
 
 def test_canonical_order_reads_id2label():
@@ -109,7 +109,7 @@ def test_adapter_reloads_to_the_same_predictions(trained_adapter, tiny):
     model = load_nli(str(ckpt))
     premises, hyps = ["the cat runs with the dog"], ["no cat runs"]
     first = model.predict_proba(premises, hyps)
-    from nli.model import _CACHE
+    from nlgmetrics.nli.model import _CACHE
 
     _CACHE.clear()
     again = load_nli(str(ckpt)).predict_proba(premises, hyps)
@@ -144,7 +144,7 @@ def test_corrupt_or_incomplete_checkpoints_fail_clearly(trained_adapter, tmp_pat
 
 
 def test_length_grouped_sampler_shards_ranks_disjointly():
-    from nli.training import LengthGroupedSampler
+    from nlgmetrics.nli.training import LengthGroupedSampler
 
     lengths = list(np.random.default_rng(2).integers(1, 60, size=101))
     single = list(LengthGroupedSampler(lengths, 4, seed=3))

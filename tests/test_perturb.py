@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from perturb import (
+from nlgmetrics.perturb import (
     FAMILIES, MENLI_CODES, PERTURBATIONS, NotApplicable, default_lexicon, get_perturbation, noise_ratio,
     perturbations_in, spell_out_numbers, top_ngrams,
 )
-from perturb.targeted import DEFAULT_INJECTION
+from nlgmetrics.perturb.targeted import DEFAULT_INJECTION
 
 PARAGRAPH = (
     "She went to the office in Boston on Monday. And she talked to her staff about Paris and London. "
@@ -33,7 +33,7 @@ PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=[Healt
 
 @pytest.fixture(scope="module")
 def nlp():
-    from modelroles import load_spacy
+    from nlgmetrics.modelroles import load_spacy
 
     return load_spacy("packaged:en_core_web_sm")
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 sys.path.insert(0, str(Path(__file__).parent))
 from tiny_models import build_bert  # noqa: E402
 
-from perturb import NotApplicable, get_perturbation  # noqa: E402
-from perturb.bert_diverge import bert_diverge_batch  # noqa: E402
+from nlgmetrics.perturb import NotApplicable, get_perturbation  # noqa: E402
+from nlgmetrics.perturb.bert_diverge import bert_diverge_batch  # noqa: E402
 
 TEXTS = [
     "The man sees the big dog in the city today.",
@@ -26,7 +26,7 @@ TEXTS = [
 
 @pytest.fixture(scope="session")
 def mlm(tmp_path_factory):
-    from modelroles import load_model
+    from nlgmetrics.modelroles import load_model
 
     folder = build_bert(tmp_path_factory.mktemp("perturb_mlm") / "bert_mlm", kind="masked_lm")
     return load_model("masked_lm", str(folder), device="cpu")

@@ -6,9 +6,9 @@ import json
 import numpy as np
 import pytest
 
-from perturb import NotApplicable, get_perturbation
-from perturb.attacks import context_sentence, reorder, split_sentences
-from stress.robustness import ATTACKS, make_attacks, markdown_table, run_robustness, summarize
+from nlgmetrics.perturb import NotApplicable, get_perturbation
+from nlgmetrics.perturb.attacks import context_sentence, reorder, split_sentences
+from nlgmetrics.stress.robustness import ATTACKS, make_attacks, markdown_table, run_robustness, summarize
 
 STORY = "her fears were confirmed when her engine was smoking and the mechanic laughed at it ."
 CONTEXT = "wendy was driving down the road . she heard her car making a noise . she pulled over !"
@@ -188,7 +188,7 @@ def test_summarize_and_bad_input():
 # ---------------------------------------------------------------- CLI
 
 def test_evaluate_robustness_command(capsys, tmp_path):
-    import evaluate
+    from nlgmetrics.cli import evaluate
 
     hyps, refs, srcs = _data()
     data = tmp_path / "judged.jsonl"

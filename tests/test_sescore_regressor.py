@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 import torch
 
-from metaeval import tau_like
+from nlgmetrics.metaeval import tau_like
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -233,7 +233,7 @@ def test_datamodule_reads_splits_and_dev(dataset_dir, dev_file):
 def test_bad_synthesis_data_is_named(tmp_path, dev_file):
     from datasets import Dataset
 
-    from metaeval import InputError
+    from nlgmetrics.metaeval import InputError
     from sescore.regressor.sources import load_dev_judgments, load_synthesis
 
     with pytest.raises(InputError, match="no such directory"):
@@ -253,7 +253,7 @@ def test_bad_synthesis_data_is_named(tmp_path, dev_file):
 def test_uniform_labels_count_applied_edits_for_the_without_severity_ablation(tmp_path):
     from datasets import Dataset
 
-    from metaeval import InputError
+    from nlgmetrics.metaeval import InputError
     from sescore.regressor.datamodule import SEScoreDataModule
     from sescore.regressor.sources import load_synthesis
 
@@ -340,7 +340,7 @@ def test_greedy_alignment_matches_a_loop_and_handles_empty_sides():
 def test_alignment_regressor_starts_as_bertscore_and_survives_export(tiny, tmp_path):
     """At initialisation the alignment variant is exactly BERTScore-F1 on the same encoder layer; after a
     change to the head it still reloads to identical scores (token states go through the scorer's cache)."""
-    from baselines.scorers import BERTScorer
+    from nlgmetrics.baselines.scorers import BERTScorer
     from sescore.regressor.checkpoint import export_checkpoint, load_checkpoint
     from sescore.regressor.scoring import sescore_scores
 
@@ -416,7 +416,7 @@ def _broken(source: Path, target: Path, how: str) -> Path:
     ],
 )
 def test_bad_checkpoint_directories_fail_clearly(fitted, tmp_path, how, message):
-    from modelroles import ModelRoleError
+    from nlgmetrics.modelroles import ModelRoleError
     from sescore.regressor.checkpoint import CheckpointError, load_checkpoint
 
     path = tmp_path / "missing" if how == "missing_dir" else _broken(fitted["folder"], tmp_path / how, how)
@@ -572,7 +572,7 @@ def test_lightning_ddp_validation_gathers_dev_predictions(tiny, dataset_dir, dev
 
 # ---------------------------------------------------------------------------------------------------- CLI
 def test_train_py_fit_runs_end_to_end(tiny, dataset_dir, tmp_path):
-    import train
+    from nlgmetrics.cli import train
 
     dev = _write_dev(tmp_path / "dev.jsonl", items=5)
     export_dir = tmp_path / "exported"

@@ -64,7 +64,7 @@ def _config(tiny: dict[str, Path], mlm: str = "xlmr_mlm", seq2seq: str = "bart",
 
 
 def _models(config: SynthesisConfig) -> SynthesisModels:
-    from nli import load_nli
+    from nlgmetrics.nli import load_nli
 
     fillers = {name: build_filler(f) for name, f in config.fillers_in_use().items()}
     return SynthesisModels(fillers, load_nli(config.severity.nli))
@@ -321,7 +321,7 @@ block_size: 4
 
 def test_train_py_synthesize_merge_and_calibrate(tiny_dir: dict[str, Path], tmp_path: Path, capsys) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    import train
+    from nlgmetrics.cli import train
 
     config_path = _yaml_config(tiny_dir, tmp_path / "tiny.yaml")
     source = _write_input(tmp_path / "in.txt", SENTENCES[:5])

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from stress import ERROR_CODES, make_adversarial
+from nlgmetrics.stress import ERROR_CODES, make_adversarial
 
 ROWS = [
     {"dataset": "toy", "item_id": 1, "src": "Damals lag Gold bei 850 Dollar.",
@@ -26,7 +26,7 @@ def _data_dir() -> Path:
 
 @pytest.fixture(scope="module")
 def nlp():
-    from modelroles import load_spacy
+    from nlgmetrics.modelroles import load_spacy
 
     return load_spacy("packaged:en_core_web_sm")
 

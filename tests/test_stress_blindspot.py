@@ -9,9 +9,9 @@ from functools import partial
 import numpy as np
 import pytest
 
-from perturb import noise_ratio
-from stress import markdown_table, noise_test, run_blindspot, strictly_decreasing, write_report
-from stress.blindspot import score_once
+from nlgmetrics.perturb import noise_ratio
+from nlgmetrics.stress import markdown_table, noise_test, run_blindspot, strictly_decreasing, write_report
+from nlgmetrics.stress.blindspot import score_once
 
 # The toy sets have 3-6 samples; the default minimum (10) would leave every test unjudged.
 run_judged = partial(run_blindspot, min_applied=1)
@@ -66,7 +66,7 @@ def bigram_f1(hyps, refs, srcs=None):
 
 @pytest.fixture(scope="module")
 def nlp():
-    from modelroles import load_spacy
+    from nlgmetrics.modelroles import load_spacy
 
     return load_spacy("packaged:en_core_web_sm")
 
@@ -253,7 +253,7 @@ def test_self_evaluation_bias_is_listed_as_unavailable_offline(report, nlp):
 
 
 def test_curve_table_shows_how_a_metric_failed(report):
-    from stress import curve_table
+    from nlgmetrics.stress import curve_table
 
     result, _ = report
     table = curve_table(result, "truncation", ["precision", "f1"], digits=3)
@@ -268,7 +268,7 @@ def test_curve_table_shows_how_a_metric_failed(report):
 
 
 def test_tests_on_too_few_samples_are_shown_but_not_judged(report, nlp):
-    from stress import DEFAULT_MIN_APPLIED, judge
+    from nlgmetrics.stress import DEFAULT_MIN_APPLIED, judge
 
     result, _ = report
     switching = result["tests"]["sentence_switching"]

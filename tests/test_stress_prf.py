@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-import evaluate
-from stress.bertscore_prf import BERTScorePRF, aggregate, precision_recall_f1
+from nlgmetrics.cli import evaluate
+from nlgmetrics.stress.bertscore_prf import BERTScorePRF, aggregate, precision_recall_f1
 
 VOCAB = {w: i for i, w in enumerate("a b c d e f g h".split())}
 

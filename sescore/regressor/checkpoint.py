@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from metaeval.scorer import toolkit_version
-from modelroles import ModelRoleError, fingerprint, resolve
+from nlgmetrics.metaeval.scorer import toolkit_version
+from nlgmetrics.modelroles import ModelRoleError, fingerprint, resolve
 from sescore.regressor.model import RegressorConfig, SEScoreRegressor, add_lora, load_base_encoder
 from sescore.regressor.scale import describe
 

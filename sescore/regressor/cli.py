@@ -38,7 +38,21 @@ def fit_main(argv: Sequence[str]) -> int:
     return 0
 
 
+def _packaged_config(argv: Sequence[str]) -> list[str]:
+    """``--config NAME`` / ``--config=NAME`` resolved through the packaged recipes (pip users have no configs/)."""
+    from nlgmetrics.resources import config_path
+
+    out = list(argv)
+    for i, arg in enumerate(out):
+        if arg == "--config" and i + 1 < len(out):
+            out[i + 1] = str(config_path(out[i + 1]))
+        elif arg.startswith("--config="):
+            out[i] = "--config=" + str(config_path(arg.split("=", 1)[1]))
+    return out
+
+
 def _run(argv: Sequence[str]) -> None:
+    argv = _packaged_config(argv)
     SEScoreCLI(
         SEScoreModule,
         SEScoreDataModule,

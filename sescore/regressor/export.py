@@ -6,12 +6,14 @@ writes; every rank sees the same monitored value because the dev tau-like is com
 from __future__ import annotations
 
 import math
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytorch_lightning as pl
 
+from nlgmetrics.resources import refuse_shipped_output
 from sescore.regressor.card import write_model_card
 from sescore.regressor.checkpoint import export_checkpoint
 
@@ -30,6 +32,7 @@ class ExportBest(pl.Callback):
                  export_last: bool = True) -> None:
         if mode not in ("max", "min"):
             raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
+        refuse_shipped_output(dirpath, "export.dirpath")
         self.dirpath, self.monitor, self.mode, self.export_last = dirpath, monitor, mode, export_last
         self.best: float | None = None
         self.exports = 0
@@ -62,6 +65,7 @@ class ExportBest(pl.Callback):
         if trainer.is_global_zero:
             export_checkpoint(pl_module.regressor, self.dirpath, self.record(trainer, pl_module, why))
             write_model_card(self.dirpath)
+            print(f"exported ({why}) to {Path(self.dirpath).resolve()}", file=sys.stderr, flush=True)
         self.exports += 1
 
     def record(self, trainer: pl.Trainer, pl_module: pl.LightningModule, why: str) -> dict[str, Any]:

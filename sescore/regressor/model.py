@@ -21,8 +21,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from modelroles import ModelRoleError, fingerprint, resolve
-from modelroles.batching import length_sorted_batches
+from nlgmetrics.modelroles import ModelRoleError, fingerprint, resolve
+from nlgmetrics.modelroles.batching import length_sorted_batches
 from sescore.regressor.scale import check_scale
 
 # LoRA on the attention projections and feed-forward of every transformer block (BERT/RoBERTa/XLM-R naming);

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from metaeval.scorer import toolkit_version
+from nlgmetrics.metaeval.scorer import toolkit_version
 from sescore.regressor.checkpoint import checkpoint_hash, load_checkpoint
 from sescore.regressor.model import SEScoreRegressor, scores_from_vectors
 
@@ -75,7 +75,7 @@ class SEScoreScorer:
     @property
     def regressor(self) -> SEScoreRegressor:
         if self._regressor is None:
-            from modelroles import pick_device
+            from nlgmetrics.modelroles import pick_device
 
             self._regressor = load_checkpoint(self.checkpoint, pick_device(self.device))
         return self._regressor

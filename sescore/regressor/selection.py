@@ -14,7 +14,7 @@ import torch
 from torchmetrics import Metric
 from torchmetrics.utilities import dim_zero_cat
 
-from metaeval import tau_like
+from nlgmetrics.metaeval import tau_like
 
 
 def rowwise_max(rows: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

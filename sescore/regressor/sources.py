@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from metaeval import InputError, first_items, read_jsonl
+from nlgmetrics.metaeval import InputError, first_items, read_jsonl
 from sescore.regressor.scale import MAX_SCORE, MIN_SCORE
 
 REQUIRED_COLUMNS = ("reference", "candidate", "score")

@@ -15,7 +15,9 @@ import json
 import sys
 from pathlib import Path
 
-DEFAULT_PAIRS = Path(__file__).resolve().parents[2] / "configs" / "sescore" / "severity_pairs_en.yaml"
+from nlgmetrics.resources import config_path
+
+DEFAULT_PAIRS = config_path("sescore/severity_pairs_en.yaml")
 
 
 def _run(argv: list[str]) -> int:
@@ -60,7 +62,7 @@ def _merge(argv: list[str]) -> int:
 
 
 def _calibrate(argv: list[str]) -> int:
-    from nli import load_nli
+    from nlgmetrics.nli import load_nli
 
     from sescore.synthesis.calibration import calibrate, load_pairs, write_threshold
     from sescore.synthesis.config import load_config

@@ -188,8 +188,10 @@ def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> Sy
     """Read a YAML recipe; ``overrides`` (e.g. from the command line) win over the file."""
     import yaml
 
-    path = Path(path)
+    from nlgmetrics.resources import config_path
+
     try:
+        path = config_path(path)
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError as error:
         raise ConfigError(f"config file not found: {path}") from error

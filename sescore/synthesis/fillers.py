@@ -161,7 +161,7 @@ class _ModelFiller:
     """Shared plumbing: load through the model-role resolver, count tokens, cap inputs."""
 
     def __init__(self, role: str, config: FillerConfig, device: str | None):
-        from modelroles import load_model
+        from nlgmetrics.modelroles import load_model
 
         self.config = config
         self.role = role

@@ -27,7 +27,7 @@ HISTOGRAM = "score_histogram.png"
 
 def load_models(config: SynthesisConfig, device: str | None = None) -> SynthesisModels:
     """Fillers the operation mix needs (one per distinct config) and the NLI model; GPU when present."""
-    from nli import load_nli
+    from nlgmetrics.nli import load_nli
 
     device = device or (None if config.device in (None, "auto") else config.device)
     fillers = {name: build_filler(filler, device) for name, filler in config.fillers_in_use().items()}

@@ -1,5 +1,0 @@
-"""Baseline metrics (sentence BLEU, chrF, BERTScore-F1, embedding cosine) in the common Scorer shape."""
-from baselines.embedding import mean_pooled, sorted_batches, token_embeddings
-from baselines.scorers import BERTScorer, CosineScorer, SacreBleuScorer, bertscore_f1, bertscore_prf
-
-__all__ = ["BERTScorer", "CosineScorer", "SacreBleuScorer", "bertscore_f1", "bertscore_prf", "mean_pooled", "sorted_batches", "token_embeddings"]

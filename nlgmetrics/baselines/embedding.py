@@ -1,0 +1,73 @@
+"""Token embeddings from an encoder role, batched and length-sorted, for BERTScore and cosine baselines."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from nlgmetrics.modelroles.batching import length_sorted_batches
+
+
+def sorted_batches(texts: Sequence[str], batch_size: int) -> list[np.ndarray]:
+    """Batches of indices, longest text first."""
+    return length_sorted_batches([len(t) for t in texts], batch_size)
+
+
+def token_embeddings(
+    loaded: Any,
+    texts: Sequence[str],
+    layer: int | None = None,
+    batch_size: int = 64,
+    max_length: int = 256,
+    progress: bool = False,
+) -> list[np.ndarray]:
+    """Per text, a [tokens, hidden] array of contextual embeddings without special tokens.
+
+    ``layer`` indexes ``hidden_states`` (None = last layer); BERTScore picks a model-specific layer.
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    tokenizer, model = loaded.tokenizer, loaded.model
+    device = next(model.parameters()).device
+    out: list[np.ndarray | None] = [None] * len(texts)
+    with torch.inference_mode():
+        for batch in tqdm(sorted_batches(texts, batch_size), desc="encode", disable=not progress, unit="batch"):
+            enc = tokenizer(
+                [texts[i] for i in batch], padding=True, truncation=True, max_length=max_length,
+                return_tensors="pt", return_special_tokens_mask=True,
+            )
+            special = enc.pop("special_tokens_mask").bool()
+            enc = enc.to(device)
+            result = model(**enc, output_hidden_states=layer is not None)
+            hidden = result.hidden_states[layer] if layer is not None else result.last_hidden_state
+            keep = enc["attention_mask"].bool().cpu() & ~special
+            hidden = hidden.float().cpu()
+            for row, index in enumerate(batch):
+                vectors = hidden[row][keep[row]]
+                if vectors.shape[0] == 0:  # text of only special tokens: fall back to all positions
+                    vectors = hidden[row][enc["attention_mask"][row].bool().cpu()]
+                out[index] = vectors.numpy()
+    return out  # type: ignore[return-value]
+
+
+def mean_pooled(
+    loaded: Any, texts: Sequence[str], batch_size: int = 64, max_length: int = 256, progress: bool = False
+) -> np.ndarray:
+    """[N, hidden] mean of token embeddings (all-MiniLM-L6-v2's own pooling; SEScore's and MARS's too)."""
+    import torch
+    from tqdm.auto import tqdm
+
+    tokenizer, model = loaded.tokenizer, loaded.model
+    device = next(model.parameters()).device
+    out = np.zeros((len(texts), model.config.hidden_size), dtype=np.float32)
+    with torch.inference_mode():
+        for batch in tqdm(sorted_batches(texts, batch_size), desc="encode", disable=not progress, unit="batch"):
+            enc = tokenizer(
+                [texts[i] for i in batch], padding=True, truncation=True, max_length=max_length, return_tensors="pt"
+            ).to(device)
+            hidden = model(**enc).last_hidden_state
+            mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            out[batch] = pooled.float().cpu().numpy()
+    return out

@@ -1,0 +1,128 @@
+"""Baseline metrics behind the common Scorer shape: sentence BLEU, chrF, BERTScore-F1 and embedding cosine.
+
+They run side by side with the trained metrics in every protocol, so a number for MENLI, SEScore or MARS
+always comes with its peers measured on the same rows in the same run.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from nlgmetrics.baselines.embedding import mean_pooled, token_embeddings
+from nlgmetrics.metaeval.scorer import toolkit_version
+
+_VERSION = toolkit_version()
+
+
+def _refs_per_hyp(hyps: Sequence[str], refs: Sequence[str] | Sequence[Sequence[str]]) -> list[list[str]]:
+    """Accept one reference per hypothesis or a list of references per hypothesis."""
+    if len(hyps) != len(refs):
+        raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
+    return [[r] if isinstance(r, str) else list(r) for r in refs]
+
+
+@dataclass
+class SacreBleuScorer:
+    """Sentence-level BLEU (effective order, as sacrebleu recommends for segments) or chrF."""
+
+    name: str = "bleu"
+
+    def __post_init__(self) -> None:
+        if self.name not in ("bleu", "chrf"):
+            raise ValueError(f"unknown sacrebleu metric '{self.name}'; use bleu or chrf")
+
+    def _metric(self):
+        import sacrebleu
+
+        return sacrebleu.BLEU(effective_order=True) if self.name == "bleu" else sacrebleu.CHRF()
+
+    def score(self, hyps: Sequence[str], refs: Sequence, srcs: Sequence[str] | None = None) -> list[float]:
+        metric = self._metric()
+        return [float(metric.sentence_score(h, r).score) for h, r in zip(hyps, _refs_per_hyp(hyps, refs))]
+
+    def signature(self) -> str:
+        metric = self._metric()
+        metric.corpus_score(["x"], [["x"]])  # sacrebleu fills its signature only after one evaluation
+        signature = metric.get_signature()
+        signature.info["nrefs"] = "var"
+        return f"{self.name}|{signature}|nlgmetrics:{_VERSION}"
+
+
+@dataclass
+class _EncoderScorer:
+    """Shared shell of the encoder baselines: lazy model load, unique texts encoded once, best reference."""
+
+    encoder: str = "packaged:minilm"
+    batch_size: int = 64
+    device: str | None = None
+    progress: bool = False
+    _loaded: object = field(default=None, repr=False)
+
+    def _model(self):
+        if self._loaded is None:
+            from nlgmetrics.modelroles import load_encoder
+
+            self._loaded = load_encoder(self.encoder, device=self.device)
+        return self._loaded
+
+    def _similarities(self, texts: list[str]) -> dict:
+        raise NotImplementedError
+
+    def score(self, hyps: Sequence[str], refs: Sequence, srcs: Sequence[str] | None = None) -> list[float]:
+        ref_lists = _refs_per_hyp(hyps, refs)
+        unique = list(dict.fromkeys(list(hyps) + [r for rs in ref_lists for r in rs]))
+        similarity = self._similarities(unique)
+        return [max(similarity(h, r) for r in rs) for h, rs in zip(hyps, ref_lists)]
+
+
+@dataclass
+class BERTScorer(_EncoderScorer):
+    """BERTScore-F1 on any encoder role: greedy cosine matching of contextual token embeddings.
+
+    No idf weighting and no baseline rescaling (rescaling is linear and changes no ranking).
+    Multiple references: the best F1.
+    """
+
+    layer: int | None = None
+    name: str = "bertscore"
+
+    def _similarities(self, texts: list[str]):
+        vectors = token_embeddings(self._model(), texts, self.layer, self.batch_size, progress=self.progress)
+        normed = {t: v / np.linalg.norm(v, axis=1, keepdims=True).clip(1e-12) for t, v in zip(texts, vectors)}
+        return lambda h, r: bertscore_f1(normed[h], normed[r])
+
+    def signature(self) -> str:
+        m = self._model()
+        return f"{self.name}|encoder:{self.encoder}@{m.hash}|layer:{self.layer}|idf:no|version:{_VERSION}"
+
+
+def bertscore_prf(hyp: np.ndarray, ref: np.ndarray) -> tuple[float, float, float]:
+    """BERTScore P, R, F1 of greedy matching on unit-normalised token vectors [tokens, hidden]."""
+    sim = hyp @ ref.T
+    precision = float(sim.max(axis=1).mean())
+    recall = float(sim.max(axis=0).mean())
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    return precision, recall, f1
+
+
+def bertscore_f1(hyp: np.ndarray, ref: np.ndarray) -> float:
+    """F1 of greedy matching on unit-normalised token vectors [tokens, hidden]."""
+    return bertscore_prf(hyp, ref)[2]
+
+
+@dataclass
+class CosineScorer(_EncoderScorer):
+    """Cosine of mean-pooled embeddings: SEScore's "without synthesized errors" ablation."""
+
+    name: str = "cosine"
+
+    def _similarities(self, texts: list[str]):
+        pooled = mean_pooled(self._model(), texts, self.batch_size, progress=self.progress)
+        pooled /= np.linalg.norm(pooled, axis=1, keepdims=True).clip(1e-12)
+        row = {t: i for i, t in enumerate(texts)}
+        return lambda h, r: float(pooled[row[h]] @ pooled[row[r]])
+
+    def signature(self) -> str:
+        return f"{self.name}|encoder:{self.encoder}@{self._model().hash}|pool:mean|version:{_VERSION}"

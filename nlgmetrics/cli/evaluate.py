@@ -1,0 +1,529 @@
+"""Scoring and measuring entry point.
+
+    python evaluate.py score       --metric NAME --hyps F --refs F [F ...] [--srcs F] [--out F.jsonl]
+    python evaluate.py correlate   --metric NAME --data F.jsonl [--limit N] [--skip N] [--human KEY]
+    python evaluate.py adversarial --metric NAME --data F.jsonl [--reference-free]
+    python evaluate.py stress      --metric NAME[,NAME...] --data F.jsonl [--tests T,...] [--limit N] --out DIR
+                                   [--gold-system NAME] [--ref-index N|all]   (NAME may be bertscore-p/-r/-f)
+                                   [--min-applied N]
+    python evaluate.py stress-report --report DIR/report.json [--min-applied N] [--out DIR]
+    python evaluate.py make-adversarial --data F.jsonl --out F.jsonl [--types T,...] [--seed S]
+    python evaluate.py robustness  --metric NAME[,NAME...] --data F.jsonl --out F.json [--markdown F.md] [--seed S]
+
+NAME is a toolkit metric or ``py:package.module:function`` for a plain Python callable
+``function(hyps, refs, srcs) -> list[float]`` (higher is better).
+
+The last stdout line of every command is one JSON object (machine-readable, sacrebleu-style signature
+included); progress bars go to stderr. Bad input exits 1 with one line saying what is wrong.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+BASE_METRICS = ("menli", "sescore", "mars", "bleu", "chrf", "bertscore", "cosine")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _add_metric_options(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("metric options")
+    g.add_argument("--metric", required=True, help=f"one of {', '.join(BASE_METRICS)}, or menli+<metric>")
+    g.add_argument("--nli-model", default="packaged:nli-minilm", help="NLI role value for MENLI")
+    g.add_argument("--formula", default="e", help="MENLI formula: e, -c, e-n, e-c, e-n-2c")
+    g.add_argument("--direction", default="<->", help="MENLI direction: ->, <-, <->")
+    g.add_argument("--aggregation", default="max", help="multi-reference aggregation: max or mean")
+    g.add_argument("--weight", type=float, default=0.2, help="NLI weight w in menli+<metric>")
+    g.add_argument("--normalization", default="set",
+                   help="menli+<metric>: 'set' (min-max over the scored set) or a stored stats JSON file")
+    g.add_argument("--save-normalization", help="menli+<metric>: write the min-max stats fitted here to this JSON")
+    g.add_argument("--encoder", default="packaged:minilm", help="encoder role value for bertscore/cosine")
+    g.add_argument("--layer", type=int, default=None, help="hidden layer for bertscore (default: last)")
+    g.add_argument("--checkpoint", default=None, help="sescore: checkpoint folder (default: the shipped one)")
+    g.add_argument("--mars-config", default=None, help="mars: YAML config (default: configs/mars/offline.yaml)")
+    g.add_argument("--ablation", default=None,
+                   help="mars: full, no_planning, no_context, no_planning_no_context or naive")
+    g.add_argument("--mars-cache", default=None,
+                   help="mars: folder of the augmentation cache (default: the config's cache_dir)")
+    g.add_argument("--batch-size", type=int, default=64)
+    g.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: GPU if present)")
+    g.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def build_scorer(name: str, args: argparse.Namespace) -> Any:
+    """Compose a Scorer from the metric packages by name (the packages never import each other)."""
+    from nlgmetrics.baselines import BERTScorer, CosineScorer, SacreBleuScorer
+    from nlgmetrics.metaeval import InputError
+
+    progress = not getattr(args, "quiet", False)
+    if name.startswith("py:"):
+        return _callable_scorer(name)
+    if "+" in name:
+        first, _, rest = name.partition("+")
+        if first != "menli" or not rest:
+            raise InputError(f"unknown metric '{name}': combinations are written menli+<metric>")
+        from menli import CombinationStats, CombinedScorer
+
+        stats = None if args.normalization == "set" else CombinationStats.load(args.normalization)
+        return CombinedScorer(build_scorer("menli", args), build_scorer(rest, args), args.weight, stats)
+    if name == "menli":
+        from menli import MENLIScorer
+
+        return MENLIScorer(args.nli_model, args.formula, args.direction, args.aggregation,
+                           reference_free=getattr(args, "reference_free_scoring", False),
+                           batch_size=args.batch_size, device=args.device, progress=progress)
+    if name == "sescore":
+        from sescore.regressor import DEFAULT_CHECKPOINT, SEScoreScorer
+
+        return SEScoreScorer(args.checkpoint or DEFAULT_CHECKPOINT, args.batch_size, args.device, progress=progress)
+    if name == "mars":
+        import mars
+
+        from nlgmetrics.resources import config_path
+
+        config = config_path(args.mars_config or "mars/offline.yaml")
+        overrides: dict[str, Any] = {"progress": progress}
+        if getattr(args, "mars_cache", None):
+            overrides["cache_dir"] = args.mars_cache
+        return mars.build(config, ablation=args.ablation, overrides=overrides)
+    if name in ("bleu", "chrf"):
+        return SacreBleuScorer(name)
+    if name == "bertscore":
+        return BERTScorer(args.encoder, args.batch_size, args.device, progress, layer=args.layer)
+    if name == "cosine":
+        return CosineScorer(args.encoder, args.batch_size, args.device, progress)
+    raise InputError(f"unknown metric '{name}'; choose from {', '.join(BASE_METRICS)} or menli+<metric>")
+
+
+def _callable_scorer(name: str) -> Any:
+    """``py:module:function`` -> a Scorer around the user's function (imported from the working directory)."""
+    import importlib
+
+    from nlgmetrics.metaeval import FunctionScorer, InputError
+
+    module_name, _, function_name = name[3:].rpartition(":")
+    if not module_name or not function_name:
+        raise InputError(f"'{name}': write a Python callable as py:package.module:function")
+    sys.path.insert(0, ".")
+    try:
+        function = getattr(importlib.import_module(module_name), function_name)
+    except (ImportError, AttributeError) as error:
+        raise InputError(f"'{name}': cannot import {module_name}:{function_name} ({error})") from error
+    if not callable(function):
+        raise InputError(f"'{name}' is not callable")
+    return FunctionScorer(function, name)
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN (e.g. a correlation over constant scores) becomes null: strict JSON has no NaN."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def _emit(result: dict) -> None:
+    print(json.dumps(_json_safe(result), ensure_ascii=False, allow_nan=False))
+
+
+def _save_stats(scorer: Any, args: argparse.Namespace) -> None:
+    if getattr(args, "save_normalization", None):
+        stats = getattr(scorer, "last_stats", None)
+        if stats is None:
+            from nlgmetrics.metaeval import InputError
+
+            raise InputError("--save-normalization applies to menli+<metric> only")
+        stats.save(args.save_normalization)
+
+
+def cmd_score(args: argparse.Namespace) -> dict:
+    from nlgmetrics.metaeval import InputError, atomic_write, check_same_length, read_lines
+
+    hyps = read_lines(args.hyps, "hypotheses")
+    ref_files = [read_lines(f, "references") for f in (args.refs or [])]
+    srcs = read_lines(args.srcs, "sources") if args.srcs else None
+    check_same_length(hyps=hyps, srcs=srcs, **{f"refs[{i}]": r for i, r in enumerate(ref_files)})
+    args.reference_free_scoring = args.reference_free
+    if not ref_files and not args.reference_free:
+        raise InputError("--refs is required (or --reference-free with --srcs for MENLI)")
+    if args.reference_free and srcs is None:
+        raise InputError("--reference-free needs --srcs")
+    refs = [list(r) for r in zip(*ref_files)] if ref_files else None
+    if refs is not None and len(ref_files) == 1:
+        refs = [r[0] for r in refs]
+    scorer = build_scorer(args.metric, args)
+    scores = scorer.score(hyps, refs if refs is not None else srcs, srcs)
+    _save_stats(scorer, args)
+    if args.out:
+        with atomic_write(args.out) as handle:
+            for index, value in enumerate(scores):
+                handle.write(json.dumps({"index": index, "score": value}) + "\n")
+    return {"metric": args.metric, "system_score": float(sum(scores) / len(scores)), "n": len(scores),
+            "signature": scorer.signature()}
+
+
+def _human_key(rows: Sequence[dict], requested: str | None) -> str:
+    from nlgmetrics.metaeval import InputError
+
+    keys = sorted({k for r in rows for k in (r.get("scores") or {})})
+    if requested:
+        if requested not in keys:
+            raise InputError(f"human score '{requested}' not in the data; available: {', '.join(keys)}")
+        return requested
+    if len(keys) == 1:
+        return keys[0]
+    raise InputError(f"the data has several human scores; pick one with --human: {', '.join(keys)}")
+
+
+def _is_human_system(system: str) -> bool:
+    return str(system).lower().startswith(("ref", "human"))
+
+
+def _source_text(src: Any) -> str:
+    """The source as one string: data-to-text inputs (WebNLG) are lists of triples, one per line."""
+    if src is None:
+        return ""
+    if isinstance(src, (list, tuple)):
+        return "\n".join(str(part) for part in src)
+    return str(src)
+
+
+def cmd_correlate(args: argparse.Namespace) -> dict:
+    from nlgmetrics.metaeval import InputError, correlation_report, first_items, paired_bootstrap_tau_like, read_jsonl
+
+    if args.bootstrap < 1:
+        raise InputError("--bootstrap must be >= 1 resample")
+    rows = first_items(read_jsonl(args.data), args.limit, args.skip)
+    key = _human_key(rows, args.human)
+    rows = [r for r in rows if (r.get("scores") or {}).get(key) is not None]
+    if not rows:
+        raise InputError(f"{args.data}: no row has human score '{key}'")
+    for number, row in enumerate(rows, 1):
+        if not isinstance(row.get("hyp"), str) or not row.get("refs"):
+            raise InputError(f"{args.data}: row {number} lacks 'hyp' or 'refs'")
+    args.reference_free_scoring = False
+    scorer = build_scorer(args.metric, args)
+    metric = _row_scores(scorer, rows)
+    _save_stats(scorer, args)
+    human = [float(r["scores"][key]) for r in rows]
+    items = [(r.get("lp"), r.get("item_id")) for r in rows]
+    systems = [r.get("system") for r in rows]
+    result = {"metric": args.metric, "data": str(args.data), "human": key, "skip_items": args.skip,
+              "limit_items": args.limit}
+    result.update(correlation_report(metric, human, items, systems))
+    mt = [i for i, s in enumerate(systems) if not _is_human_system(s)]
+    if len(mt) < len(rows):
+        sub = correlation_report([metric[i] for i in mt], [human[i] for i in mt], [items[i] for i in mt],
+                                 [systems[i] for i in mt])
+        result["without_human_systems"] = sub
+    result["signature"] = scorer.signature()
+    if args.versus:
+        other = build_scorer(args.versus, args)
+        result["versus"] = {"metric": args.versus, "signature": other.signature(),
+                            **paired_bootstrap_tau_like(metric, _row_scores(other, rows), human, items,
+                                                        args.bootstrap, args.seed)}
+    return result
+
+
+def _row_scores(scorer: Any, rows: Sequence[dict]) -> list[float]:
+    """One score per judged row; identical (hyp, refs, src) triples are scored once."""
+    unique: dict[tuple, int] = {}
+    for row in rows:
+        unique.setdefault((row["hyp"], tuple(row["refs"]), _source_text(row.get("src"))), len(unique))
+    triples = list(unique)
+    srcs = [t[2] for t in triples]
+    scores = scorer.score([t[0] for t in triples], [list(t[1]) for t in triples], srcs if any(srcs) else None)
+    return [scores[unique[(r["hyp"], tuple(r["refs"]), _source_text(r.get("src")))]] for r in rows]
+
+
+def cmd_adversarial(args: argparse.Namespace) -> dict:
+    from nlgmetrics.metaeval import read_jsonl, run_adversarial
+
+    rows = read_jsonl(args.data)
+    args.reference_free_scoring = False  # the source is passed in the reference's place
+    scorer = build_scorer(args.metric, args)
+    result = run_adversarial(lambda hyps, anchors: scorer.score(hyps, anchors, None), rows, args.reference_free)
+    return {"metric": args.metric, "data": str(args.data), "reference_free": args.reference_free, **result,
+            "signature": scorer.signature()}
+
+
+def _one_row_per_item(rows: Sequence[dict], limit: int | None) -> list[dict]:
+    """Stress tests and adversarial generation work per item: keep the first row of every (lp, item_id)."""
+    from nlgmetrics.metaeval import first_items
+
+    seen: set = set()
+    out = []
+    for row in first_items(rows, limit):
+        key = (row.get("lp"), row.get("item_id"))
+        if key not in seen:
+            seen.add(key)
+            out.append(row)
+    return out
+
+
+def _multi_reference_rows(args: argparse.Namespace, need: int) -> list[dict]:
+    from nlgmetrics.metaeval import InputError, read_jsonl
+
+    rows = _one_row_per_item(read_jsonl(args.data), args.limit)
+    usable = [r for r in rows if isinstance(r.get("refs"), list) and len(r["refs"]) > need]
+    if not usable:
+        raise InputError(f"{args.data}: no item has {need + 1} or more references (field 'refs')")
+    return usable
+
+
+def _stress_rows(args: argparse.Namespace) -> tuple[list[str], list, list[dict], dict]:
+    """Gold hypotheses, references (a string, or every reference of the item), rows and the recorded set-up.
+
+    Default: reference ``--gold-ref`` is the gold hypothesis, reference ``--ref-index`` the reference. With
+    ``--gold-system NAME`` the gold hypothesis is that system's ``hyp`` (the paper's CNN/DM set-up: the original
+    highlights, THumB's system ``Human-H``); ``--ref-index all`` scores against every other reference at once.
+    """
+    from nlgmetrics.metaeval import InputError, read_jsonl
+
+    every = args.ref_index == "all"
+    if not every and not args.ref_index.isdigit():
+        raise InputError(f"--ref-index must be a reference number or 'all', got {args.ref_index!r}")
+    index = None if every else int(args.ref_index)
+    if args.gold_system is not None:
+        rows = [r for r in read_jsonl(args.data) if r.get("system") == args.gold_system]
+        if not rows:
+            raise InputError(f"{args.data}: no row of system {args.gold_system!r} (field 'system')")
+        rows = [r for r in _one_row_per_item(rows, args.limit)
+                if isinstance(r.get("hyp"), str) and r["hyp"].strip() and isinstance(r.get("refs"), list)
+                and len(r["refs"]) > (0 if every else index)]
+        if not rows:
+            raise InputError(f"{args.data}: no {args.gold_system!r} row has a hypothesis and the references asked for")
+        gold = [r["hyp"] for r in rows]
+        refs = [list(r["refs"]) if every else r["refs"][index] for r in rows]
+        setup = {"gold": f"hyp of system {args.gold_system!r}", "references": "all refs" if every else f"refs[{index}]"}
+    else:
+        if index == args.gold_ref:
+            raise InputError("--gold-ref and --ref-index must name different references")
+        rows = _multi_reference_rows(args, max(args.gold_ref, 1 if every else index))
+        gold = [r["refs"][args.gold_ref] for r in rows]
+        refs = [[x for k, x in enumerate(r["refs"]) if k != args.gold_ref] if every else r["refs"][index]
+                for r in rows]
+        setup = {"gold": f"refs[{args.gold_ref}]",
+                 "references": f"all refs but refs[{args.gold_ref}]" if every else f"refs[{index}]"}
+    if every:
+        counts = sorted({len(r) for r in refs})
+        setup["references"] += f" ({counts[0]}-{counts[-1]} per item)" if len(counts) > 1 else f" ({counts[0]} per item)"
+        setup["multi-reference aggregation"] = f"{args.aggregation} (menli, bertscore-p/-r/-f); bertscore: best F1"
+    setup.update({"items": len(rows), "limit": args.limit, "keep_last_sentence": args.keep_last_sentence})
+    return gold, refs, rows, setup
+
+
+def _stress_metric(name: str, args: argparse.Namespace, prf: dict) -> Any:
+    """A toolkit scorer as a stress metric, or one of the stress-only BERTScore variants bertscore-p/-r/-f."""
+    from nlgmetrics.stress.bertscore_prf import VARIANTS, BERTScorePRF
+
+    if name in VARIANTS:
+        if "scorer" not in prf:
+            loaded: dict = {}
+
+            def embed(texts: list[str]) -> list:
+                from nlgmetrics.baselines.embedding import token_embeddings
+                from nlgmetrics.modelroles import load_encoder
+
+                if "model" not in loaded:
+                    loaded["model"] = load_encoder(args.encoder, device=args.device)
+                return token_embeddings(loaded["model"], texts, args.layer, args.batch_size, progress=not args.quiet)
+
+            prf["scorer"] = BERTScorePRF(embed, "mean" if args.aggregation == "mean" else "max")
+        return prf["scorer"].metric(name)
+    scorer = build_scorer(name, args)
+    return lambda h, r, s: scorer.score(h, r, s)
+
+
+def cmd_stress(args: argparse.Namespace) -> dict:
+    from nlgmetrics.stress import DEFAULT_MIN_APPLIED, DEFAULT_TESTS, run_blindspot, write_report
+    from nlgmetrics.stress.blindspot import check_available
+
+    names = [n for n in args.metric.split(",") if n]
+    tests = args.tests.split(",") if args.tests else list(DEFAULT_TESTS)
+    check_available(tests)
+    gold, refs, rows, setup = _stress_rows(args)
+    srcs = [_source_text(r.get("src")) for r in rows]
+    args.reference_free_scoring = False
+    prf: dict = {}
+    metrics = {name: _stress_metric(name, args, prf) for name in names}
+    seeds = tuple(int(x) for x in args.seeds.split(","))
+    report = run_blindspot(metrics, gold, refs, srcs if any(srcs) else None, tests=tests, seeds=seeds,
+                           mlm=args.mlm, keep_last_sentence=args.keep_last_sentence,
+                           min_applied=args.min_applied or DEFAULT_MIN_APPLIED)
+    report["data"] = str(args.data)
+    report["setup"] = setup
+    write_report(report, args.out)
+    return report
+
+
+def cmd_stress_report(args: argparse.Namespace) -> dict:
+    """Re-judge a stored report.json (e.g. under another --min-applied) and rewrite its table and plots.
+
+    Only the verdicts change; the curves are read as stored, so nothing is scored again.
+    """
+    from nlgmetrics.metaeval import InputError
+    from nlgmetrics.stress import DEFAULT_MIN_APPLIED, judge, write_report
+
+    path = Path(args.report)
+    if path.is_dir():
+        path = path / "report.json"
+    if not path.is_file():
+        raise InputError(f"{path}: no such report (give a report.json written by 'evaluate.py stress' or its folder)")
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise InputError(f"{path}: not a JSON report ({err})") from None
+    if not isinstance(stored, dict) or not {"protocol", "metrics", "tests"} <= stored.keys():
+        raise InputError(f"{path}: not a blind-spot report (needs 'protocol', 'metrics' and 'tests')")
+    report = judge(stored, args.min_applied or DEFAULT_MIN_APPLIED)
+    write_report(report, args.out or path.parent)
+    return report
+
+
+def cmd_make_adversarial(args: argparse.Namespace) -> dict:
+    import numpy as np
+
+    from nlgmetrics.metaeval import atomic_write
+    from nlgmetrics.stress import ERROR_CODES, make_adversarial
+
+    rows = _multi_reference_rows(args, 1)
+    types = args.types.split(",") if args.types else list(ERROR_CODES)
+    stats: dict = {}
+    made = make_adversarial(rows, np.random.default_rng(args.seed), types, stats=stats)
+    with atomic_write(args.out) as handle:
+        for row in made:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return {"out": str(args.out), "n": len(made), "items": len(rows), "per_type": stats, "seed": args.seed}
+
+
+def cmd_robustness(args: argparse.Namespace) -> dict:
+    """MARS Table 4: each item's candidate vs 50%-reordered and context-sentence copies of it (stress.robustness)."""
+    from nlgmetrics.metaeval import InputError, atomic_write, read_jsonl
+    from nlgmetrics.stress.robustness import markdown_table, run_robustness
+
+    rows = _one_row_per_item(read_jsonl(args.data), args.limit)
+    if any(not isinstance(r.get("hyp"), str) or not r.get("refs") for r in rows):
+        raise InputError(f"{args.data}: every row needs 'hyp' and 'refs'")
+    srcs = [_source_text(r.get("src")) for r in rows]
+    args.reference_free_scoring = False
+    metrics = {name: build_scorer(name, args) for name in args.metric.split(",") if name}
+    report = run_robustness(metrics, [r["hyp"] for r in rows], [list(r["refs"]) for r in rows],
+                            srcs if any(srcs) else None, seed=args.seed)
+    report["data"] = str(args.data)
+    with atomic_write(args.out) as handle:
+        handle.write(json.dumps(_json_safe(report), indent=1, ensure_ascii=False) + "\n")
+    if args.markdown:
+        with atomic_write(args.markdown) as handle:
+            handle.write(markdown_table(report))
+    return report
+
+
+def make_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="evaluate.py", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("score", help="score hypotheses against references")
+    p.add_argument("--hyps", required=True)
+    p.add_argument("--refs", nargs="+", help="one file per reference set")
+    p.add_argument("--srcs")
+    p.add_argument("--reference-free", action="store_true", help="MENLI with the source as premise")
+    p.add_argument("--out", help="per-segment scores as JSON lines")
+    _add_metric_options(p)
+    p = sub.add_parser("correlate", help="correlation with human judgments (WMT20 tau-like, Kendall, Pearson)")
+    p.add_argument("--data", required=True)
+    p.add_argument("--limit", type=int, help="first N items with all their systems")
+    p.add_argument("--skip", type=int, default=0, help="leave out the first N items (e.g. a dev slice used for selection)")
+    p.add_argument("--human", help="which human score (key of 'scores') to correlate with")
+    p.add_argument("--versus", help="a second metric scored on the same rows: paired item bootstrap of the "
+                                    "tau-like difference (metric minus versus) under 'versus'")
+    p.add_argument("--bootstrap", type=int, default=1000, help="item resamples for --versus")
+    p.add_argument("--seed", type=int, default=0, help="seed of the --versus resampling")
+    _add_metric_options(p)
+    p = sub.add_parser("adversarial", help="MENLI adversarial preference accuracy")
+    p.add_argument("--data", required=True)
+    p.add_argument("--reference-free", action="store_true", help="anchor = source, good = r, bad = hyp_adv_free")
+    _add_metric_options(p)
+    p = sub.add_parser("stress", help="blind-spot stress tests (one or more metrics, comma-separated)")
+    p.add_argument("--data", required=True, help="JSONL with 'refs' (two or more) per item")
+    p.add_argument("--out", required=True, help="folder for report.json, report.md and plots/")
+    p.add_argument("--tests", help="comma-separated test names (default: every test that needs no extra model)")
+    p.add_argument("--limit", type=int, help="first N items")
+    p.add_argument("--seeds", default="1,2,3,4,5")
+    p.add_argument("--gold-ref", type=int, default=0, help="which reference is the gold hypothesis")
+    p.add_argument("--gold-system", help="gold hypothesis = 'hyp' of this system's row per item (e.g. Human-H)")
+    p.add_argument("--ref-index", default="1",
+                   help="which reference is scored against, or 'all' (multi-reference: every other reference)")
+    p.add_argument("--mlm", help="masked_lm role value for the bert_diverge test")
+    p.add_argument("--keep-last-sentence", action="store_true", help="open-ended text: never switch the last sentence")
+    p.add_argument("--min-applied", type=_positive_int,
+                   help="judge a test only if it applies to at least this many items (default: stress.DEFAULT_MIN_APPLIED)")
+    _add_metric_options(p)
+    p = sub.add_parser("stress-report", help="re-judge a stored stress report.json and rewrite its table and plots")
+    p.add_argument("--report", required=True, help="report.json written by 'stress', or its folder")
+    p.add_argument("--out", help="folder to write (default: the report's own folder)")
+    p.add_argument("--min-applied", type=_positive_int,
+                   help="judge a test only if it applies to at least this many items (default: stress.DEFAULT_MIN_APPLIED)")
+    p = sub.add_parser("make-adversarial", help="MENLI-format adversarial rows from a set with paraphrase references")
+    p.add_argument("--data", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--types", help="comma-separated error codes (default: all 12)")
+    p.add_argument("--limit", type=int, help="first N items")
+    p.add_argument("--seed", type=int, default=0)
+    p = sub.add_parser("robustness", help="MARS Table 4: scores of reordered / context-copied candidates must drop")
+    p.add_argument("--data", required=True, help="JSONL with 'hyp', 'refs' and (for context_sentence) 'src'")
+    p.add_argument("--out", required=True, help="report JSON")
+    p.add_argument("--markdown", help="also write the table as Markdown here")
+    p.add_argument("--limit", type=int, help="first N items")
+    p.add_argument("--seed", type=int, default=0)
+    _add_metric_options(p)
+    return parser
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], dict]] = {
+    "score": cmd_score, "correlate": cmd_correlate, "adversarial": cmd_adversarial, "stress": cmd_stress,
+    "stress-report": cmd_stress_report, "make-adversarial": cmd_make_adversarial, "robustness": cmd_robustness,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = make_parser().parse_args(argv)
+    from nlgmetrics.metaeval import InputError
+    from nlgmetrics.modelroles import ModelRoleError
+
+    try:
+        if getattr(args, "limit", None) is not None and args.limit < 1:
+            raise InputError("--limit must be a positive number of items")
+        if getattr(args, "skip", 0) < 0:
+            raise InputError("--skip must be zero or a positive number of items")
+        if getattr(args, "batch_size", 1) < 1:
+            raise InputError("--batch-size must be >= 1")
+        result = COMMANDS[args.command](args)
+    except (InputError, ModelRoleError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    _emit(result)
+    return 0
+
+
+def main_exit() -> None:
+    """Console-script entry point: ``main`` with its return value as the process exit code."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    main_exit()

