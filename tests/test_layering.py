@@ -1,0 +1,65 @@
+"""The package layering the README promises, checked on the source: a rule that is only written down drifts.
+
+- ``sescore``, ``menli`` and ``mars`` are siblings: none imports another, nor the entry-point layer.
+- ``nlgmetrics`` (what they share) imports no metric package, except ``nlgmetrics.cli``, which composes them.
+- Nothing imports the old top-level names that moved under ``nlgmetrics``.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+METRIC_PACKAGES = ("sescore", "menli", "mars")
+MOVED = ("modelroles", "nli", "baselines", "metaeval", "perturb", "stress")
+
+
+def imported_top_levels(path: Path) -> set[str]:
+    """Dotted names of every absolute import in a file (``import a.b`` and ``from a.b import c`` give ``a.b``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+def _sources(package: str) -> list[Path]:
+    return sorted((REPO / package).rglob("*.py"))
+
+
+def _violations(files: list[Path], forbidden: tuple[str, ...]) -> list[str]:
+    out = []
+    for path in files:
+        for name in imported_top_levels(path):
+            if any(name == f or name.startswith(f + ".") for f in forbidden):
+                out.append(f"{path.relative_to(REPO)} imports {name}")
+    return out
+
+
+@pytest.mark.parametrize("package", METRIC_PACKAGES)
+def test_metric_packages_import_neither_siblings_nor_the_entry_points(package):
+    others = tuple(p for p in METRIC_PACKAGES if p != package) + ("nlgmetrics.cli",)
+    assert _violations(_sources(package), others) == []
+
+
+def test_shared_package_imports_no_metric_package_outside_cli():
+    files = [p for p in _sources("nlgmetrics") if "cli" not in p.relative_to(REPO / "nlgmetrics").parts[:1]]
+    assert files, "no nlgmetrics sources found"
+    assert _violations(files, METRIC_PACKAGES) == []
+
+
+def test_no_code_imports_the_old_top_level_names():
+    files = [p for p in REPO.rglob("*.py") if ".venv" not in p.parts and "build" not in p.parts]
+    assert _violations(files, MOVED) == []
+
+
+def test_the_checker_sees_a_violation(tmp_path):
+    """The rules above are only as good as the import scanner: feed it each import form it must catch."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("import menli.functional\nfrom mars import build\n\ndef f():\n    from sescore.regressor import x\n")
+    assert imported_top_levels(bad) == {"menli.functional", "mars", "sescore.regressor"}
