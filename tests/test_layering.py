@@ -63,3 +63,49 @@ def test_the_checker_sees_a_violation(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import menli.functional\nfrom mars import build\n\ndef f():\n    from sescore.regressor import x\n")
     assert imported_top_levels(bad) == {"menli.functional", "mars", "sescore.regressor"}
+
+
+def test_training_refuses_to_export_into_a_shipped_checkpoint(tmp_path):
+    """Following a README recipe must never overwrite the default model every user scores with."""
+    from nlgmetrics.resources import refuse_shipped_output, shipped_checkpoint_root
+
+    shipped = REPO / "sescore" / "checkpoints" / "minilm-news"
+    assert shipped_checkpoint_root(shipped) == REPO / "sescore" / "checkpoints"
+    with pytest.raises(ValueError, match="shipped"):
+        refuse_shipped_output(shipped)
+    with pytest.raises(ValueError, match="shipped"):
+        refuse_shipped_output(REPO / "nlgmetrics" / "nli" / "checkpoints" / "minilm-lora" / "sub")
+    assert refuse_shipped_output(tmp_path / "checkpoints" / "mine") == (tmp_path / "checkpoints" / "mine").resolve()
+
+
+def test_no_packaged_recipe_exports_into_a_shipped_checkpoint():
+    import yaml
+
+    from nlgmetrics.resources import CONFIG_DIR, shipped_checkpoint_root
+
+    for path in CONFIG_DIR.rglob("*.yaml"):
+        config = yaml.safe_load(path.read_text()) or {}
+        outputs = [config.get("output"), (config.get("export") or {}).get("dirpath")]
+        for out in filter(None, outputs):
+            assert shipped_checkpoint_root(REPO / out) is None, f"{path.name} writes into {out}"
+
+
+def test_export_callback_refuses_the_shipped_folder():
+    from sescore.regressor.export import ExportBest
+
+    with pytest.raises(ValueError, match="shipped"):
+        ExportBest(dirpath=str(REPO / "sescore" / "checkpoints" / "minilm-news"))
+
+
+def test_packaged_config_lookup(tmp_path, monkeypatch):
+    from nlgmetrics.resources import config_path
+
+    monkeypatch.chdir(tmp_path)  # no configs/ here: names resolve inside the package
+    assert config_path("configs/mars/offline.yaml").is_file()
+    assert config_path("mars/offline.yaml") == config_path("configs/mars/offline.yaml")
+    own = tmp_path / "configs" / "mars" / "offline.yaml"
+    own.parent.mkdir(parents=True)
+    own.write_text("{}\n")
+    assert config_path("configs/mars/offline.yaml").resolve() == own  # a user's own file wins
+    with pytest.raises(FileNotFoundError, match="mars/offline.yaml"):
+        config_path("configs/mars/nope.yaml")
