@@ -1,0 +1,180 @@
+"""Causal-LM log-likelihood: GPT-PPL-style scoring and seeded top-k sampling, batched.
+
+Both halves of the blind-spot paper's self-evaluation-bias test (section 5.4) live here because they share one
+tokenisation convention: a text is scored or generated as the continuation of a context, ``BOS + context`` then
+`` " " + text`` (the BOS token, or EOS where a tokenizer has none, makes the first text token predictable and is
+what GPT-PPL implementations prepend). Contexts are left-padded so every row's text ends at the last position;
+only those positions' logits are computed (``logits_to_keep``), which keeps memory flat for 256k vocabularies.
+
+Sampling draws every random number from a per-item ``torch.Generator`` seeded by (seed, item index): an item's
+continuation does not depend on which other items share its batch, nor on the batch size.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from nlgmetrics.metaeval.scorer import toolkit_version
+from nlgmetrics.modelroles.batching import length_sorted_batches
+
+
+def _start_id(tokenizer: Any) -> int:
+    start = tokenizer.bos_token_id if tokenizer.bos_token_id is not None else tokenizer.eos_token_id
+    if start is None:
+        raise ValueError("the causal LM's tokenizer has neither a BOS nor an EOS token to start a context with")
+    return int(start)
+
+
+def _pad_id(tokenizer: Any) -> int:
+    for candidate in (tokenizer.pad_token_id, tokenizer.eos_token_id, tokenizer.bos_token_id):
+        if candidate is not None:
+            return int(candidate)
+    return 0
+
+
+def encode_pair(tokenizer: Any, context: str, text: str, max_length: int) -> tuple[list[int], list[int]]:
+    """Token ids of ``BOS + context`` and of ``" " + text``; the context is cut from the left to fit ``max_length``."""
+    ctx = [_start_id(tokenizer)] + tokenizer(context.strip(), add_special_tokens=False)["input_ids"] if context.strip() \
+        else [_start_id(tokenizer)]
+    txt = tokenizer(" " + text.strip(), add_special_tokens=False)["input_ids"] if text.strip() else []
+    txt = txt[: max_length - 1]
+    keep = max_length - len(txt)
+    if len(ctx) > keep:
+        ctx = ctx[:1] + ctx[len(ctx) - keep + 1:]
+    return ctx, txt
+
+
+def _left_padded(rows: Sequence[list[int]], pad: int) -> tuple[Any, Any, Any]:
+    import torch
+
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        ids[i, width - len(row):] = torch.tensor(row, dtype=torch.long)
+        mask[i, width - len(row):] = 1
+    positions = (mask.cumsum(-1) - 1).clamp(min=0)
+    return ids, mask, positions
+
+
+def continuation_logprobs(lm: Any, contexts: Sequence[str], texts: Sequence[str], batch_size: int = 8,
+                          max_length: int = 512, progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair: the summed log-probability of ``text``'s tokens given ``context``, and how many tokens that is.
+
+    ``lm`` is a loaded causal LM (``nlgmetrics.modelroles.load_causal_lm``). Empty texts get 0 tokens (the
+    caller decides what a mean over no tokens means).
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    if len(contexts) != len(texts):
+        raise ValueError(f"{len(contexts)} contexts but {len(texts)} texts")
+    pairs = [encode_pair(lm.tokenizer, c, t, max_length) for c, t in zip(contexts, texts)]
+    totals, counts = np.zeros(len(pairs)), np.array([len(t) for _, t in pairs], dtype=np.int64)
+    pad = _pad_id(lm.tokenizer)
+    batches = length_sorted_batches([len(c) + len(t) for c, t in pairs], batch_size)
+    device = lm.device
+    for batch in tqdm(batches, desc="LM log-likelihood", disable=not progress, leave=False):
+        keep = int(max(counts[batch]))
+        if keep == 0:
+            continue
+        ids, mask, positions = _left_padded([pairs[i][0] + pairs[i][1] for i in batch], pad)
+        with torch.inference_mode():
+            logits = lm.model(input_ids=ids.to(device), attention_mask=mask.to(device),
+                              position_ids=positions.to(device), logits_to_keep=keep + 1).logits
+        logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1)  # predicts the last `keep` tokens
+        targets = ids[:, -keep:].to(device)
+        picked = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1).cpu().numpy()
+        for row, index in enumerate(batch):
+            n = counts[index]
+            totals[index] = float(picked[row, keep - n:].sum()) if n else 0.0
+    return totals, counts
+
+
+def item_seed(seed: int, index: int) -> int:
+    """A 63-bit seed for item ``index``: independent streams per item, reproducible from (seed, index)."""
+    return int(np.random.SeedSequence([int(seed), int(index)]).generate_state(2, dtype=np.uint32).view(np.uint64)[0]
+               >> np.uint64(1))
+
+
+def sample_continuations(lm: Any, prompts: Sequence[str], max_new_tokens: int = 40, top_k: int = 50,
+                         temperature: float = 1.0, seed: int = 0, batch_size: int = 8, max_length: int = 512,
+                         progress: bool = False) -> list[str]:
+    """Top-k sampled continuations (the paper decodes with k = 50), one per prompt, seeded per item.
+
+    A row keeps drawing after it emits EOS (the draws are discarded), so its random stream never depends on
+    its neighbours. The text returned is the decoded new tokens up to EOS, special tokens removed.
+    """
+    import torch
+    from tqdm.auto import tqdm
+
+    if max_new_tokens < 1 or top_k < 1 or temperature <= 0:
+        raise ValueError("max_new_tokens and top_k must be >= 1 and temperature > 0")
+    tok = lm.tokenizer
+    eos, pad = tok.eos_token_id, _pad_id(tok)
+    contexts = [encode_pair(tok, p, "", max_length - max_new_tokens)[0] for p in prompts]
+    out: list[str] = [""] * len(prompts)
+    device = lm.device
+    batches = length_sorted_batches([len(c) for c in contexts], batch_size)
+    for batch in tqdm(batches, desc="sampling", disable=not progress, leave=False):
+        generators = [torch.Generator().manual_seed(item_seed(seed, int(i))) for i in batch]
+        ids, mask, positions = _left_padded([contexts[i] for i in batch], pad)
+        ids, mask, positions = ids.to(device), mask.to(device), positions.to(device)
+        new = torch.zeros((len(batch), max_new_tokens), dtype=torch.long)
+        done = torch.zeros(len(batch), dtype=torch.bool)
+        past, step_ids, step_pos = None, ids, positions
+        with torch.inference_mode():
+            for step in range(max_new_tokens):
+                result = lm.model(input_ids=step_ids, attention_mask=mask, position_ids=step_pos,
+                                  past_key_values=past, use_cache=True, logits_to_keep=1)
+                past = result.past_key_values
+                values, indices = result.logits[:, -1].float().topk(min(top_k, result.logits.shape[-1]), dim=-1)
+                probs = torch.softmax(values / temperature, dim=-1).cpu()
+                picks = torch.stack([torch.multinomial(probs[r], 1, generator=g)[0] for r, g in enumerate(generators)])
+                chosen = indices.cpu().gather(1, picks.unsqueeze(1)).squeeze(1)
+                new[:, step] = chosen
+                if eos is not None:
+                    done |= chosen == eos
+                if bool(done.all()):
+                    break
+                step_ids = chosen.unsqueeze(1).to(device)
+                step_pos = step_pos[:, -1:] + 1
+                mask = torch.cat([mask, torch.ones((len(batch), 1), dtype=mask.dtype, device=device)], dim=1)
+        for row, index in enumerate(batch):
+            tokens = new[row, : step + 1].tolist()
+            if eos is not None and eos in tokens:
+                tokens = tokens[: tokens.index(eos)]
+            out[int(index)] = tok.decode(tokens, skip_special_tokens=True).strip()
+    return out
+
+
+@dataclass
+class LMLikelihoodScorer:
+    """GPT-PPL as a Scorer: mean token log-probability of the hypothesis under a causal LM (higher is better).
+
+    With sources the hypothesis is scored as their continuation (BARTScore/GPTScore's conditional form);
+    without, from BOS alone. References are not used: this is the reference-free fluency signal whose
+    self-evaluation bias the stress suite measures. An empty hypothesis has no tokens and scores -inf.
+    """
+
+    model: str = "packaged:smollm2"
+    batch_size: int = 8
+    device: str | None = None
+    progress: bool = False
+    name: str = "lm-likelihood"
+
+    def _lm(self) -> Any:
+        from nlgmetrics.modelroles import load_causal_lm
+
+        return load_causal_lm(self.model, device=self.device)
+
+    def score(self, hyps: Sequence[str], refs: Sequence | None = None, srcs: Sequence[str] | None = None) -> list[float]:
+        contexts = list(srcs) if srcs is not None else [""] * len(hyps)
+        totals, counts = continuation_logprobs(self._lm(), contexts, list(hyps), self.batch_size, progress=self.progress)
+        return [float(t / n) if n else float("-inf") for t, n in zip(totals, counts)]
+
+    def signature(self) -> str:
+        lm = self._lm()
+        return f"{self.name}|lm:{self.model}@{lm.hash[:12]}|mean-token-logprob|nlgmetrics:{toolkit_version()}"
