@@ -96,3 +96,17 @@ def test_run_self_bias_end_to_end_on_two_tiny_generators(tiny):
     assert {(t["evaluator"], t["other_generator"]) for t in report["tests"]} == {("lm:gpt2", "llama"),
                                                                                 ("lm:llama", "gpt2")}
     assert all(t["reference_metrics"] == ["chrf"] for t in report["tests"])
+
+
+def test_cli_writes_report_table_and_plot(tiny, tmp_path):
+    from nlgmetrics.cli import evaluate
+
+    paragraphs = tmp_path / "p.txt"
+    paragraphs.write_text("\n".join(f"Paragraph {i} " + "word " * 20 for i in range(5)) + "\n")
+    out = tmp_path / "sb"
+    argv = ["self-bias", "--generators", f"{tiny['gpt2']},{tiny['llama']}", "--data", str(paragraphs),
+            "--out", str(out), "--judges", "chrf", "--prompt-words", "8", "--continuation-words", "8",
+            "--max-new-tokens", "6", "--bootstrap", "20", "--quiet"]
+    assert evaluate.main(argv) == 0
+    assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "bias.png"}
+    assert evaluate.main([*argv[:2], str(tiny["gpt2"]), *argv[3:]]) == 1  # one generator is no contrast

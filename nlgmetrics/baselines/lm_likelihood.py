@@ -34,6 +34,13 @@ def _pad_id(tokenizer: Any) -> int:
     return 0
 
 
+def model_window(lm: Any, max_length: int) -> int:
+    """``max_length`` capped by the model's position table (GPT-2: 1024; tiny test models: 256)."""
+    config = lm.model.config
+    window = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
+    return min(max_length, int(window)) if window else max_length
+
+
 def encode_pair(tokenizer: Any, context: str, text: str, max_length: int) -> tuple[list[int], list[int]]:
     """Token ids of ``BOS + context`` and of ``" " + text``; the context is cut from the left to fit ``max_length``."""
     ctx = [_start_id(tokenizer)] + tokenizer(context.strip(), add_special_tokens=False)["input_ids"] if context.strip() \
@@ -71,6 +78,7 @@ def continuation_logprobs(lm: Any, contexts: Sequence[str], texts: Sequence[str]
 
     if len(contexts) != len(texts):
         raise ValueError(f"{len(contexts)} contexts but {len(texts)} texts")
+    max_length = model_window(lm, max_length)
     pairs = [encode_pair(lm.tokenizer, c, t, max_length) for c, t in zip(contexts, texts)]
     totals, counts = np.zeros(len(pairs)), np.array([len(t) for _, t in pairs], dtype=np.int64)
     pad = _pad_id(lm.tokenizer)
@@ -114,7 +122,7 @@ def sample_continuations(lm: Any, prompts: Sequence[str], max_new_tokens: int = 
         raise ValueError("max_new_tokens and top_k must be >= 1 and temperature > 0")
     tok = lm.tokenizer
     eos, pad = tok.eos_token_id, _pad_id(tok)
-    contexts = [encode_pair(tok, p, "", max_length - max_new_tokens)[0] for p in prompts]
+    contexts = [encode_pair(tok, p, "", model_window(lm, max_length) - max_new_tokens)[0] for p in prompts]
     out: list[str] = [""] * len(prompts)
     device = lm.device
     batches = length_sorted_batches([len(c) for c in contexts], batch_size)

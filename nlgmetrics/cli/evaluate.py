@@ -25,6 +25,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from nlgmetrics.cli import selfbias
+
 BASE_METRICS = ("menli", "sescore", "mars", "bleu", "chrf", "bertscore", "cosine")
 
 
@@ -38,9 +40,10 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _add_metric_options(parser: argparse.ArgumentParser) -> None:
+def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) -> None:
     g = parser.add_argument_group("metric options")
-    g.add_argument("--metric", required=True, help=f"one of {', '.join(BASE_METRICS)}, or menli+<metric>")
+    if metric:
+        g.add_argument("--metric", required=True, help=f"one of {', '.join(BASE_METRICS)}, or menli+<metric>")
     g.add_argument("--nli-model", default="packaged:nli-minilm", help="NLI role value for MENLI")
     g.add_argument("--formula", default="e", help="MENLI formula: e, -c, e-n, e-c, e-n-2c")
     g.add_argument("--direction", default="<->", help="MENLI direction: ->, <-, <->")
@@ -491,12 +494,14 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="first N items")
     p.add_argument("--seed", type=int, default=0)
     _add_metric_options(p)
+    selfbias.add_parser(sub, lambda parser: _add_metric_options(parser, metric=False))
     return parser
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], dict]] = {
     "score": cmd_score, "correlate": cmd_correlate, "adversarial": cmd_adversarial, "stress": cmd_stress,
     "stress-report": cmd_stress_report, "make-adversarial": cmd_make_adversarial, "robustness": cmd_robustness,
+    "self-bias": lambda args: selfbias.cmd_self_bias(args, build_scorer),
 }
 
 
