@@ -240,15 +240,15 @@ def test_multi_reference_rows_reach_the_metric_as_lists(nlp):
         run_judged({"best": best_of}, PARAGRAPHS, [[]] * len(PARAGRAPHS), tests=["truncation"])
 
 
-def test_self_evaluation_bias_is_listed_as_unavailable_offline(report, nlp):
+def test_self_evaluation_bias_is_listed_as_run_separately(report, nlp):
     result, _ = report
     assert "self_evaluation_bias" in result["unavailable"]
-    assert "SmolLM2" in result["unavailable"]["self_evaluation_bias"]["reason"]
+    assert "evaluate.py self-bias" in result["unavailable"]["self_evaluation_bias"]["reason"]
     table = markdown_table(result)
-    assert "| self_evaluation_bias | targeted | - | - | not offline | not offline | not offline |" in table
-    assert "Not available offline: `self_evaluation_bias`" in table
-    assert result["summary"]["f1"]["not_applicable"] == 1  # unavailable tests are not counted as run
-    with pytest.raises(ValueError, match="not available offline"):
+    assert "| self_evaluation_bias | targeted | - | - | separate | separate | separate |" in table
+    assert "Run separately: `self_evaluation_bias`" in table
+    assert result["summary"]["f1"]["not_applicable"] == 1  # tests run elsewhere are not counted as run here
+    with pytest.raises(ValueError, match="not part of the perturbation suite"):
         run_judged({"f1": unigram_f1}, PARAGRAPHS, REFERENCES, tests=["self_evaluation_bias"], nlp=nlp)
 
 

@@ -87,7 +87,7 @@ def test_cli_stress_errors(capsys, tmp_path):
     for argv, message in (
         (["--gold-system", "nobody"], "no row of system 'nobody'"),
         (["--ref-index", "two"], "--ref-index must be a reference number or 'all'"),
-        (["--tests", "self_evaluation_bias"], "not available offline"),
+        (["--tests", "self_evaluation_bias"], "not part of the perturbation suite"),
     ):
         code = evaluate.main(["stress", "--metric", "chrf", "--data", data, "--out", str(tmp_path / "x"), *argv])
         assert code == 1 and message in capsys.readouterr().err

@@ -41,14 +41,13 @@ DEFAULT_TESTS = (
     "positioned_shuffle_start", "positioned_shuffle_middle", "positioned_shuffle_end",
     "injection", "frequent_ngram", "copy_source", "repetition",
 )
-# Tests of the paper this suite does not run, with family and the reason every report repeats (a missing row would
+# Tests of the paper this suite runs elsewhere, with family and the reason every report repeats (a missing row would
 # read as "passed" or "forgotten"). Asking for one by name is an error that gives the reason.
 UNAVAILABLE_OFFLINE: Mapping[str, Mapping[str, str]] = MappingProxyType({
     "self_evaluation_bias": MappingProxyType({"family": "targeted", "reason": (
-        "needs generators and log-probability evaluators from at least two pretrained LM families (the paper "
-        "crosses GPT-2 small/medium/large with OPT-2.7b, and BART with T5 for BARTScore); offline there is one "
-        "generator (SmolLM2-135M), no second causal LM to contrast it with, and no toolkit metric that scores by "
-        "a generator's log-probability, so an evaluator preferring its own base model cannot be measured"
+        "it tests LM log-likelihood metrics against their own generators, not the metrics of a perturbation run: "
+        "run it separately with `evaluate.py self-bias --generators packaged:smollm2,packaged:gemma3-270m ...` "
+        "(report in docs/stress/self_bias/)"
     )}),
 })
 
@@ -84,7 +83,7 @@ def check_available(tests: Sequence[str]) -> None:
     """Refuse a test the suite cannot run offline, saying why (instead of a bare "unknown test")."""
     for name in tests:
         if name in UNAVAILABLE_OFFLINE:
-            raise ValueError(f"test {name!r} is not available offline: {UNAVAILABLE_OFFLINE[name]['reason']}")
+            raise ValueError(f"test {name!r} is not part of the perturbation suite: {UNAVAILABLE_OFFLINE[name]['reason']}")
 
 
 def build_context(

@@ -51,7 +51,7 @@ def markdown_table(report: Mapping[str, Any]) -> str:
         lines.append("| " + " | ".join([name, test["family"], f"{test['n_applied']}/{n}", span, *cells]) + " |")
     unavailable = dict(report.get("unavailable") or {})
     for name, entry in unavailable.items():
-        lines.append("| " + " | ".join([name, entry["family"], "-", "-", *["not offline"] * len(metrics)]) + " |")
+        lines.append("| " + " | ".join([name, entry["family"], "-", "-", *["separate"] * len(metrics)]) + " |")
     totals = [f"{report['summary'][m]['passed']}/{report['summary'][m]['passed'] + report['summary'][m]['failed']}"
               for m in metrics]
     lines.append("| " + " | ".join(["**passed**", "", "", "", *totals]) + " |")
@@ -62,7 +62,7 @@ def markdown_table(report: Mapping[str, Any]) -> str:
         lines.append(f"Too few: applied to fewer than {report['protocol'].get('min_applied')} samples, so the curve "
                      "is in report.json and plots/ but not counted: " + ", ".join(f"`{n}`" for n in too_few) + ".")
     if unavailable:
-        lines += [f"Not available offline: `{name}`: {entry['reason']}." for name, entry in unavailable.items()]
+        lines += [f"Run separately: `{name}`: {entry['reason']}." for name, entry in unavailable.items()]
     return "\n".join(lines) + "\n"
 
 
