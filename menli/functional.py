@@ -10,6 +10,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from menli.granularity import nli_probabilities
 from menli.pooling import check_strategy, needs, pool
 
 AGGREGATIONS = ("max", "mean")
@@ -24,8 +25,14 @@ def menli_scores(
     aggregation: str = "max",
     batch_size: int = 64,
     progress: bool = False,
+    granularity: str = "auto",
+    sentence_reduce: str = "mean",
 ) -> np.ndarray:
-    """One score per hypothesis. ``nli`` has ``predict_proba(premises, hypotheses, batch_size=...)``."""
+    """One score per hypothesis. ``nli`` has ``predict_proba(premises, hypotheses, batch_size=...)``.
+
+    ``granularity``: ``text`` scores whole texts (truncated at the model's window), ``sentence`` pools sentence
+    pairs (``menli.granularity``), ``auto`` pools sentences only for pairs longer than the window.
+    """
     formula, direction = check_strategy(formula, direction)
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"unknown multi-reference aggregation '{aggregation}'; choose from {AGGREGATIONS}")
@@ -46,7 +53,8 @@ def menli_scores(
     if use_backward:
         premises += flat_hyps
         hypotheses += flat_refs
-    probs = nli.predict_proba(premises, hypotheses, batch_size=batch_size, progress=progress, desc="MENLI")
+    probs, _ = nli_probabilities(nli, premises, hypotheses, formula, granularity, sentence_reduce, batch_size,
+                                 progress)
     n = len(flat_refs)
     forward = probs[:n] if use_forward else None
     backward = (probs[n:] if use_forward else probs[:n]) if use_backward else None

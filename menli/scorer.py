@@ -6,6 +6,7 @@ from typing import Any, Sequence
 
 from menli.combine import CombinationStats, MinMax, combine
 from menli.functional import AGGREGATIONS, menli_scores
+from menli.granularity import check_granularity
 from menli.pooling import check_strategy
 from nlgmetrics.metaeval.scorer import toolkit_version
 
@@ -27,10 +28,13 @@ class MENLIScorer:
     device: str | None = None
     progress: bool = False
     name: str = "menli"
+    granularity: str = "auto"
+    sentence_reduce: str = "mean"
     _nli: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.formula, self.direction = check_strategy(self.formula, self.direction)
+        check_granularity(self.granularity, self.sentence_reduce)
         if self.aggregation not in AGGREGATIONS:
             raise ValueError(f"unknown aggregation '{self.aggregation}'; choose from {AGGREGATIONS}")
 
@@ -47,7 +51,8 @@ class MENLIScorer:
         if anchors is None:
             raise ValueError("reference-free MENLI needs sources" if self.reference_free else "MENLI needs references")
         scores = menli_scores(
-            self.nli, hyps, anchors, self.formula, self.direction, self.aggregation, self.batch_size, self.progress
+            self.nli, hyps, anchors, self.formula, self.direction, self.aggregation, self.batch_size, self.progress,
+            self.granularity, self.sentence_reduce,
         )
         return [float(s) for s in scores]
 
@@ -55,7 +60,8 @@ class MENLIScorer:
         mode = "src" if self.reference_free else "ref"
         return (
             f"{self.name}|nli:{self.model}@{self.nli.hash}|formula:{self.formula}|direction:{self.direction}"
-            f"|anchor:{mode}|refs:{self.aggregation}|version:{_VERSION}"
+            f"|anchor:{mode}|refs:{self.aggregation}|granularity:{self.granularity}/{self.sentence_reduce}"
+            f"|version:{_VERSION}"
         )
 
 

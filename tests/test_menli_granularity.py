@@ -1,0 +1,87 @@
+"""Sentence-level MENLI for long texts: pooling, the one batched pass, and exactness for short texts."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from menli import menli_scores
+from menli.granularity import (nli_probabilities, pool_sentence_matrix, sentence_level_probs, split_sentences)
+from nlgmetrics.nli import load_nli
+
+
+class KeywordNLI:
+    """A stand-in NLI model: entailed iff every word of the hypothesis occurs in the premise, contradiction if
+    the hypothesis says 'not' and the premise does not. Records every pair it is asked about."""
+
+    max_length = None
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def predict_proba(self, premises, hypotheses, batch_size=64, progress=False, desc=""):
+        self.calls.append(len(premises))
+        out = []
+        for p, h in zip(premises, hypotheses):
+            words = set(p.lower().strip(".").split())
+            if "not" in h.lower().split() and "not" not in words:
+                out.append([0.05, 0.05, 0.9])
+            elif set(h.lower().strip(".").split()) <= words:
+                out.append([0.9, 0.05, 0.05])
+            else:
+                out.append([0.1, 0.8, 0.1])
+        return np.array(out)
+
+
+def test_split_sentences_is_punctuation_based_and_never_empty():
+    assert split_sentences("Profits rose. Costs fell! Did they?") == ["Profits rose.", "Costs fell!", "Did they?"]
+    assert split_sentences("no boundary here") == ["no boundary here"]
+
+
+def test_each_hypothesis_sentence_takes_its_best_premise_sentence():
+    probs = np.array([[[0.9, 0.05, 0.05], [0.1, 0.8, 0.1]],
+                      [[0.2, 0.7, 0.1], [0.6, 0.2, 0.2]]])  # [premise sentence, hypothesis sentence, 3]
+    assert pool_sentence_matrix(probs, "e", "mean") == pytest.approx([0.75, 0.125, 0.125])
+    assert pool_sentence_matrix(probs, "e", "min") == pytest.approx([0.6, 0.2, 0.2])
+    # the formula decides "best": with -c the second hypothesis sentence prefers premise 0 (c = 0.1 < 0.2)
+    assert pool_sentence_matrix(probs, "-c", "mean") == pytest.approx([0.5, 0.425, 0.075])
+
+
+def test_late_damage_in_a_paragraph_is_seen_at_sentence_level():
+    nli = KeywordNLI()
+    reference = "The company grew. Profits rose in March. The board met in May. Staff numbers held steady."
+    faithful = "The company grew. Profits rose in March. The board met in May. Staff numbers held steady."
+    broken = "The company grew. Profits rose in March. The board met in May. Staff numbers did not hold."
+    good, bad = sentence_level_probs(nli, [reference, reference], [faithful, broken], "e")
+    assert good[0] == pytest.approx(0.9) and bad[0] < good[0]
+    assert nli.calls == [2 * 4 * 4]  # every sentence pair of both items in ONE batched call
+    _, worst = sentence_level_probs(KeywordNLI(), [reference] * 2, [faithful, broken], "e", reduce="min")
+    assert worst[2] == pytest.approx(0.9)  # min: the one contradicted sentence decides
+
+
+@pytest.fixture(scope="module")
+def tiny_nli(tiny):
+    return load_nli(str(tiny["nli"]))
+
+
+def test_auto_equals_text_granularity_for_short_pairs_to_the_bit(tiny_nli):
+    hyps, refs = ["A cat sat.", "Profits fell."], ["The cat sat down.", "Profits rose."]
+    text = menli_scores(tiny_nli, hyps, refs, granularity="text")
+    auto = menli_scores(tiny_nli, hyps, refs, granularity="auto")
+    assert np.array_equal(text, auto)
+
+
+def test_auto_switches_to_sentences_only_for_pairs_over_the_window(tiny_nli):
+    short = ("One short sentence.", "Another short one.")
+    long_text = " ".join(f"Sentence number {i} talks about topic {i}." for i in range(40))
+    probs, used = nli_probabilities(tiny_nli, [short[0], long_text], [short[1], long_text], "e", "auto")
+    assert used.tolist() == [False, True]
+    text_only, _ = nli_probabilities(tiny_nli, [short[0]], [short[1]], "e", "text")
+    assert np.array_equal(probs[0], text_only[0])
+    assert np.allclose(probs.sum(axis=1), 1.0)
+
+
+def test_bad_granularity_names_the_choices():
+    with pytest.raises(ValueError, match="auto, sentence, text"):
+        menli_scores(KeywordNLI(), ["a"], ["b"], granularity="paragraph")
+    with pytest.raises(ValueError, match="mean, min"):
+        menli_scores(KeywordNLI(), ["a"], ["b"], sentence_reduce="max")
