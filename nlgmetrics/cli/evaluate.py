@@ -48,6 +48,11 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
     g.add_argument("--formula", default="e", help="MENLI formula: e, -c, e-n, e-c, e-n-2c")
     g.add_argument("--direction", default="<->", help="MENLI direction: ->, <-, <->")
     g.add_argument("--aggregation", default="max", help="multi-reference aggregation: max or mean")
+    g.add_argument("--granularity", default="auto", choices=("auto", "sentence", "text"),
+                   help="MENLI: score sentence pairs (sentence), whole texts (text), or sentences only for pairs "
+                        "longer than the NLI window (auto)")
+    g.add_argument("--sentence-pool", default="mean", choices=("mean", "min"),
+                   help="MENLI at sentence granularity: mean or min over hypothesis sentences")
     g.add_argument("--weight", type=float, default=0.2, help="NLI weight w in menli+<metric>")
     g.add_argument("--normalization", default="set",
                    help="menli+<metric>: 'set' (min-max over the scored set) or a stored stats JSON file")
@@ -86,7 +91,8 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
 
         return MENLIScorer(args.nli_model, args.formula, args.direction, args.aggregation,
                            reference_free=getattr(args, "reference_free_scoring", False),
-                           batch_size=args.batch_size, device=args.device, progress=progress)
+                           batch_size=args.batch_size, device=args.device, progress=progress,
+                           granularity=args.granularity, sentence_reduce=args.sentence_pool)
     if name == "sescore":
         from sescore.regressor import DEFAULT_CHECKPOINT, SEScoreScorer
 
