@@ -110,3 +110,29 @@ def test_cli_writes_report_table_and_plot(tiny, tmp_path):
     assert evaluate.main(argv) == 0
     assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "bias.png"}
     assert evaluate.main([*argv[:2], str(tiny["gpt2"]), *argv[3:]]) == 1  # one generator is no contrast
+
+
+def test_lm_ratio_is_candidate_minus_best_reference(tiny):
+    plain = LMLikelihoodScorer(str(tiny["gpt2"]))
+    ratio = LMLikelihoodScorer(str(tiny["gpt2"]), relative=True)
+    hyps, refs = TEXTS[:2], [[TEXTS[2], TEXTS[3]], TEXTS[3]]
+    h, r = plain.score(hyps), plain.score(TEXTS[2:])
+    assert ratio.score(hyps, refs) == pytest.approx([h[0] - max(r), h[1] - r[1]])
+    assert ratio.score([TEXTS[0]], [TEXTS[0]]) == [0.0]
+    assert ratio.name == "lm-ratio" and "max(logprob(ref))" in ratio.signature()
+    with pytest.raises(ValueError, match="reference"):
+        ratio.score(hyps, None)
+
+
+def test_menli_plus_lm_ratio_composes_from_the_cli(tiny, tmp_path):
+    import json
+
+    from nlgmetrics.cli import evaluate
+
+    (tmp_path / "h").write_text("The cat sat on the mat.\ncat the mat on sat the.\n")
+    (tmp_path / "r").write_text("The cat sat on the mat.\nThe cat sat on the mat.\n")
+    out = tmp_path / "s.jsonl"
+    assert evaluate.main(["score", "--metric", "menli+lm-ratio", "--nli-model", str(tiny["nli"]), "--causal-lm",
+                          str(tiny["gpt2"]), "--hyps", str(tmp_path / "h"), "--refs", str(tmp_path / "r"),
+                          "--out", str(out), "--quiet"]) == 0
+    assert len([json.loads(line) for line in out.read_text().splitlines()]) == 2

@@ -163,15 +163,23 @@ class LMLikelihoodScorer:
     """GPT-PPL as a Scorer: mean token log-probability of the hypothesis under a causal LM (higher is better).
 
     With sources the hypothesis is scored as their continuation (BARTScore/GPTScore's conditional form);
-    without, from BOS alone. References are not used: this is the reference-free fluency signal whose
-    self-evaluation bias the stress suite measures. An empty hypothesis has no tokens and scores -inf.
+    without, from BOS alone. An empty hypothesis has no tokens and scores -inf.
+
+    ``relative=True`` (``lm-ratio``) subtracts the best reference's mean log-probability: a log-likelihood
+    ratio of candidate to reference, so the fluency signal is measured against what a fluent text of the same
+    content scores rather than on the LM's absolute scale (long, rare-word references no longer look
+    disfluent). This is the fluency partner MENLI's combiner can take (``menli+lm-ratio``).
     """
 
     model: str = "packaged:smollm2"
     batch_size: int = 8
     device: str | None = None
     progress: bool = False
-    name: str = "lm-likelihood"
+    relative: bool = False
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        self.name = self.name or ("lm-ratio" if self.relative else "lm-likelihood")
 
     def _lm(self) -> Any:
         from nlgmetrics.modelroles import load_causal_lm
@@ -180,9 +188,24 @@ class LMLikelihoodScorer:
 
     def score(self, hyps: Sequence[str], refs: Sequence | None = None, srcs: Sequence[str] | None = None) -> list[float]:
         contexts = list(srcs) if srcs is not None else [""] * len(hyps)
-        totals, counts = continuation_logprobs(self._lm(), contexts, list(hyps), self.batch_size, progress=self.progress)
-        return [float(t / n) if n else float("-inf") for t, n in zip(totals, counts)]
+        texts, owners = list(hyps), list(range(len(hyps)))
+        if self.relative:
+            if refs is None or len(refs) != len(hyps):
+                raise ValueError("lm-ratio needs one reference (or a list of references) per hypothesis")
+            for index, ref in enumerate(refs):
+                for one in ([ref] if isinstance(ref, str) else list(ref)):
+                    texts.append(one)
+                    owners.append(index)
+            contexts = contexts + [contexts[i] for i in owners[len(hyps):]]
+        totals, counts = continuation_logprobs(self._lm(), contexts, texts, self.batch_size, progress=self.progress)
+        means = np.where(counts > 0, totals / np.maximum(counts, 1), -np.inf)
+        if not self.relative:
+            return [float(m) for m in means]
+        best = np.full(len(hyps), -np.inf)
+        np.maximum.at(best, np.asarray(owners[len(hyps):], dtype=np.int64), means[len(hyps):])
+        return [float(m - b) for m, b in zip(means[: len(hyps)], best)]
 
     def signature(self) -> str:
         lm = self._lm()
-        return f"{self.name}|lm:{self.model}@{lm.hash[:12]}|mean-token-logprob|nlgmetrics:{toolkit_version()}"
+        quantity = "logprob(hyp)-max(logprob(ref))" if self.relative else "mean-token-logprob"
+        return f"{self.name}|lm:{self.model}@{lm.hash[:12]}|{quantity}|nlgmetrics:{toolkit_version()}"

@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 
 from nlgmetrics.cli import selfbias
 
-BASE_METRICS = ("menli", "sescore", "mars", "bleu", "chrf", "bertscore", "cosine")
+BASE_METRICS = ("menli", "sescore", "mars", "bleu", "chrf", "bertscore", "cosine", "lm-likelihood", "lm-ratio")
 
 
 def _positive_int(text: str) -> int:
@@ -59,6 +59,8 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
     g.add_argument("--save-normalization", help="menli+<metric>: write the min-max stats fitted here to this JSON")
     g.add_argument("--encoder", default="packaged:minilm", help="encoder role value for bertscore/cosine")
     g.add_argument("--layer", type=int, default=None, help="hidden layer for bertscore (default: last)")
+    g.add_argument("--causal-lm", default="packaged:smollm2",
+                   help="causal_lm role value for lm-likelihood / lm-ratio (GPT-PPL-style fluency)")
     g.add_argument("--checkpoint", default=None, help="sescore: checkpoint folder (default: the shipped one)")
     g.add_argument("--mars-config", default=None, help="mars: YAML config (default: configs/mars/offline.yaml)")
     g.add_argument("--ablation", default=None,
@@ -113,6 +115,11 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
         return BERTScorer(args.encoder, args.batch_size, args.device, progress, layer=args.layer)
     if name == "cosine":
         return CosineScorer(args.encoder, args.batch_size, args.device, progress)
+    if name in ("lm-likelihood", "lm-ratio"):
+        from nlgmetrics.baselines.lm_likelihood import LMLikelihoodScorer
+
+        return LMLikelihoodScorer(args.causal_lm, min(args.batch_size, 16), args.device, progress,
+                                  relative=name == "lm-ratio")
     raise InputError(f"unknown metric '{name}'; choose from {', '.join(BASE_METRICS)} or menli+<metric>")
 
 
