@@ -51,7 +51,8 @@ def check_granularity(granularity: str, reduce: str) -> None:
 
 def pair_lengths(nli: Any, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
     """Token count of each pair as the NLI model would encode it untruncated (special tokens included)."""
-    encoded = nli.tokenizer(list(premises), list(hypotheses), truncation=False, add_special_tokens=True)
+    encoded = nli.tokenizer(list(premises), list(hypotheses), truncation=False, add_special_tokens=True,
+                            verbose=False)  # over-long pairs are the point here, not a warning
     return np.array([len(ids) for ids in encoded["input_ids"]], dtype=np.int64)
 
 
