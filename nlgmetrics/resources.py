@@ -59,3 +59,15 @@ def refuse_shipped_output(path: str | Path, what: str = "training output") -> Pa
             "model: export to a folder of your own (e.g. runs/...) and copy it there deliberately if you mean to"
         )
     return Path(path).expanduser().resolve()
+
+
+def data_root(override: str | Path | None = None) -> Path:
+    """The judged-data folder: ``override`` (a flag), else ``$NLGMETRICS_DATA``, else ``../shared/data`` beside the
+    working directory; a clear error when it does not exist, because none of that data is ever shipped."""
+    import os
+
+    chosen = override or os.environ.get("NLGMETRICS_DATA") or Path("..") / "shared" / "data"
+    path = Path(chosen).expanduser()
+    if not path.is_dir():
+        raise FileNotFoundError(f"judged data folder not found: {path} (pass --data-root or set NLGMETRICS_DATA)")
+    return path

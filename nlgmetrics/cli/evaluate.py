@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from nlgmetrics.cli import selfbias
+from nlgmetrics.cli import devmix, selfbias
 
 BASE_METRICS = ("menli", "sescore", "mars", "bleu", "chrf", "bertscore", "cosine", "lm-likelihood", "lm-ratio")
 
@@ -508,6 +508,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     _add_metric_options(p)
     selfbias.add_parser(sub, lambda parser: _add_metric_options(parser, metric=False))
+    devmix.add_parser(sub, _add_metric_options)
     return parser
 
 
@@ -515,6 +516,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], dict]] = {
     "score": cmd_score, "correlate": cmd_correlate, "adversarial": cmd_adversarial, "stress": cmd_stress,
     "stress-report": cmd_stress_report, "make-adversarial": cmd_make_adversarial, "robustness": cmd_robustness,
     "self-bias": lambda args: selfbias.cmd_self_bias(args, build_scorer),
+    "devmix": lambda args: devmix.cmd_devmix(args, build_scorer, _row_scores),
 }
 
 

@@ -55,6 +55,26 @@ def tau_like(metric: Sequence[float], human: Sequence[float], items: Sequence[Ha
     return _tau_from_counts(*_tau_counts(m, h, items))
 
 
+def _resampled_tau_difference(
+    a: np.ndarray, b: np.ndarray, h: np.ndarray, items: Sequence[Hashable], resamples: int, rng: np.random.Generator,
+) -> tuple[float, float, np.ndarray, int]:
+    """tau(A), tau(B) and ``resamples`` bootstrap draws of tau(A) - tau(B) over items (the same draw for both)."""
+    ca, da = _tau_counts(a, h, items)
+    cb, db = _tau_counts(b, h, items)
+    picks = rng.integers(0, len(ca), size=(resamples, len(ca)))
+
+    def taus(c: np.ndarray, d: np.ndarray) -> np.ndarray:
+        cs, ds = c[picks].sum(1), d[picks].sum(1)
+        return (cs - ds) / np.maximum(cs + ds, 1)
+
+    return _tau_from_counts(ca, da), _tau_from_counts(cb, db), taus(ca, da) - taus(cb, db), len(ca)
+
+
+def _interval(diff: np.ndarray) -> dict[str, float | list[float]]:
+    return {"ci95": [float(np.quantile(diff, 0.025)), float(np.quantile(diff, 0.975))],
+            "share_a_not_better": float(np.mean(diff <= 0))}
+
+
 def paired_bootstrap_tau_like(
     metric_a: Sequence[float], metric_b: Sequence[float], human: Sequence[float], items: Sequence[Hashable],
     resamples: int = 1000, seed: int = 0,
@@ -67,23 +87,36 @@ def paired_bootstrap_tau_like(
     b, _ = _check(metric_b, human, items)
     if resamples < 1:
         raise ValueError(f"resamples must be >= 1, got {resamples}")
-    ca, da = _tau_counts(a, h, items)
-    cb, db = _tau_counts(b, h, items)
-    rng = np.random.default_rng(seed)
-    picks = rng.integers(0, len(ca), size=(resamples, len(ca)))
+    tau_a, tau_b, diff, n = _resampled_tau_difference(a, b, h, items, resamples, np.random.default_rng(seed))
+    return {"tau_like_a": tau_a, "tau_like_b": tau_b, "difference": tau_a - tau_b, **_interval(diff),
+            "resamples": resamples, "seed": seed, "items": int(n)}
 
-    def taus(c: np.ndarray, d: np.ndarray) -> np.ndarray:
-        cs, ds = c[picks].sum(1), d[picks].sum(1)
-        return (cs - ds) / np.maximum(cs + ds, 1)
 
-    diff = taus(ca, da) - taus(cb, db)
-    tau_a, tau_b = _tau_from_counts(ca, da), _tau_from_counts(cb, db)
-    return {
-        "tau_like_a": tau_a, "tau_like_b": tau_b, "difference": tau_a - tau_b,
-        "ci95": [float(np.quantile(diff, 0.025)), float(np.quantile(diff, 0.975))],
-        "share_a_not_better": float(np.mean(diff <= 0)), "resamples": resamples, "seed": seed,
-        "items": int(len(ca)),
-    }
+def paired_bootstrap_tau_like_mix(
+    sets: Sequence[tuple[Sequence[float], Sequence[float], Sequence[float], Sequence[Hashable]]],
+    resamples: int = 1000, seed: int = 0,
+) -> dict[str, float | int | list[float]]:
+    """The paired bootstrap over a mix of judged sets: the statistic is the unweighted mean over sets of
+    tau(A) - tau(B), and each resample draws items within every set independently (sets never trade items).
+
+    One decision over several domains is what keeps a recipe from fitting one dev slice; equal weights keep the
+    biggest set from deciding alone.
+    """
+    if not sets:
+        raise ValueError("no judged sets in the mix")
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    generators = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(len(sets))]
+    differences, draws = [], []
+    for (metric_a, metric_b, human, items), rng in zip(sets, generators):
+        a, h = _check(metric_a, human, items)
+        b, _ = _check(metric_b, human, items)
+        tau_a, tau_b, diff, _ = _resampled_tau_difference(a, b, h, items, resamples, rng)
+        differences.append(tau_a - tau_b)
+        draws.append(diff)
+    diff = np.mean(draws, axis=0)
+    return {"difference": float(np.mean(differences)), **_interval(diff), "resamples": resamples, "seed": seed,
+            "sets": len(sets)}
 
 
 def kendall_b(metric: Sequence[float], human: Sequence[float]) -> float:

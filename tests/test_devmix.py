@@ -1,0 +1,128 @@
+"""The select/report split, the mix bootstrap and ``evaluate.py devmix`` (on tiny judged files, chrF vs BLEU)."""
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+from nlgmetrics.cli import evaluate
+from nlgmetrics.metaeval import (
+    paired_bootstrap_tau_like, paired_bootstrap_tau_like_mix, rows_in_half, split_items, tau_like,
+)
+
+
+def test_split_is_balanced_seeded_and_independent_of_order_and_neighbours():
+    items = [("en-de", i) for i in range(101)]
+    halves = split_items(items, seed=0)
+    assert sum(h == "select" for h in halves.values()) == 50
+    shuffled = items[:]
+    random.Random(1).shuffle(shuffled)
+    assert split_items(shuffled, seed=0) == halves
+    assert split_items(items, seed=1) != halves
+    # an item keeps its half relative to the others when the file grows (rank by keyed hash, not position)
+    grown = split_items(items + [("en-de", i) for i in range(101, 301)], seed=0)
+    moved = sum(grown[item] != halves[item] for item in items)
+    assert moved < 50
+
+
+def test_rows_in_half_keeps_all_systems_of_an_item_together():
+    rows = [{"item_id": i, "system": s} for i in range(20) for s in "abc"]
+    select, report = rows_in_half(rows, "select", 3), rows_in_half(rows, "report", 3)
+    assert len(select) + len(report) == len(rows)
+    assert not {r["item_id"] for r in select} & {r["item_id"] for r in report}
+    assert all(sum(r["item_id"] == i for r in select) in (0, 3) for i in range(20))
+    with pytest.raises(ValueError, match="half must be"):
+        rows_in_half(rows, "dev", 0)
+
+
+def _judged_set(rng, n_items, noise):
+    human = rng.normal(size=(n_items, 4))
+    a = human + rng.normal(scale=noise, size=human.shape)
+    b = human + rng.normal(scale=noise * 3, size=human.shape)
+    items = np.repeat(np.arange(n_items), 4)
+    return a.ravel(), b.ravel(), human.ravel(), list(items)
+
+
+def test_mix_bootstrap_mean_of_set_differences_and_one_set_matches_the_single_bootstrap():
+    rng = np.random.default_rng(0)
+    sets = [_judged_set(rng, 40, 0.5), _judged_set(rng, 60, 0.5)]
+    result = paired_bootstrap_tau_like_mix(sets, resamples=200, seed=5)
+    expected = np.mean([tau_like(a, h, i) - tau_like(b, h, i) for a, b, h, i in sets])
+    assert result["difference"] == pytest.approx(expected)
+    assert result["ci95"][0] < result["difference"] < result["ci95"][1]
+    assert result["share_a_not_better"] < 0.05  # A is far less noisy than B
+    swapped = paired_bootstrap_tau_like_mix([(b, a, h, i) for a, b, h, i in sets], resamples=200, seed=5)
+    assert swapped["share_a_not_better"] > 0.95
+    one = paired_bootstrap_tau_like_mix(sets[:1], resamples=300, seed=2)
+    a, b, h, i = sets[0]
+    assert one["difference"] == pytest.approx(paired_bootstrap_tau_like(a, b, h, i, 300, 2)["difference"])
+    with pytest.raises(ValueError, match="no judged sets"):
+        paired_bootstrap_tau_like_mix([], 10, 0)
+
+
+def _write_mix(tmp_path):
+    refs = ["the cat sat on the mat", "a dog ran in the park", "rain fell all day long", "she read a good book",
+            "they built a small house", "the train left at noon"]
+    rows = []
+    for item, ref in enumerate(refs * 4):
+        words = ref.split()
+        for system, keep in (("good", len(words)), ("mid", len(words) - 2), ("bad", 1), ("ref-A", len(words))):
+            rows.append({"item_id": f"{item}", "system": system, "src": "", "refs": [ref],
+                         "hyp": " ".join(words[:keep]) + (" x" if system == "bad" else ""),
+                         "scores": {"q": float(keep)}})
+    (tmp_path / "a.jsonl").write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    (tmp_path / "b.jsonl").write_text("\n".join(json.dumps(r) for r in rows[: 4 * 12]), encoding="utf-8")
+    mix = tmp_path / "mix.yaml"
+    mix.write_text("split_seed: 0\nsets:\n  - {name: one, path: a.jsonl, human: q, exclude_systems: [ref-A]}\n"
+                   "  - {name: two, path: b.jsonl, human: q}\n", encoding="utf-8")
+    return mix
+
+
+def _run(capsys, *argv):
+    code = evaluate.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out.strip().splitlines(), captured.err
+
+
+def test_devmix_scores_each_half_reports_intervals_and_resumes_from_its_cache(capsys, tmp_path):
+    mix = _write_mix(tmp_path)
+    base = ["devmix", "--mix", str(mix), "--data-root", str(tmp_path), "--metric", "chrf", "--versus", "bleu",
+            "--bootstrap", "50", "--quiet", "--cache", str(tmp_path / "cache")]
+    code, out, err = _run(capsys, *base, "--half", "select", "--markdown", str(tmp_path / "t.md"))
+    assert code == 0, err
+    select = json.loads(out[-1])
+    assert [s["set"] for s in select["sets"]] == ["one", "two"]
+    assert select["sets"][0]["rows"] == 12 * 3  # half of 24 items, ref-A excluded
+    assert select["sets"][1]["rows"] == 6 * 4
+    assert "mean of sets" in (tmp_path / "t.md").read_text()
+    cached = sorted(p.name for p in (tmp_path / "cache").iterdir())
+    assert len(cached) == 4
+    code, out, _ = _run(capsys, *base, "--half", "report")
+    report = json.loads(out[-1])
+    assert report["half"] == "report" and report["sets"][0]["rows"] == 36
+    assert len(list((tmp_path / "cache").iterdir())) == 8
+    # a rerun reads the cache: corrupting the stored scores shows up in the result, proving nothing was rescored
+    for path in (tmp_path / "cache").glob("one-select-*"):
+        stored = json.loads(path.read_text())
+        stored["scores"] = [0.0] * len(stored["scores"])
+        path.write_text(json.dumps(stored))
+    code, out, _ = _run(capsys, *base, "--half", "select", "--sets", "one")
+    again = json.loads(out[-1])
+    assert [s["set"] for s in again["sets"]] == ["one"]
+    assert again["sets"][0]["tau_like_a"] == pytest.approx(-1.0)  # all ties count as discordant
+
+
+def test_devmix_names_bad_mixes_and_sets(capsys, tmp_path):
+    mix = _write_mix(tmp_path)
+    base = ["devmix", "--data-root", str(tmp_path), "--metric", "chrf", "--half", "select", "--quiet"]
+    code, _, err = _run(capsys, *base, "--mix", str(mix), "--sets", "three")
+    assert code == 1 and "unknown set(s) three" in err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("sets:\n  - {name: one, path: a.jsonl}\n")
+    code, _, err = _run(capsys, *base, "--mix", str(bad))
+    assert code == 1 and "needs 'name', 'path' and 'human'" in err
+    code, _, err = _run(capsys, "devmix", "--data-root", str(tmp_path / "nope"), "--metric", "chrf", "--half",
+                        "select", "--mix", str(mix))
+    assert code == 1 and "judged data folder not found" in err
