@@ -104,7 +104,7 @@ def test_devmix_scores_each_half_reports_intervals_and_resumes_from_its_cache(ca
     assert report["half"] == "report" and report["sets"][0]["rows"] == 36
     assert len(list((tmp_path / "cache").iterdir())) == 8
     # a rerun reads the cache: corrupting the stored scores shows up in the result, proving nothing was rescored
-    for path in (tmp_path / "cache").glob("one-select-*"):
+    for path in (tmp_path / "cache").glob("a-select-*"):
         stored = json.loads(path.read_text())
         stored["scores"] = [0.0] * len(stored["scores"])
         path.write_text(json.dumps(stored))

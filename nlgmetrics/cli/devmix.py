@@ -133,7 +133,7 @@ def cmd_devmix(args: argparse.Namespace, build_scorer: Callable, row_scores: Cal
     results, mix_sets = [], []
     for entry in entries:
         rows = set_rows(entry, root, args.half, int(mix["split_seed"]), args.limit_items)
-        tag = f"{entry['name']}-{args.half}-{mix['split_seed']}"
+        tag = f"{Path(entry['path']).stem}-{args.half}-{mix['split_seed']}"  # sets sharing a file share scores
         a = _cached_scores(scorer, rows, row_scores, cache, tag)
         b = _cached_scores(other, rows, row_scores, cache, tag)
         human = [float(r["scores"][entry["human"]]) for r in rows]
