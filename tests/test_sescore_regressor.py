@@ -225,7 +225,7 @@ def test_datamodule_reads_splits_and_dev(dataset_dir, dev_file):
     loaders = data.val_dataloader()
     assert len(loaders) == 2
     batch = next(iter(loaders[1]))
-    assert set(batch) == {"candidate", "reference", "human", "row", "item"}
+    assert set(batch) == {"candidate", "reference", "human", "row", "item", "set"}
     train_batch = next(iter(data.train_dataloader()))
     assert train_batch["score"].dtype == torch.float32 and len(train_batch["candidate"]) == 8
 
@@ -596,3 +596,110 @@ def test_train_py_fit_runs_end_to_end(tiny, dataset_dir, tmp_path):
         logged = [row for row in csv.DictReader(handle) if row.get("val_tau_like")]
     assert logged and all(math.isfinite(float(r["val_tau_like"])) for r in logged)
     assert list((tmp_path / "runs").rglob("config.yaml")), "LightningCLI saves the resolved config"
+
+
+# ------------------------------------------------------------------------------- human-judgment fine-tuning
+def _write_darr(path: Path, pairs: int, seed: int = 9) -> Path:
+    """WMT DARR-shaped pairs, gzipped like the shared file: the better candidate is the reference itself."""
+    import gzip
+
+    from tiny_models import tiny_corpus
+
+    with gzip.open(path, "wt", encoding="utf-8") as handle:
+        for index, sentence in enumerate(tiny_corpus(pairs, seed=seed)[:pairs]):
+            words = sentence.split()
+            row = {"lp": "xx-en", "item_id": index, "src": "", "refs": [sentence],
+                   "better": {"system": "a", "hyp": sentence}, "worse": {"system": "b", "hyp": " ".join(words[::2])}}
+            handle.write(json.dumps(row) + "\n")
+    return path
+
+
+def test_judged_pairs_from_darr_and_from_scored_rows(tmp_path, dev_file):
+    from nlgmetrics.metaeval import InputError
+    from sescore.regressor.sources import load_judged_pairs
+
+    darr = load_judged_pairs(_write_darr(tmp_path / "darr.jsonl.gz", 12))
+    assert len(darr) == 12 and set(darr[0]) == {"reference", "better", "worse"}
+    assert darr[0]["better"] == darr[0]["reference"]
+    subset = load_judged_pairs(tmp_path / "darr.jsonl.gz", limit=5, seed=1)
+    assert len(subset) == 5 and subset == load_judged_pairs(tmp_path / "darr.jsonl.gz", limit=5, seed=1)
+    assert subset != load_judged_pairs(tmp_path / "darr.jsonl.gz", limit=5, seed=2)
+    scored = load_judged_pairs(dev_file, "mqm")
+    assert len(scored) == 7 * 3  # three systems with distinct scores: three ordered pairs per item
+    assert all(r["better"] != r["worse"] for r in scored)
+    assert len(load_judged_pairs(dev_file, "mqm", min_gap=5.0)) == 7 * 2  # the 0 vs -5 pairs drop out
+    with pytest.raises(InputError, match="human score key"):
+        load_judged_pairs(dev_file)
+
+
+def test_dev_tau_like_over_a_mix_is_the_mean_of_the_sets():
+    import torch
+
+    from nlgmetrics.metaeval import tau_like
+    from sescore.regressor.selection import DevTauLike
+
+    rng = np.random.default_rng(0)
+    human = rng.normal(size=24)
+    preds = human + rng.normal(scale=1.0, size=24)
+    items = np.repeat(np.arange(8), 3)
+    sets = (items >= 6).astype(int)  # unequal sets: the mean of sets differs from the pooled tau-like
+    metric = DevTauLike()
+    metric.update(torch.tensor(preds), torch.arange(24), torch.tensor(human), torch.tensor(items), torch.tensor(sets))
+    expected = np.mean([tau_like(preds[sets == s], human[sets == s], items[sets == s].tolist()) for s in (0, 1)])
+    assert float(metric.compute()) == pytest.approx(expected)
+    assert expected != pytest.approx(tau_like(preds, human, items.tolist()))
+
+
+def test_dev_mix_records_come_from_the_select_half_of_every_set(tmp_path, dev_file):
+    from nlgmetrics.metaeval import rows_in_half
+    from sescore.regressor.sources import load_dev_mix
+
+    other = _write_dev(tmp_path / "other.jsonl", items=6, seed=11)
+    mix = tmp_path / "mix.yaml"
+    mix.write_text(f"split_seed: 0\nsets:\n  - {{name: a, path: {dev_file}, human: mqm}}\n"
+                   f"  - {{name: b, path: {other}, human: mqm, exclude_systems: [half]}}\n")
+    records = load_dev_mix(str(mix), "select", items_per_set=None, data_root=tmp_path)
+    rows_a = rows_in_half([json.loads(x) for x in open(dev_file)], "select", 0)
+    assert sum(r["set"] == 0 for r in records) == len(rows_a)
+    assert {r["set"] for r in records} == {0, 1}
+    assert len({r["row"] for r in records}) == len(records)  # rows numbered across sets
+    assert not {r["item"] for r in records if r["set"] == 0} & {r["item"] for r in records if r["set"] == 1}
+
+
+def test_fit_on_judged_pairs_from_a_synthetic_checkpoint(tiny, fitted, tmp_path, dev_file):
+    """Stage two (COMET-style): start from the exported synthetic-data model, fine-tune on DARR pairs with the
+    pairwise loss; the pair accuracy of the training pairs goes up and the export is a loadable checkpoint."""
+    import pytorch_lightning as pl
+
+    from sescore.regressor.checkpoint import load_checkpoint
+    from sescore.regressor.datamodule import SEScoreDataModule
+    from sescore.regressor.export import ExportBest
+    from sescore.regressor.module import SEScoreModule
+    from sescore.regressor.scoring import sescore_scores
+
+    with pytest.raises(ValueError, match="exactly one training source"):
+        SEScoreDataModule(str(fitted["folder"]), judged=str(dev_file))
+    darr = _write_darr(tmp_path / "darr.jsonl.gz", 48)
+    pl.seed_everything(3, verbose=False)
+    module = SEScoreModule(init_from=str(fitted["folder"]), head_lr=1e-2, encoder_lr=1e-3,
+                           encoder_freeze_fraction=0.0)
+    assert module.config == load_checkpoint(fitted["folder"]).config
+    data = SEScoreDataModule(judged=str(darr), val_fraction=0.0, dev_judgments=str(dev_file), dev_items=None,
+                             batch_size=8)
+    data.setup("fit")
+
+    def accuracy(regressor) -> float:
+        recs = data.train_records
+        better = sescore_scores(regressor, [r["better"] for r in recs], [r["reference"] for r in recs])
+        worse = sescore_scores(regressor, [r["worse"] for r in recs], [r["reference"] for r in recs])
+        return float(np.mean(better - worse))
+
+    module.regressor.eval()
+    before = accuracy(module.regressor)
+    module.regressor.train()
+    folder = tmp_path / "judged"
+    _trainer(callbacks=[ExportBest(str(folder))], max_epochs=3).fit(module, data)
+    module.regressor.eval()
+    assert accuracy(module.regressor) > before
+    reloaded = load_checkpoint(folder)
+    assert reloaded.config == module.config

@@ -16,9 +16,6 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-MIX_KEYS = {"name", "path", "human", "exclude_systems", "limit_items"}
-
-
 def add_parser(sub: Any, add_metric_options: Callable[[argparse.ArgumentParser], None]) -> None:
     p = sub.add_parser("devmix", help="tau-like on the select or report half of every dev set, with paired "
                                       "bootstrap intervals against --versus")
@@ -35,51 +32,6 @@ def add_parser(sub: Any, add_metric_options: Callable[[argparse.ArgumentParser],
     p.add_argument("--cache", help="folder keeping each set's scores (resume, reuse across comparisons)")
     p.add_argument("--markdown", help="also write the table as Markdown here")
     add_metric_options(p)
-
-
-def load_mix(path: str | Path) -> dict:
-    """The mix YAML, checked: every set has a name, a path and a human score key; names are unique."""
-    import yaml
-
-    from nlgmetrics.metaeval import InputError
-    from nlgmetrics.resources import config_path
-
-    try:
-        config = yaml.safe_load(config_path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError as error:
-        raise InputError(str(error)) from error
-    if not isinstance(config, dict) or not isinstance(config.get("sets"), list) or not config["sets"]:
-        raise InputError(f"mix {path}: expected a mapping with a non-empty 'sets' list")
-    names = set()
-    for index, entry in enumerate(config["sets"]):
-        if not isinstance(entry, dict) or not {"name", "path", "human"} <= set(entry):
-            raise InputError(f"mix {path}: set {index} needs 'name', 'path' and 'human'")
-        unknown = set(entry) - MIX_KEYS
-        if unknown:
-            raise InputError(f"mix {path}: set {entry['name']} has unknown keys: {', '.join(sorted(unknown))}")
-        if entry["name"] in names:
-            raise InputError(f"mix {path}: set name {entry['name']} appears twice")
-        names.add(entry["name"])
-    config.setdefault("split_seed", 0)
-    return config
-
-
-def set_rows(entry: dict, root: Path, half: str, split_seed: int, limit_items: int | None) -> list[dict]:
-    """The rows of one set's half: judged by ``entry['human']``, excluded systems dropped, at most
-    ``limit_items`` items (in file order within the half)."""
-    from nlgmetrics.metaeval import InputError, first_items, read_jsonl, rows_in_half
-
-    path = Path(entry["path"])
-    path = path if path.is_absolute() else root / path
-    rows = read_jsonl(path)
-    excluded = set(entry.get("exclude_systems") or [])
-    rows = [r for r in rows if (r.get("scores") or {}).get(entry["human"]) is not None
-            and r.get("system") not in excluded]
-    if not rows:
-        raise InputError(f"{path}: no row has human score '{entry['human']}'")
-    rows = rows_in_half(rows, half, split_seed)
-    limit = entry.get("limit_items") if limit_items is None else limit_items
-    return first_items(rows, limit)
 
 
 def _cached_scores(scorer: Any, rows: Sequence[dict], row_scores: Callable, cache: Path | None,
@@ -108,6 +60,7 @@ def cmd_devmix(args: argparse.Namespace, build_scorer: Callable, row_scores: Cal
     from nlgmetrics.metaeval import (
         InputError, atomic_write, paired_bootstrap_tau_like, paired_bootstrap_tau_like_mix, system_pearson,
     )
+    from nlgmetrics.metaeval.devmix import load_mix, set_rows
     from nlgmetrics.resources import data_root
 
     if args.bootstrap < 1:

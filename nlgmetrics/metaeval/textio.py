@@ -6,6 +6,7 @@ so an interrupted run never leaves a half-written file that looks finished.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import os
 import tempfile
@@ -69,8 +70,9 @@ def read_lines(path: str | Path, what: str = "file") -> list[str]:
 def read_jsonl(path: str | Path, what: str = "data") -> list[dict]:
     path = Path(path)
     rows = []
+    opener = gzip.open if path.suffix == ".gz" else open  # the DARR pairs ship gzipped
     try:
-        handle = open(path, encoding="utf-8")
+        handle = opener(path, "rt", encoding="utf-8")
     except FileNotFoundError as error:
         raise InputError(f"{what} {path}: no such file") from error
     with handle:
@@ -87,6 +89,8 @@ def read_jsonl(path: str | Path, what: str = "data") -> list[dict]:
                 rows.append(row)
         except UnicodeDecodeError as error:
             raise InputError(f"{what} {path}: not valid UTF-8") from error
+        except (OSError, EOFError) as error:  # a truncated or non-gzip .gz file
+            raise InputError(f"{what} {path}: cannot be read ({error})") from error
     if not rows:
         raise InputError(f"{what} {path}: no rows")
     return rows

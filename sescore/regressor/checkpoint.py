@@ -16,7 +16,7 @@ import yaml
 
 from nlgmetrics.metaeval.scorer import toolkit_version
 from nlgmetrics.modelroles import ModelRoleError, fingerprint, resolve
-from sescore.regressor.model import RegressorConfig, SEScoreRegressor, add_lora, load_base_encoder
+from sescore.regressor.model import RegressorConfig, SEScoreRegressor, add_lora, build_regressor, load_base_encoder
 from sescore.regressor.scale import describe
 
 WEIGHTS_NAME = "model.safetensors"
@@ -102,13 +102,11 @@ def read_hparams(path: str | Path) -> dict[str, Any]:
     return raw
 
 
-def load_checkpoint(path: str | Path, device: str = "cpu") -> SEScoreRegressor:
-    """Rebuild the regressor in eval mode (LoRA merged into the encoder for plain-speed inference)."""
-    import torch
+def _checked_state(path: Path) -> tuple[RegressorConfig, dict[str, Any]]:
+    """The config and stored tensors of a checkpoint folder, after every check that needs no model."""
     from safetensors import SafetensorError
     from safetensors.torch import load_file
 
-    path = Path(path)
     raw = read_hparams(path)
     try:
         config = RegressorConfig.from_dict(raw["regressor"])
@@ -129,10 +127,12 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> SEScoreRegressor:
         raise CheckpointError(f"SEScore checkpoint {path}: no {WEIGHTS_NAME}") from error
     except (SafetensorError, OSError) as error:
         raise CheckpointError(f"SEScore checkpoint {path}: {WEIGHTS_NAME} is corrupt ({error})") from error
-    encoder, tokenizer, encoder_hash = load_base_encoder(config.encoder)
-    if config.lora is not None:
-        encoder = add_lora(encoder, config.lora)
-    regressor = SEScoreRegressor(config, encoder, tokenizer, encoder_hash)
+    return config, state
+
+
+def _fill(regressor: SEScoreRegressor, state: dict[str, Any], path: Path) -> SEScoreRegressor:
+    import torch
+
     expected = set(saved_state(regressor))
     missing, unexpected = sorted(expected - set(state)), sorted(set(state) - expected)
     if missing or unexpected:
@@ -144,11 +144,30 @@ def load_checkpoint(path: str | Path, device: str = "cpu") -> SEScoreRegressor:
         regressor.load_state_dict({k: v.to(torch.float32) for k, v in state.items()}, strict=False)
     except RuntimeError as error:  # shape mismatches
         raise CheckpointError(f"SEScore checkpoint {path}: {WEIGHTS_NAME} does not fit ({error})") from error
+    return regressor
+
+
+def load_checkpoint(path: str | Path, device: str = "cpu") -> SEScoreRegressor:
+    """Rebuild the regressor in eval mode (LoRA merged into the encoder for plain-speed inference)."""
+    path = Path(path)
+    config, state = _checked_state(path)
+    encoder, tokenizer, encoder_hash = load_base_encoder(config.encoder)
+    if config.lora is not None:
+        encoder = add_lora(encoder, config.lora)
+    regressor = _fill(SEScoreRegressor(config, encoder, tokenizer, encoder_hash), state, path)
     if config.lora is not None:
         regressor.encoder = regressor.encoder.merge_and_unload()
     regressor.to(device)
     regressor.eval()
     return regressor
+
+
+def load_trainable(path: str | Path) -> SEScoreRegressor:
+    """The checkpoint as a trainable regressor (LoRA adapters kept separate, train mode): the start of a
+    second training stage, e.g. fine-tuning the synthetic-data model on human judgments."""
+    path = Path(path)
+    config, state = _checked_state(path)
+    return _fill(build_regressor(config), state, path)
 
 
 def checkpoint_hash(path: str | Path) -> str:

@@ -14,14 +14,17 @@ import torch
 from torch.utils.data import DataLoader, RandomSampler
 
 from sescore.regressor.sampler import LengthBucketBatchSampler
-from sescore.regressor.sources import LABELS, load_dev_judgments, load_synthesis
+from sescore.regressor.sources import LABELS, load_dev_judgments, load_dev_mix, load_judged_pairs, load_synthesis
 from sescore.regressor.split import split_by_reference
 
 DEFAULT_DEV_JUDGMENTS = "../shared/data/judgments/mt_mqm_wmt21_ted_zhen.jsonl"
 
 
 def collate_pairs(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Texts as lists, numbers as tensors; dev records also carry row, item and human score."""
+    """Texts as lists, numbers as tensors; dev records also carry row, item, set and human score; judged
+    pairs carry ``better`` and ``worse`` candidates instead of one scored candidate."""
+    if "better" in records[0]:
+        return {key: [r[key] for r in records] for key in ("reference", "better", "worse")}
     batch: dict[str, Any] = {
         "candidate": [r["candidate"] for r in records],
         "reference": [r["reference"] for r in records],
@@ -32,10 +35,13 @@ def collate_pairs(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         batch["human"] = torch.tensor([r["human"] for r in records], dtype=torch.float64)
         batch["row"] = torch.tensor([r["row"] for r in records], dtype=torch.long)
         batch["item"] = torch.tensor([r["item"] for r in records], dtype=torch.long)
+        batch["set"] = torch.tensor([r.get("set", 0) for r in records], dtype=torch.long)
     return batch
 
 
 def _pair_length(record: dict[str, Any]) -> int:
+    if "better" in record:
+        return len(record["better"]) + len(record["worse"]) + len(record["reference"])
     return len(record["candidate"]) + len(record["reference"])
 
 
@@ -44,10 +50,16 @@ def _longest_first(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class SEScoreDataModule(pl.LightningDataModule):
-    """Synthesis dataset -> train/val by reference; dev judgments -> tau-like selection.
+    """Synthesis dataset or human-judged pairs -> train/val by reference; dev judgments -> tau-like selection.
 
     Args:
         dataset: folder of a synthesis dataset (``datasets.save_to_disk``) with reference, candidate, score.
+            Give ``dataset`` or ``judged``, not both.
+        judged: human judgments to fine-tune on (``sources.load_judged_pairs``): WMT DARR pairs or scored rows;
+            trained with the pairwise loss of ``SEScoreModule``.
+        judged_score: the ``scores`` key of scored rows (DARR needs none).
+        judged_limit: a seeded random subset of this many pairs (None = all).
+        judged_min_gap: scored rows: pairs whose human scores differ by more than this.
         val_fraction: share of distinct references held out for ``val_loss`` (0 turns it off).
         split_seed: key of the reference hash that decides each reference's side.
         batch_size: training pairs per step (paper: 8).
@@ -58,6 +70,11 @@ class SEScoreDataModule(pl.LightningDataModule):
         dev_judgments: JSON Lines with human judgments for selection; None or "" disables ``val_tau_like``.
         dev_score: which ``scores`` key is the human score.
         dev_items: use the first N items of the dev file (None = all).
+        dev_mix: a dev-mix YAML (``configs/devmix/default.yaml``; your own domain's sets in the same format);
+            replaces ``dev_judgments``: selection is the mean tau-like over its sets, on ``dev_half`` only.
+        dev_half: which half of each mix set selection sees (``select``; never select on ``report``).
+        dev_items_per_set: at most this many items of each set's half (validation cost).
+        dev_max_refs: at most this many references per dev row.
         num_workers: DataLoader worker processes.
         labels: ``severity`` (the synthesis scores) or ``uniform`` (every applied edit -1: the paper's
             "w/o severity" ablation; needs the ``num_applied`` column).
@@ -65,7 +82,7 @@ class SEScoreDataModule(pl.LightningDataModule):
 
     def __init__(
         self,
-        dataset: str,
+        dataset: str | None = None,
         val_fraction: float = 0.05,
         split_seed: int = 13,
         batch_size: int = 8,
@@ -78,8 +95,21 @@ class SEScoreDataModule(pl.LightningDataModule):
         dev_items: int | None = 200,
         num_workers: int = 0,
         labels: str = "severity",
+        judged: str | None = None,
+        judged_score: str | None = None,
+        judged_limit: int | None = None,
+        judged_min_gap: float = 0.0,
+        dev_mix: str | None = None,
+        dev_half: str = "select",
+        dev_items_per_set: int | None = 40,
+        dev_max_refs: int | None = 2,
     ) -> None:
         super().__init__()
+        if bool(dataset) == bool(judged):
+            raise ValueError("give exactly one training source: data.dataset (synthesis) or data.judged "
+                             "(human judgments)")
+        if dev_half != "select":
+            raise ValueError(f"dev_half must be 'select' (the report half is for reported numbers), got {dev_half!r}")
         if batch_size < 1 or eval_batch_size < 1:
             raise ValueError(f"batch sizes must be >= 1 (batch_size {batch_size}, eval_batch_size {eval_batch_size})")
         self.save_hyperparameters()
@@ -91,6 +121,10 @@ class SEScoreDataModule(pl.LightningDataModule):
             raise ValueError(f"labels must be one of {', '.join(LABELS)}, got {labels!r}")
         self.labels = labels
         self.dev_judgments, self.dev_score, self.dev_items = dev_judgments or None, dev_score, dev_items
+        self.judged, self.judged_score, self.judged_limit = judged or None, judged_score, judged_limit
+        self.judged_min_gap = judged_min_gap
+        self.dev_mix, self.dev_half = dev_mix or None, dev_half
+        self.dev_items_per_set, self.dev_max_refs = dev_items_per_set, dev_max_refs
         self.train_records: list[dict[str, Any]] = []
         self.val_records: list[dict[str, Any]] = []
         self.dev_records: list[dict[str, Any]] = []
@@ -98,14 +132,21 @@ class SEScoreDataModule(pl.LightningDataModule):
     def setup(self, stage: str | None = None) -> None:
         if self.train_records or self.val_records:
             return
-        records = load_synthesis(self.dataset, self.limit, self.labels)
+        if self.judged:
+            records = load_judged_pairs(self.judged, self.judged_score, self.judged_limit or self.limit,
+                                        self.shuffle_seed, self.judged_min_gap)
+        else:
+            records = load_synthesis(self.dataset, self.limit, self.labels)
         train, val = split_by_reference([r["reference"] for r in records], self.val_fraction, self.split_seed)
         if not train:
-            raise ValueError(f"synthesis dataset {self.dataset}: every reference fell into validation; "
+            raise ValueError(f"training data {self.dataset or self.judged}: every reference fell into validation; "
                              f"lower val_fraction ({self.val_fraction}) or add references")
         self.train_records = [records[i] for i in train]
         self.val_records = _longest_first([records[i] for i in val])
-        if self.dev_judgments:
+        if self.dev_mix:
+            self.dev_records = _longest_first(load_dev_mix(self.dev_mix, self.dev_half, self.dev_items_per_set,
+                                                           max_refs=self.dev_max_refs))
+        elif self.dev_judgments:
             self.dev_records = _longest_first(load_dev_judgments(self.dev_judgments, self.dev_score, self.dev_items))
         if not self.val_records and not self.dev_records:
             raise ValueError("no validation data for model selection: set val_fraction > 0 or give dev_judgments")
@@ -113,7 +154,11 @@ class SEScoreDataModule(pl.LightningDataModule):
     def describe(self) -> dict[str, Any]:
         """What the data was, for the checkpoint's training record."""
         return {
-            "dataset": str(Path(self.dataset)), "train_pairs": len(self.train_records),
+            "dataset": str(Path(self.dataset)) if self.dataset else None, "judged": self.judged,
+            "judged_score": self.judged_score, "judged_limit": self.judged_limit,
+            "dev_mix": self.dev_mix, "dev_half": self.dev_half if self.dev_mix else None,
+            "dev_items_per_set": self.dev_items_per_set if self.dev_mix else None,
+            "train_pairs": len(self.train_records),
             "val_pairs": len(self.val_records), "dev_judgments": self.dev_judgments, "dev_score": self.dev_score,
             "dev_items": self.dev_items, "dev_pairs": len(self.dev_records), "val_fraction": self.val_fraction,
             "split_seed": self.split_seed, "labels": self.labels,

@@ -13,6 +13,7 @@ import pytorch_lightning as pl
 import torch
 import torch.nn.functional as F
 
+from sescore.regressor.checkpoint import load_trainable
 from sescore.regressor.model import DEFAULT_LORA_TARGETS, LoraSettings, RegressorConfig, build_regressor
 from sescore.regressor.optim import GROUP_KIND, freeze_factor, param_groups
 from sescore.regressor.optim import freeze_embeddings as freeze_embedding_tables
@@ -41,6 +42,11 @@ class SEScoreModule(pl.LightningModule):
         lora_alpha, lora_dropout, lora_target_modules: the rest of the LoRA shape.
         alignment: add BERTScore-style greedy token alignment (P, R, F1) to the head's input, with a linear skip
             to the output that starts as F1 (see ``model.py``).
+        init_from: an exported SEScore checkpoint folder to start from (its architecture replaces the shape
+            arguments above): the second stage of synthetic pre-training then human-judgment fine-tuning.
+        pair_scale: temperature of the pairwise logistic loss on judged pairs,
+            ``softplus(-(s(better) - s(worse)) / pair_scale)``; score gaps of a few ``pair_scale`` count as
+            settled (scores live in [0, 1], so 0.05 asks for gaps of ~0.1).
     """
 
     def __init__(
@@ -62,15 +68,23 @@ class SEScoreModule(pl.LightningModule):
         lora_dropout: float = 0.1,
         lora_target_modules: str = DEFAULT_LORA_TARGETS,
         alignment: bool = False,
+        init_from: str | None = None,
+        pair_scale: float = 0.05,
     ) -> None:
         super().__init__()
         if not 0.0 <= encoder_freeze_fraction <= 1.0:
             raise ValueError(f"encoder_freeze_fraction must be in [0, 1], got {encoder_freeze_fraction}")
+        if pair_scale <= 0:
+            raise ValueError(f"pair_scale must be > 0, got {pair_scale}")
         self.save_hyperparameters()
-        lora = LoraSettings(lora_r, lora_alpha, lora_dropout, lora_target_modules) if lora_r else None
-        self.config = RegressorConfig(encoder, layer_mix, tuple(hidden_sizes), dropout, max_length, output_scale, lora,
-                                      alignment)
-        self.regressor = build_regressor(self.config)
+        if init_from:
+            self.regressor = load_trainable(init_from)
+            self.config = self.regressor.config
+        else:
+            lora = LoraSettings(lora_r, lora_alpha, lora_dropout, lora_target_modules) if lora_r else None
+            self.config = RegressorConfig(encoder, layer_mix, tuple(hidden_sizes), dropout, max_length, output_scale,
+                                          lora, alignment)
+            self.regressor = build_regressor(self.config)
         if freeze_embeddings:
             freeze_embedding_tables(self.regressor.encoder)
         self.dev_tau = DevTauLike()
@@ -81,10 +95,23 @@ class SEScoreModule(pl.LightningModule):
     def encoder_frozen(self) -> bool:
         return self.global_step < self.frozen_steps
 
+    def pair_loss(self, batch: dict[str, Any], encoder_grad: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logistic loss and accuracy of judged pairs: both candidates in one batched pass."""
+        n = len(batch["better"])
+        preds = self.regressor(batch["better"] + batch["worse"], batch["reference"] * 2, encoder_grad=encoder_grad)
+        margin = preds[:n] - preds[n:]
+        loss = F.softplus(-margin / self.hparams.pair_scale).mean()
+        return loss, (margin > 0).float().mean()
+
     def training_step(self, batch: dict[str, Any], batch_idx: int) -> torch.Tensor:
         # while frozen, a single process skips the encoder's backward graph; under DDP every parameter must get
         # a gradient, so the graph stays and the zero learning rate alone keeps the encoder still
         encoder_grad = not self.encoder_frozen() or self.trainer.world_size > 1
+        if "better" in batch:
+            loss, accuracy = self.pair_loss(batch, encoder_grad)
+            self.log("train_loss", loss, prog_bar=True, batch_size=len(batch["better"]))
+            self.log("train_pair_acc", accuracy, batch_size=len(batch["better"]))
+            return loss
         preds = self.regressor(batch["candidate"], batch["reference"], encoder_grad=encoder_grad)
         target = to_target(batch["score"].to(preds.device, preds.dtype), self.config.output_scale)
         loss = F.mse_loss(preds, target)
@@ -93,9 +120,15 @@ class SEScoreModule(pl.LightningModule):
         return loss
 
     def validation_step(self, batch: dict[str, Any], batch_idx: int, dataloader_idx: int = 0) -> None:
+        if "better" in batch:
+            loss, accuracy = self.pair_loss(batch, encoder_grad=False)
+            size = len(batch["better"])
+            self.log("val_loss", loss, batch_size=size, sync_dist=True, add_dataloader_idx=False, prog_bar=True)
+            self.log("val_pair_acc", accuracy, batch_size=size, sync_dist=True, add_dataloader_idx=False)
+            return
         preds = self.regressor(batch["candidate"], batch["reference"], encoder_grad=False)
         if "human" in batch:
-            self.dev_tau.update(preds, batch["row"], batch["human"], batch["item"])
+            self.dev_tau.update(preds, batch["row"], batch["human"], batch["item"], batch.get("set"))
         else:
             target = to_target(batch["score"].to(preds.device, preds.dtype), self.config.output_scale)
             self.log("val_loss", F.mse_loss(preds, target), batch_size=len(preds), sync_dist=True,

@@ -65,11 +65,16 @@ def load_synthesis(path: str | Path, limit: int | None = None, labels: str = "se
 
 def load_dev_judgments(path: str | Path, score_key: str = "mqm", items: int | None = None) -> list[dict[str, Any]]:
     """One record per (hyp, ref) pair of the first ``items`` items: {candidate, reference, row, item, human}."""
-    rows = first_items(read_jsonl(path, "dev judgments"), items)
+    return dev_records(first_items(read_jsonl(path, "dev judgments"), items), score_key, f"dev judgments {path}")
+
+
+def dev_records(rows: list[dict], score_key: str, what: str, max_refs: int | None = None) -> list[dict[str, Any]]:
+    """Judged rows -> one record per (hyp, ref) pair: {candidate, reference, row, item, human, set=0}; at most
+    ``max_refs`` references per row (SummEval has 11: selection does not need all of them every few steps)."""
     item_ids: dict[tuple, int] = {}
     records = []
     for row_index, row in enumerate(rows):
-        where = f"dev judgments {path}: item {row.get('item_id')!r} system {row.get('system')!r}"
+        where = f"{what}: item {row.get('item_id')!r} system {row.get('system')!r}"
         scores = row.get("scores")
         if not isinstance(scores, dict) or score_key not in scores:
             raise InputError(f"{where}: no human score 'scores.{score_key}'")
@@ -81,7 +86,78 @@ def load_dev_judgments(path: str | Path, score_key: str = "mqm", items: int | No
         if not isinstance(hyp, str) or not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
             raise InputError(f"{where}: needs a 'hyp' string and a non-empty 'refs' list")
         item = item_ids.setdefault((row.get("lp"), row.get("item_id")), len(item_ids))
-        for reference in refs:
+        for reference in refs[:max_refs]:
             records.append({"candidate": hyp, "reference": reference, "row": row_index, "item": item,
-                            "human": float(human)})
+                            "human": float(human), "set": 0})
+    return records
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def load_judged_pairs(path: str | Path, score_key: str | None = None, limit: int | None = None, seed: int = 13,
+                      min_gap: float = 0.0) -> list[dict[str, Any]]:
+    """Records {reference, better, worse} from human judgments, for fine-tuning on them (what COMET does).
+
+    Two layouts: WMT DARR relative-ranking pairs (``better{hyp}``, ``worse{hyp}``, ``refs``; .jsonl or .jsonl.gz)
+    and scored rows in the shared schema (``hyp``, ``refs``, ``scores[score_key]``), which become every pair of
+    systems of one item whose human scores differ by more than ``min_gap``. ``limit`` keeps a seeded random
+    subset of pairs (the DARR file is ordered by language pair, so a prefix would be one language).
+    """
+    import random
+    from collections import defaultdict
+
+    rows = read_jsonl(path, "judged data")
+    records: list[dict[str, Any]] = []
+    if "better" in rows[0]:
+        for number, row in enumerate(rows, 1):
+            better, worse, refs = row.get("better") or {}, row.get("worse") or {}, row.get("refs")
+            refs = [refs] if isinstance(refs, str) else refs
+            if not (isinstance(better, dict) and isinstance(worse, dict) and _text(better.get("hyp"))
+                    and _text(worse.get("hyp")) and isinstance(refs, list) and refs and _text(refs[0])):
+                raise InputError(f"judged data {path}: row {number} needs better.hyp, worse.hyp and refs")
+            records.append({"reference": refs[0], "better": better["hyp"], "worse": worse["hyp"]})
+    else:
+        if not score_key:
+            raise InputError(f"judged data {path}: scored rows need the human score key (judged_score)")
+        groups: dict[tuple, list[dict]] = defaultdict(list)
+        for number, row in enumerate(rows, 1):
+            score = (row.get("scores") or {}).get(score_key)
+            if score is None:
+                continue
+            refs = row.get("refs")
+            refs = [refs] if isinstance(refs, str) else refs
+            if not _text(row.get("hyp")) or not isinstance(refs, list) or not refs or not _text(refs[0]):
+                raise InputError(f"judged data {path}: row {number} needs a 'hyp' and 'refs'")
+            groups[(row.get("lp"), row.get("item_id"))].append({"hyp": row["hyp"], "ref": refs[0], "s": float(score)})
+        for group in groups.values():
+            for i, a in enumerate(group):
+                for b in group[i + 1:]:
+                    if abs(a["s"] - b["s"]) > min_gap and a["hyp"] != b["hyp"]:
+                        hi, lo = (a, b) if a["s"] > b["s"] else (b, a)
+                        records.append({"reference": hi["ref"], "better": hi["hyp"], "worse": lo["hyp"]})
+    if not records:
+        raise InputError(f"judged data {path}: no usable pairs")
+    if limit is not None and limit < len(records):
+        picked = sorted(random.Random(seed).sample(range(len(records)), int(limit)))
+        records = [records[i] for i in picked]
+    return records
+
+
+def load_dev_mix(mix: str | Path, half: str = "select", items_per_set: int | None = 40,
+                 data_root: str | Path | None = None, max_refs: int | None = 2) -> list[dict[str, Any]]:
+    """Dev records of every set of a dev mix (``nlgmetrics.metaeval.devmix``), each tagged with its set, so
+    selection takes the mean tau-like over sets instead of trusting one domain's slice."""
+    from nlgmetrics.metaeval.devmix import mix_sets
+
+    records: list[dict[str, Any]] = []
+    rows_before = items_before = 0
+    for set_index, (entry, rows) in enumerate(mix_sets(mix, half, data_root, items_per_set)):
+        part = dev_records(rows, entry["human"], f"dev mix set {entry['name']}", max_refs)
+        for record in part:
+            record.update(row=record["row"] + rows_before, item=record["item"] + items_before, set=set_index)
+        rows_before += len(rows)
+        items_before += len({r["item"] for r in part}) if part else 0
+        records.extend(part)
     return records
