@@ -17,7 +17,10 @@ DEFAULT_NLI = "packaged:nli-minilm"
 
 @dataclass
 class MENLIScorer:
-    """NLI probabilities pooled into a score. ``reference_free`` puts the source in the premise's place."""
+    """NLI probabilities pooled into a score. ``reference_free`` puts the source in the premise's place.
+
+    ``pair_cache`` remembers that many distinct (premise, hypothesis) probabilities across calls (0 = off).
+    """
 
     model: str = DEFAULT_NLI
     formula: str = "e"
@@ -30,6 +33,7 @@ class MENLIScorer:
     name: str = "menli"
     granularity: str = "auto"
     sentence_reduce: str = "mean"
+    pair_cache: int = 200_000
     _nli: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -41,9 +45,11 @@ class MENLIScorer:
     @property
     def nli(self) -> Any:
         if self._nli is None:
-            from nlgmetrics.nli import load_nli
+            from nlgmetrics.nli import PairCache, load_nli
 
-            self._nli = load_nli(self.model, self.device)
+            nli = load_nli(self.model, self.device)
+            # repeated pairs (stress levels, sentence pairs of near-identical paragraphs) are scored once
+            self._nli = PairCache(nli, self.pair_cache) if self.pair_cache else nli
         return self._nli
 
     def score(self, hyps: Sequence[str], refs: Sequence | None, srcs: Sequence[str] | None = None) -> list[float]:

@@ -85,3 +85,49 @@ def test_bad_granularity_names_the_choices():
         menli_scores(KeywordNLI(), ["a"], ["b"], granularity="paragraph")
     with pytest.raises(ValueError, match="mean, min"):
         menli_scores(KeywordNLI(), ["a"], ["b"], sentence_reduce="max")
+
+
+def test_pair_cache_sends_each_distinct_pair_to_the_model_once_across_calls():
+    from nlgmetrics.nli import PairCache
+
+    inner = KeywordNLI()
+    cached = PairCache(inner, max_pairs=100)
+    premises, hyps = ["a b. c d.", "a b. c d."], ["a b. x y.", "a b. c d."]
+    first = menli_scores(cached, hyps, premises, "e", "<->", granularity="sentence")
+    seen = sum(inner.calls)
+    assert seen == len(set(zip(*_sentence_pairs(premises, hyps))))  # repeated sentence pairs went once
+    again = menli_scores(cached, hyps, premises, "e", "<->", granularity="sentence")
+    assert sum(inner.calls) == seen and cached.hits >= seen  # the second call is all hits
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_allclose(first, menli_scores(KeywordNLI(), hyps, premises, "e", "<->", granularity="sentence"))
+    small = PairCache(KeywordNLI(), max_pairs=2)
+    small.predict_proba(["p1", "p2", "p3"], ["h", "h", "h"])
+    assert len(small) == 2  # least recently used pairs leave first
+    with pytest.raises(ValueError, match="premises but"):
+        small.predict_proba(["p"], [])
+
+
+def _sentence_pairs(premises, hyps):
+    """Every (premise sentence, hypothesis sentence) pair of both directions, as MENLI asks for them."""
+    out_p, out_h = [], []
+    for p, h in zip(premises, hyps):
+        for a, b in ((p, h), (h, p)):
+            for sa in split_sentences(a):
+                for sb in split_sentences(b):
+                    out_p.append(sa)
+                    out_h.append(sb)
+    return out_p, out_h
+
+
+def test_pair_cache_matches_the_real_model_within_rounding(tiny):
+    from nlgmetrics.nli import PairCache
+
+    nli = load_nli(str(tiny["nli"]))
+    hyps = ["the cat sat on the mat. it was warm.", "the dog ran. it was cold.", "the cat sat on the mat."]
+    refs = ["the cat sat on the mat. it was warm.", "a dog ran fast. it was cold.", "the cat sat."]
+    plain = menli_scores(nli, hyps, refs, "e", "<->", granularity="sentence")
+    cached = PairCache(nli)
+    np.testing.assert_allclose(menli_scores(cached, hyps, refs, "e", "<->", granularity="sentence"), plain, atol=1e-6)
+    np.testing.assert_allclose(menli_scores(cached, hyps[::-1], refs[::-1], "e", "<->", granularity="sentence"),
+                               plain[::-1], atol=1e-6)
+    assert cached.hits > 0 and cached.max_length == nli.max_length
