@@ -27,11 +27,13 @@ def menli_scores(
     progress: bool = False,
     granularity: str = "auto",
     sentence_reduce: str = "mean",
+    sentence_candidates: int = 0,
 ) -> np.ndarray:
     """One score per hypothesis. ``nli`` has ``predict_proba(premises, hypotheses, batch_size=...)``.
 
     ``granularity``: ``text`` scores whole texts (truncated at the model's window), ``sentence`` pools sentence
     pairs (``menli.granularity``), ``auto`` pools sentences only for pairs longer than the window.
+    ``sentence_candidates``: score only each hypothesis sentence's k lexical neighbours (0 = every pair).
     """
     formula, direction = check_strategy(formula, direction)
     if aggregation not in AGGREGATIONS:
@@ -54,7 +56,7 @@ def menli_scores(
         premises += flat_hyps
         hypotheses += flat_refs
     probs, _ = nli_probabilities(nli, premises, hypotheses, formula, granularity, sentence_reduce, batch_size,
-                                 progress)
+                                 progress, candidates=sentence_candidates)
     n = len(flat_refs)
     forward = probs[:n] if use_forward else None
     backward = (probs[n:] if use_forward else probs[:n]) if use_backward else None

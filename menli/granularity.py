@@ -14,6 +14,7 @@ as at text granularity, so short texts keep today's scores to the bit.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
@@ -56,10 +57,16 @@ def pair_lengths(nli: Any, premises: Sequence[str], hypotheses: Sequence[str]) -
     return np.array([len(ids) for ids in encoded["input_ids"]], dtype=np.int64)
 
 
-def pool_sentence_matrix(probs: np.ndarray, formula: str, reduce: str = "mean") -> np.ndarray:
-    """[m premise sentences, n hypothesis sentences, 3] probabilities -> one (e, n, c) vector for the text pair."""
+def pool_sentence_matrix(probs: np.ndarray, formula: str, reduce: str = "mean",
+                         scored: np.ndarray | None = None) -> np.ndarray:
+    """[m premise sentences, n hypothesis sentences, 3] probabilities -> one (e, n, c) vector for the text pair.
+
+    ``scored`` ([m, n] booleans) marks the pairs that were actually scored; the others never win the max.
+    """
     weights = np.asarray(FORMULAS[formula])
     scores = probs @ weights  # [m, n]
+    if scored is not None:
+        scores = np.where(scored, scores, -np.inf)
     best = scores.argmax(axis=0)  # best-supporting premise sentence per hypothesis sentence
     columns = np.arange(probs.shape[1])
     vectors = probs[best, columns]  # [n, 3]
@@ -68,31 +75,66 @@ def pool_sentence_matrix(probs: np.ndarray, formula: str, reduce: str = "mean") 
     return vectors[scores[best, columns].argmin()]
 
 
+_WORDS = re.compile(r"\w+")
+
+
+def candidate_mask(premise_sentences: Sequence[str], hypothesis_sentences: Sequence[str], k: int) -> np.ndarray:
+    """[m, n] booleans: for each hypothesis sentence, the ``k`` premise sentences sharing the most words with it
+    (Dice overlap of lower-cased word sets) plus the one at the same relative position (translations and
+    summaries keep rough order). ``k = 0`` keeps every pair.
+
+    The best-supporting premise sentence of a hypothesis sentence is almost always among its lexical neighbours,
+    so scoring only those cuts the m x n NLI pairs to about (k + 1) x n with little change in the pooled vector
+    (measured in bench/bench_menli_granularity.py).
+    """
+    m, n = len(premise_sentences), len(hypothesis_sentences)
+    if k <= 0 or m <= k:
+        return np.ones((m, n), dtype=bool)
+    words_p = [set(_WORDS.findall(p.lower())) for p in premise_sentences]
+    mask = np.zeros((m, n), dtype=bool)
+    for j, h in enumerate(hypothesis_sentences):
+        words_h = set(_WORDS.findall(h.lower()))
+        overlap = np.array([2 * len(words_h & w) / max(1, len(words_h) + len(w)) for w in words_p])
+        mask[np.argsort(-overlap, kind="stable")[:k], j] = True
+        mask[min(m - 1, round(j * m / n)), j] = True
+    return mask
+
+
 def sentence_level_probs(nli: Any, premises: Sequence[str], hypotheses: Sequence[str], formula: str,
                          reduce: str = "mean", batch_size: int = 64, progress: bool = False,
-                         split: Splitter = split_sentences) -> np.ndarray:
-    """[N, 3] probabilities, each pooled from its sentence-pair matrix; all sentence pairs in one batched pass."""
+                         split: Splitter = split_sentences, candidates: int = 0) -> np.ndarray:
+    """[N, 3] probabilities, each pooled from its sentence-pair matrix; all sentence pairs in one batched pass.
+
+    ``candidates > 0`` scores only each hypothesis sentence's lexical neighbours (``candidate_mask``).
+    """
     check_granularity("sentence", reduce)
+    if candidates < 0:
+        raise ValueError(f"sentence candidates must be >= 0 (0 = all), got {candidates}")
     split_p = [split(p) for p in premises]
     split_h = [split(h) for h in hypotheses]
-    flat_p, flat_h, shapes = [], [], []
+    flat_p, flat_h, masks = [], [], []
     for ps, hs in zip(split_p, split_h):
-        shapes.append((len(ps), len(hs)))
-        for p in ps:
-            flat_p.extend([p] * len(hs))
-            flat_h.extend(hs)
+        mask = candidate_mask(ps, hs, candidates)
+        masks.append(mask)
+        for i, j in zip(*np.nonzero(mask)):
+            flat_p.append(ps[i])
+            flat_h.append(hs[j])
     probs = nli.predict_proba(flat_p, flat_h, batch_size=batch_size, progress=progress, desc="MENLI sentences")
     out = np.zeros((len(premises), 3), dtype=np.float64)
     start = 0
-    for index, (m, n) in enumerate(shapes):
-        out[index] = pool_sentence_matrix(probs[start: start + m * n].reshape(m, n, 3), formula, reduce)
-        start += m * n
+    for index, mask in enumerate(masks):
+        matrix = np.zeros(mask.shape + (3,), dtype=np.float64)
+        count = int(mask.sum())
+        matrix[mask] = probs[start: start + count]  # row-major order, as np.nonzero listed them
+        out[index] = pool_sentence_matrix(matrix, formula, reduce, None if mask.all() else mask)
+        start += count
     return out
 
 
 def nli_probabilities(nli: Any, premises: Sequence[str], hypotheses: Sequence[str], formula: str,
                       granularity: str = "auto", reduce: str = "mean", batch_size: int = 64,
-                      progress: bool = False, desc: str = "MENLI") -> tuple[np.ndarray, np.ndarray]:
+                      progress: bool = False, desc: str = "MENLI", candidates: int = 0,
+                      ) -> tuple[np.ndarray, np.ndarray]:
     """[N, 3] probabilities at the asked granularity, and which pairs were scored sentence by sentence.
 
     ``auto`` sends a pair to sentences when it is longer than the model's window (``nli.max_length``); all other
@@ -115,5 +157,5 @@ def nli_probabilities(nli: Any, premises: Sequence[str], hypotheses: Sequence[st
     if len(sentence_rows):
         out[sentence_rows] = sentence_level_probs(nli, [premises[i] for i in sentence_rows],
                                                   [hypotheses[i] for i in sentence_rows], formula, reduce,
-                                                  batch_size, progress)
+                                                  batch_size, progress, candidates=candidates)
     return out, use

@@ -33,12 +33,15 @@ class MENLIScorer:
     name: str = "menli"
     granularity: str = "auto"
     sentence_reduce: str = "mean"
+    sentence_candidates: int = 0
     pair_cache: int = 200_000
     _nli: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.formula, self.direction = check_strategy(self.formula, self.direction)
         check_granularity(self.granularity, self.sentence_reduce)
+        if self.sentence_candidates < 0:
+            raise ValueError(f"sentence_candidates must be >= 0 (0 = every sentence pair), got {self.sentence_candidates}")
         if self.aggregation not in AGGREGATIONS:
             raise ValueError(f"unknown aggregation '{self.aggregation}'; choose from {AGGREGATIONS}")
 
@@ -58,7 +61,7 @@ class MENLIScorer:
             raise ValueError("reference-free MENLI needs sources" if self.reference_free else "MENLI needs references")
         scores = menli_scores(
             self.nli, hyps, anchors, self.formula, self.direction, self.aggregation, self.batch_size, self.progress,
-            self.granularity, self.sentence_reduce,
+            self.granularity, self.sentence_reduce, self.sentence_candidates,
         )
         return [float(s) for s in scores]
 
@@ -67,6 +70,7 @@ class MENLIScorer:
         return (
             f"{self.name}|nli:{self.model}@{self.nli.hash}|formula:{self.formula}|direction:{self.direction}"
             f"|anchor:{mode}|refs:{self.aggregation}|granularity:{self.granularity}/{self.sentence_reduce}"
+            f"{f'/k{self.sentence_candidates}' if self.sentence_candidates else ''}"
             f"|version:{_VERSION}"
         )
 

@@ -131,3 +131,27 @@ def test_pair_cache_matches_the_real_model_within_rounding(tiny):
     np.testing.assert_allclose(menli_scores(cached, hyps[::-1], refs[::-1], "e", "<->", granularity="sentence"),
                                plain[::-1], atol=1e-6)
     assert cached.hits > 0 and cached.max_length == nli.max_length
+
+
+def test_candidate_mask_keeps_lexical_neighbours_and_the_same_position():
+    from menli.granularity import candidate_mask
+
+    premise = ["Profits rose in May.", "The weather was cold.", "Staff were hired.", "Costs fell sharply."]
+    hyp = ["Costs fell.", "New staff were hired.", "Profits rose."]
+    mask = candidate_mask(premise, hyp, 1)
+    assert mask[3, 0] and mask[2, 1] and mask[0, 2]  # the word-sharing sentence of each
+    assert mask[0, 0] and mask[1, 1] and mask[3, 2]  # the same relative position (0, 4/3 -> 1, 8/3 -> 3)
+    assert mask.sum(axis=0).max() <= 2
+    assert candidate_mask(premise, hyp, 0).all() and candidate_mask(premise, hyp, 4).all()
+
+
+def test_sentence_candidates_score_fewer_pairs_and_keep_the_pooled_vector_when_neighbours_hold_the_best():
+    reference = "Profits rose in May. The weather was cold. Staff were hired. Costs fell sharply."
+    hyps = ["Costs fell. Staff were hired. Profits rose.", "Costs did not fall. Staff were hired."]
+    full_nli, fast_nli = KeywordNLI(), KeywordNLI()
+    full = sentence_level_probs(full_nli, [reference] * 2, hyps, "e")
+    fast = sentence_level_probs(fast_nli, [reference] * 2, hyps, "e", candidates=1)
+    np.testing.assert_allclose(fast, full)
+    assert sum(fast_nli.calls) < sum(full_nli.calls) == 4 * 3 + 4 * 2
+    with pytest.raises(ValueError, match="candidates must be >= 0"):
+        sentence_level_probs(KeywordNLI(), [reference], hyps[:1], "e", candidates=-1)

@@ -53,6 +53,9 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
                         "longer than the NLI window (auto)")
     g.add_argument("--sentence-pool", default="mean", choices=("mean", "min"),
                    help="MENLI at sentence granularity: mean or min over hypothesis sentences")
+    g.add_argument("--sentence-candidates", type=int, default=0,
+                   help="MENLI at sentence granularity: score only each hypothesis sentence's k most word-sharing "
+                        "premise sentences (+ the same-position one); 0 = every sentence pair")
     g.add_argument("--weight", type=float, default=0.2, help="NLI weight w in menli+<metric>")
     g.add_argument("--normalization", default="set",
                    help="menli+<metric>: 'set' (min-max over the scored set) or a stored stats JSON file")
@@ -94,7 +97,8 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
         return MENLIScorer(args.nli_model, args.formula, args.direction, args.aggregation,
                            reference_free=getattr(args, "reference_free_scoring", False),
                            batch_size=args.batch_size, device=args.device, progress=progress,
-                           granularity=args.granularity, sentence_reduce=args.sentence_pool)
+                           granularity=args.granularity, sentence_reduce=args.sentence_pool,
+                           sentence_candidates=args.sentence_candidates)
     if name == "sescore":
         from sescore.regressor import DEFAULT_CHECKPOINT, SEScoreScorer
 
