@@ -126,3 +126,18 @@ def test_devmix_names_bad_mixes_and_sets(capsys, tmp_path):
     code, _, err = _run(capsys, "devmix", "--data-root", str(tmp_path / "nope"), "--metric", "chrf", "--half",
                         "select", "--mix", str(mix))
     assert code == 1 and "judged data folder not found" in err
+
+
+def test_paired_bootstrap_correlation_for_one_candidate_per_item():
+    from nlgmetrics.metaeval import paired_bootstrap_correlation, pearson
+
+    rng = np.random.default_rng(1)
+    human = rng.normal(size=300)
+    good, poor = human + rng.normal(scale=0.5, size=300), human + rng.normal(scale=3.0, size=300)
+    result = paired_bootstrap_correlation(good, poor, human, "pearson", resamples=200, seed=0)
+    assert result["a"] == pytest.approx(pearson(good, human)) and result["share_a_not_better"] < 0.01
+    kendall = paired_bootstrap_correlation(poor, good, human, "kendall_b", resamples=100, seed=0)
+    assert kendall["difference"] < 0 and kendall["share_a_not_better"] > 0.99
+    assert kendall["ci95"][0] < kendall["difference"] < kendall["ci95"][1]
+    with pytest.raises(ValueError, match="statistic must be"):
+        paired_bootstrap_correlation(good, poor, human, "spearman")

@@ -255,6 +255,9 @@ def test_correlate_versus_adds_a_paired_bootstrap(capsys, tmp_path):
     assert versus["metric"] == "bleu" and versus["resamples"] == 50 and versus["items"] == 2
     assert versus["tau_like_a"] == pytest.approx(result["tau_like"])
     assert versus["ci95"][0] <= versus["ci95"][1]
+    assert versus["segment"]["pearson"]["a"] == pytest.approx(result["pearson"])
+    assert versus["segment"]["kendall_b"]["b"] == pytest.approx(versus["segment"]["kendall_b"]["a"]
+                                                                 - versus["segment"]["kendall_b"]["difference"])
     code, _, stderr = run(capsys, "correlate", "--metric", "chrf", "--versus", "bleu", "--bootstrap", "0",
                           "--data", str(_judged(tmp_path)), "--quiet")
     assert code == 1 and "--bootstrap" in stderr[-1]

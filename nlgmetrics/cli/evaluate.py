@@ -224,7 +224,9 @@ def _source_text(src: Any) -> str:
 
 
 def cmd_correlate(args: argparse.Namespace) -> dict:
-    from nlgmetrics.metaeval import InputError, correlation_report, first_items, paired_bootstrap_tau_like, read_jsonl
+    from nlgmetrics.metaeval import (
+        InputError, correlation_report, first_items, paired_bootstrap_correlation, paired_bootstrap_tau_like, read_jsonl,
+    )
 
     if args.bootstrap < 1:
         raise InputError("--bootstrap must be >= 1 resample")
@@ -254,9 +256,13 @@ def cmd_correlate(args: argparse.Namespace) -> dict:
     result["signature"] = scorer.signature()
     if args.versus:
         other = build_scorer(args.versus, args)
+        versus = _row_scores(other, rows)
         result["versus"] = {"metric": args.versus, "signature": other.signature(),
-                            **paired_bootstrap_tau_like(metric, _row_scores(other, rows), human, items,
-                                                        args.bootstrap, args.seed)}
+                            **paired_bootstrap_tau_like(metric, versus, human, items, args.bootstrap, args.seed)}
+        # segment level without grouping: the only comparison for one-candidate-per-item data (ROC stories)
+        result["versus"]["segment"] = {
+            stat: paired_bootstrap_correlation(metric, versus, human, stat, args.bootstrap, args.seed)
+            for stat in ("pearson", "kendall_b")}
     return result
 
 

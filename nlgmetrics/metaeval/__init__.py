@@ -1,7 +1,7 @@
 """Meta-evaluation: how well a metric agrees with people, and whether it prefers the right candidate."""
 from nlgmetrics.metaeval.adversarial import adversarial_pairs, preference_accuracy, run_adversarial
 from nlgmetrics.metaeval.correlation import (
-    correlation_report, kendall_b, paired_bootstrap_tau_like, paired_bootstrap_tau_like_mix, pearson, system_pearson, tau_like,
+    correlation_report, kendall_b, paired_bootstrap_correlation, paired_bootstrap_tau_like, paired_bootstrap_tau_like_mix, pearson, system_pearson, tau_like,
 )
 from nlgmetrics.metaeval.split import rows_in_half, split_items
 from nlgmetrics.metaeval.scorer import FunctionScorer, Scorer, as_scorer
@@ -9,6 +9,6 @@ from nlgmetrics.metaeval.textio import InputError, atomic_write, check_same_leng
 
 __all__ = [
     "FunctionScorer", "InputError", "Scorer", "adversarial_pairs", "as_scorer", "atomic_write", "check_same_length",
-    "correlation_report", "first_items", "kendall_b", "paired_bootstrap_tau_like", "paired_bootstrap_tau_like_mix", "pearson", "preference_accuracy", "read_jsonl", "read_lines",
+    "correlation_report", "first_items", "kendall_b", "paired_bootstrap_correlation", "paired_bootstrap_tau_like", "paired_bootstrap_tau_like_mix", "pearson", "preference_accuracy", "read_jsonl", "read_lines",
     "rows_in_half", "run_adversarial", "split_items", "system_pearson", "tau_like", "validate_texts",
 ]

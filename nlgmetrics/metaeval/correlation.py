@@ -119,6 +119,33 @@ def paired_bootstrap_tau_like_mix(
             "sets": len(sets)}
 
 
+def paired_bootstrap_correlation(
+    metric_a: Sequence[float], metric_b: Sequence[float], human: Sequence[float], statistic: str = "pearson",
+    resamples: int = 1000, seed: int = 0,
+) -> dict[str, float | int | list[float] | str]:
+    """Paired bootstrap of corr(A, human) - corr(B, human) over rows (Pearson or Kendall tau-b, no grouping).
+
+    For data with one candidate per item (ROC stories) the item-grouped tau-like is undefined and these
+    segment-level correlations are all there is; rows are resampled with replacement, the same draw for both.
+    """
+    functions = {"pearson": pearson, "kendall_b": kendall_b}
+    if statistic not in functions:
+        raise ValueError(f"statistic must be one of {', '.join(functions)}, got {statistic!r}")
+    a, h = _check(metric_a, human)
+    b, _ = _check(metric_b, human)
+    if resamples < 1:
+        raise ValueError(f"resamples must be >= 1, got {resamples}")
+    corr = functions[statistic]
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(a), size=(resamples, len(a)))
+    diff = np.array([corr(a[p], h[p]) - corr(b[p], h[p]) for p in picks])
+    diff = diff[np.isfinite(diff)]
+    value_a, value_b = corr(a, h), corr(b, h)
+    return {"statistic": statistic, "a": value_a, "b": value_b, "difference": value_a - value_b,
+            **(_interval(diff) if len(diff) else {"ci95": [math.nan, math.nan], "share_a_not_better": math.nan}),
+            "resamples": resamples, "seed": seed, "rows": int(len(a))}
+
+
 def kendall_b(metric: Sequence[float], human: Sequence[float]) -> float:
     from scipy.stats import kendalltau
 
