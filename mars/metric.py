@@ -1,27 +1,23 @@
 """MARS as a torchmetrics ``Metric``: a thin stateful shell over ``MARSScorer``.
 
-Only per-sample scores are kept as state (``cat``), so distributed sync moves a few floats per sample; all the
-work (augmentation, encoding) happens in ``update`` through the scorer.
+The shared contract (``nlgmetrics.textmetric``): ``update(preds, target, srcs=None)`` (``srcs`` is the
+generation context, e.g. the story so far), float64, mean or ``per_sample``, ``nan`` before any update,
+per-sample ``cat`` state, pickling with the config but without the models (reloaded from the config).
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import torch
-from torchmetrics import Metric
-from torchmetrics.utilities.data import dim_zero_cat
-
 from mars.config import MARSConfig
 from mars.scorer import MARSScorer, build
+from nlgmetrics.textmetric import TextScoreMetric
 
 
-class MARS(Metric):
-    """Language-model augmented relevance score; ``compute()`` returns the per-sample scores (mean = system score)."""
+class MARS(TextScoreMetric):
+    """Language-model augmented relevance score: mean of the per-sample scores (``per_sample=True``: all)."""
 
-    is_differentiable = False
-    higher_is_better = True
-    full_state_update = False
+    uses_sources = True
 
     def __init__(
         self,
@@ -30,20 +26,23 @@ class MARS(Metric):
         scorer: MARSScorer | None = None,
         ablation: str | None = None,
         overrides: Mapping[str, Any] | None = None,
+        per_sample: bool = False,
         **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
-        self.scorer = scorer if scorer is not None else build(config, ablation=ablation, overrides=overrides)
-        self.add_state("scores", default=[], dist_reduce_fx="cat")
+        super().__init__(per_sample=per_sample, **kwargs)
+        scorer = scorer if scorer is not None else build(config, ablation=ablation, overrides=overrides)
+        self.config = scorer.config  # picklable: the scorer (and its models) is rebuilt from it
+        self._set_model(scorer)
 
-    def update(self, hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str | None] | None = None) -> None:
-        scores = self.scorer.score(list(hyps), list(refs), None if srcs is None else list(srcs))
-        self.scores.append(torch.tensor(scores, dtype=torch.float32))
+    @property
+    def scorer(self) -> MARSScorer:
+        return self._model()
 
-    def compute(self) -> torch.Tensor:
-        if not self.scores:
-            return torch.zeros(0)
-        return dim_zero_cat(self.scores)
+    def _load_model(self) -> MARSScorer:
+        return MARSScorer(self.config)
+
+    def _score(self, hyps: list[str], refs: list[list[str]], srcs: Sequence[str | None] | None) -> Sequence[float]:
+        return self._model().score(hyps, refs, srcs)
 
     def signature(self) -> str:
-        return self.scorer.signature()
+        return self._model().signature()

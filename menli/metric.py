@@ -1,66 +1,62 @@
 """``menli.MENLI``: a torchmetrics Metric for use inside training/validation loops.
 
-State is the per-sample scores (a ``cat`` list of small tensors), never token tensors, so syncing across
-DDP processes is cheap and ``compute()`` equals the single-process result on the union of the data.
+The shared contract (``nlgmetrics.textmetric``): ``update(preds, target)``, float64, mean or ``per_sample``,
+``nan`` before any update, per-sample ``cat`` state (never token tensors) that syncs across DDP processes,
+pickling without the NLI model. Granularity options are those of ``menli_scores``.
 """
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-import torch
-from torchmetrics import Metric
-from torchmetrics.utilities import dim_zero_cat
-
-from menli.functional import menli_scores
+from menli.functional import AGGREGATIONS, menli_scores
+from menli.granularity import check_granularity
 from menli.pooling import check_strategy
 from menli.scorer import DEFAULT_NLI
+from nlgmetrics.inputs import InputError
+from nlgmetrics.textmetric import TextScoreMetric
 
 
-class MENLI(Metric):
-    """Mean MENLI score of all updates (or every per-sample score with ``per_sample=True``)."""
+class MENLI(TextScoreMetric):
+    """Mean MENLI score of all updates (or every per-sample score with ``per_sample=True``).
 
-    is_differentiable = False
-    higher_is_better = True
-    full_state_update = False
+    ``model`` is an NLI role value (default: the packaged adapter); ``nli`` passes a loaded model instead (its
+    ``spec`` is kept for reloading after pickling when it has one).
+    """
 
     def __init__(
         self,
-        model: str = DEFAULT_NLI,
+        model: str | None = None,
         formula: str = "e",
         direction: str = "<->",
         aggregation: str = "max",
         batch_size: int = 64,
         per_sample: bool = False,
         nli: Any = None,
+        granularity: str = "auto",
+        sentence_reduce: str = "mean",
+        sentence_candidates: int = 0,
         **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(per_sample=per_sample, **kwargs)
         self.formula, self.direction = check_strategy(formula, direction)
-        self.model_spec, self.aggregation, self.batch_size, self.per_sample = model, aggregation, batch_size, per_sample
-        self._nli = nli
-        self.add_state("scores", default=[], dist_reduce_fx="cat")
+        if aggregation not in AGGREGATIONS:
+            raise InputError(f"unknown multi-reference aggregation '{aggregation}'; choose from {AGGREGATIONS}")
+        check_granularity(granularity, sentence_reduce)
+        spec = getattr(nli, "spec", None) if nli is not None else DEFAULT_NLI
+        self.model_spec = model if model is not None else (spec if isinstance(spec, str) else None)
+        self.aggregation, self.batch_size = aggregation, batch_size
+        self.granularity, self.sentence_reduce, self.sentence_candidates = granularity, sentence_reduce, sentence_candidates
+        self._set_model(nli)
 
-    def _model(self) -> Any:
-        if self._nli is None:
-            from nlgmetrics.nli import load_nli
+    def _load_model(self) -> Any:
+        if self.model_spec is None:
+            raise InputError("MENLI was given an NLI object without a spec, which is not pickled; create the metric "
+                             "with model=SPEC to reload it after unpickling")
+        from nlgmetrics.nli import load_nli
 
-            self._nli = load_nli(self.model_spec, str(self.device) if self.device.type != "cpu" else "cpu")
-        return self._nli
+        return load_nli(self.model_spec, str(self.device))
 
-    def update(self, preds: Sequence[str], target: Sequence[str] | Sequence[Sequence[str]]) -> None:
-        """``preds`` candidates, ``target`` their reference (or list of references)."""
-        if isinstance(preds, str) or isinstance(target, str):
-            raise ValueError("MENLI.update expects lists of strings, not a single string")
-        if len(preds) != len(target):
-            raise ValueError(f"MENLI.update: {len(preds)} predictions but {len(target)} targets")
-        if not len(preds):
-            return
-        scores = menli_scores(self._model(), list(preds), list(target), self.formula, self.direction,
-                              self.aggregation, self.batch_size)
-        self.scores.append(torch.as_tensor(scores, dtype=torch.float64, device=self.device))
-
-    def compute(self) -> torch.Tensor:
-        if isinstance(self.scores, list) and not self.scores:
-            return torch.tensor(float("nan"), dtype=torch.float64)
-        values = dim_zero_cat(self.scores)
-        return values if self.per_sample else values.mean()
+    def _score(self, hyps: list[str], refs: list[list[str]], srcs: Sequence[str | None] | None) -> Sequence[float]:
+        return menli_scores(self._model(), hyps, refs, self.formula, self.direction, self.aggregation,
+                            self.batch_size, granularity=self.granularity, sentence_reduce=self.sentence_reduce,
+                            sentence_candidates=self.sentence_candidates)

@@ -347,7 +347,10 @@ def test_alignment_regressor_starts_as_bertscore_and_survives_export(tiny, tmp_p
     regressor = _module(tiny["encoder"], layer_mix=False, alignment=True).regressor.eval()
     hyps = ["the cat runs .", "a dog sees the house", "house", "the cat runs ."]
     refs = ["the cat runs .", "a dog sees the big house", "the house is red", ["x y", "the cat runs ."]]
-    expected = BERTScorer(encoder=str(tiny["encoder"])).score(hyps, refs)
+    from sescore.regressor.scale import bound_to_range
+
+    raw = np.asarray(BERTScorer(encoder=str(tiny["encoder"])).score(hyps, refs))
+    expected = bound_to_range(raw, "unit")
     np.testing.assert_allclose(sescore_scores(regressor, hyps, refs), expected, atol=1e-5)
     single = sescore_scores(regressor, hyps[:1], refs[:1])  # batch composition does not change a score
     np.testing.assert_allclose(single, sescore_scores(regressor, hyps, refs)[:1], atol=1e-6)
@@ -357,7 +360,23 @@ def test_alignment_regressor_starts_as_bertscore_and_survives_export(tiny, tmp_p
     reloaded = load_checkpoint(folder)
     assert reloaded.config.alignment and reloaded.align_skip is not None
     np.testing.assert_array_equal(sescore_scores(regressor, hyps, refs), sescore_scores(reloaded, hyps, refs))
-    np.testing.assert_allclose(sescore_scores(reloaded, hyps, refs), np.asarray(expected) + 0.25, atol=1e-5)
+    np.testing.assert_allclose(sescore_scores(reloaded, hyps, refs), bound_to_range(raw + 0.25, "unit"), atol=1e-5)
+    assert sescore_scores(reloaded, hyps, refs).max() < 1.0  # the head overshoots; the declared range holds
+
+
+def test_bound_to_range_keeps_the_middle_and_the_order():
+    """SEScore's declared range is a promise: overshooting heads are squashed smoothly, strictly monotone, and
+    scores away from the ends are returned unchanged (so rankings and every Kendall statistic stay the same)."""
+    from sescore.regressor.scale import bound_to_range
+
+    x = np.linspace(-1.0, 2.0, 3001)
+    y = bound_to_range(x, "unit")
+    assert (y > 0).all() and (y < 1).all()
+    assert (np.diff(y) > 0).all()
+    middle = (x >= 0.1) & (x <= 0.9)
+    np.testing.assert_array_equal(y[middle], x[middle])
+    raw = bound_to_range(np.array([-40.0, -12.5, 3.0]), "raw")
+    assert -25 < raw[0] < raw[1] == -12.5 < raw[2] < 0
 
 
 def test_alignment_fit_trains_the_skip(tiny, dataset_dir, dev_file):
@@ -440,7 +459,7 @@ def test_scorer_restores_order_takes_max_over_references_and_signs(fitted):
     np.testing.assert_allclose(multi, best, atol=1e-5)
     signature = scorer.signature()
     assert signature.startswith("sescore|ckpt:best@") and "|scale:unit|" in signature and "refs:max" in signature
-    with pytest.raises(ValueError, match="2 hypotheses but 1 references"):
+    with pytest.raises(ValueError, match="hypotheses=2, references=1"):
         scorer.score(hyps[:2], refs[:1])
     with pytest.raises(ValueError, match="needs references"):
         scorer.score(hyps, None)

@@ -13,32 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-
-class InputError(ValueError):
-    """Bad user input (file, line counts, item types); ``evaluate.py`` prints it as one line and exits 1."""
-
-
-def validate_texts(name: str, texts: Sequence[Any], allow_empty: bool = False) -> list[str]:
-    """Every item a non-empty string; the error names the list and the first bad position."""
-    if isinstance(texts, str):
-        raise InputError(f"{name}: expected a list of strings, got one string")
-    out = []
-    for index, text in enumerate(texts):
-        if not isinstance(text, str):
-            raise InputError(f"{name}[{index}] is {type(text).__name__}, not a string")
-        if not allow_empty and not text.strip():
-            raise InputError(f"{name}[{index}] is empty")
-        out.append(text)
-    return out
-
-
-def check_same_length(**named: Sequence[Any] | None) -> int:
-    """All given lists have one length; returns it."""
-    lengths = {k: len(v) for k, v in named.items() if v is not None}
-    if len(set(lengths.values())) > 1:
-        detail = ", ".join(f"{k}={n}" for k, n in lengths.items())
-        raise InputError(f"mismatched lengths: {detail}")
-    return next(iter(lengths.values()), 0)
+from nlgmetrics.inputs import InputError, check_same_length, validate_texts  # noqa: F401 - re-exported
 
 
 def read_lines(path: str | Path, what: str = "file") -> list[str]:
@@ -110,15 +85,53 @@ def first_items(rows: Sequence[dict], limit: int | None, skip: int = 0) -> list[
     return [r for r in rows if skip <= order[(r.get("lp"), r.get("item_id"))] < stop]
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's live process
+        return True
+    return True
+
+
+def remove_stale_parts(path: str | Path) -> list[Path]:
+    """Delete ``.NAME.<pid>.*.part`` siblings left by killed writers (their process is gone); returns them.
+
+    A live writer's file is kept: its pid is in the name, so two processes never remove each other's work.
+    """
+    path = Path(path)
+    removed = []
+    for part in path.parent.glob(f".{path.name}.*.part"):
+        pid_text = part.name[len(path.name) + 2:].split(".", 1)[0]
+        if pid_text.isdigit() and int(pid_text) != os.getpid() and not _pid_alive(int(pid_text)):
+            with contextlib.suppress(FileNotFoundError):
+                part.unlink()
+                removed.append(part)
+    return removed
+
+
 @contextlib.contextmanager
 def atomic_write(path: str | Path, mode: str = "w") -> Iterator[Any]:
-    """Write to a temporary sibling, then rename: readers see the old file or the complete new one."""
+    """Write to a temporary sibling, then rename: readers see the old file or the complete new one.
+
+    The finished file gets the mode a plain ``open`` would give (0666 minus the umask), not ``mkstemp``'s 0600,
+    and temporary files of killed earlier writers to the same path are removed first.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    remove_stale_parts(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".part", dir=path.parent)
     try:
         with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:
             yield handle
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -1,57 +1,52 @@
 """``sescore.regressor.SEScore``: a torchmetrics Metric for use inside training/validation loops.
 
-State is the per-sample scores (a ``cat`` list of small tensors), so syncing across DDP processes is cheap and
-``compute()`` equals the single-process result on the union of the data. The regressor is held outside the
-module tree: it must not appear in the host LightningModule's parameters, optimizer or state_dict.
+The shared contract (``nlgmetrics.textmetric``): ``update(preds, target)``, float64, mean or ``per_sample``,
+``nan`` before any update, per-sample ``cat`` state that syncs across DDP processes (empty ranks included), and
+pickling without the regressor. The regressor is held outside the module tree: it must not appear in the host
+LightningModule's parameters, optimizer or state_dict.
 """
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-import torch
-from torchmetrics import Metric
-from torchmetrics.utilities import dim_zero_cat
-
+from nlgmetrics.inputs import InputError
+from nlgmetrics.textmetric import TextScoreMetric
 from sescore.regressor.scoring import DEFAULT_CHECKPOINT, sescore_scores
 
 
-class SEScore(Metric):
-    """Mean SEScore of all updates, or every per-sample score with ``per_sample=True`` (in update order)."""
+class SEScore(TextScoreMetric):
+    """Mean SEScore of all updates, or every per-sample score with ``per_sample=True`` (in update order).
 
-    is_differentiable = False
-    higher_is_better = True
-    full_state_update = False
+    ``checkpoint`` is a folder of ``export_checkpoint`` (default: the shipped one); ``regressor`` passes a loaded
+    model instead (then ``checkpoint`` should name its folder, or the metric cannot reload after pickling).
+    """
 
     def __init__(
         self,
-        checkpoint: str = DEFAULT_CHECKPOINT,
+        checkpoint: str | None = None,
         batch_size: int = 64,
         per_sample: bool = False,
         regressor: Any = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(**kwargs)
-        self.checkpoint, self.batch_size, self.per_sample = checkpoint, batch_size, per_sample
-        object.__setattr__(self, "_regressor", regressor)  # bypass nn.Module registration on purpose
-        self.add_state("scores", default=[], dist_reduce_fx="cat")
+        super().__init__(per_sample=per_sample, **kwargs)
+        self.checkpoint = checkpoint if checkpoint is not None or regressor is not None else DEFAULT_CHECKPOINT
+        self.batch_size = batch_size
+        self._set_model(regressor)
+
+    def _load_model(self) -> Any:
+        if self.checkpoint is None:
+            raise InputError("SEScore was given a regressor object, which is not pickled; create the metric with "
+                             "checkpoint=FOLDER to reload it after unpickling")
+        from sescore.regressor.checkpoint import load_checkpoint
+
+        return load_checkpoint(self.checkpoint, str(self.device))
 
     def _model(self) -> Any:
-        if self._regressor is None:
-            from sescore.regressor.checkpoint import load_checkpoint
+        regressor = super()._model()
+        if regressor.device != self.device:
+            regressor.to(self.device)
+        return regressor
 
-            object.__setattr__(self, "_regressor", load_checkpoint(self.checkpoint, str(self.device)))
-        elif self._regressor.device != self.device:
-            self._regressor.to(self.device)
-        return self._regressor
-
-    def update(self, preds: Sequence[str], target: Sequence[str] | Sequence[Sequence[str]]) -> None:
-        """``preds`` candidates, ``target`` their reference (or list of references)."""
-        scores = sescore_scores(self._model(), preds, target, self.batch_size)
-        if len(scores):
-            self.scores.append(torch.as_tensor(scores, dtype=torch.float64, device=self.device))
-
-    def compute(self) -> torch.Tensor:
-        if isinstance(self.scores, list) and not self.scores:
-            return torch.tensor(float("nan"), dtype=torch.float64)
-        values = dim_zero_cat(self.scores)
-        return values if self.per_sample else values.mean()
+    def _score(self, hyps: list[str], refs: list[list[str]], srcs: Sequence[str | None] | None) -> Sequence[float]:
+        return sescore_scores(self._model(), hyps, refs, self.batch_size)

@@ -37,3 +37,24 @@ def describe(scale: str) -> dict[str, Any]:
     """What ``hparams.yaml`` records about the output: name, range, formula, direction."""
     check_scale(scale)
     return {"name": scale, **OUTPUT_SCALES[scale], "higher_is_better": True}
+
+
+def bound_to_range(scores: Any, scale: str, margin_share: float = 0.1) -> Any:
+    """Keep predictions inside the declared range without changing any ranking.
+
+    A linear head can overshoot (identical pairs scored up to 1.15 on the unit scale). Scores in the middle of
+    the range are returned unchanged; within ``margin_share`` of an end they are squashed by an exponential that
+    meets the identity with slope 1, so the map is continuous, strictly increasing and never reaches the end.
+    Works on numpy arrays (the scorer's output).
+    """
+    import numpy as np
+
+    low, high = OUTPUT_SCALES[check_scale(scale)]["range"]
+    margin = margin_share * (high - low)
+    x = np.asarray(scores, dtype=np.float64)
+    upper, lower = high - margin, low + margin
+    out = x.copy()
+    above, below = x > upper, x < lower
+    out[above] = high - margin * np.exp(-(x[above] - upper) / margin)
+    out[below] = low + margin * np.exp((x[below] - lower) / margin)
+    return out

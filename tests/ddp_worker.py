@@ -1,0 +1,49 @@
+"""One rank of the metric-contract DDP test, run as its own Python process (``python tests/ddp_worker.py ARGS.json RANK``).
+
+A fresh interpreter per rank, not ``fork``: a forked pytest process inherits torch's thread pools and any
+process group state earlier tests left behind, which made the sync fail only inside the full suite.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import sys
+from pathlib import Path
+
+
+def build(name: str, args: dict, per_sample: bool = False):
+    """The metric under test, built from picklable specs only (what each DDP rank does in a user's loop)."""
+    from mars.metric import MARS
+    from menli.metric import MENLI
+    from sescore.regressor.metric import SEScore
+
+    if name == "sescore":
+        return SEScore(checkpoint=args["checkpoint"], per_sample=per_sample)
+    if name == "menli":
+        return MENLI(model=args["nli"], per_sample=per_sample)
+    return MARS(args["mars"], per_sample=per_sample)
+
+
+def main(args_file: str, rank: int) -> None:
+    import torch.distributed as dist
+
+    args = json.loads(Path(args_file).read_text())
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{args['port']}", rank=rank,
+                            world_size=args["world"], timeout=datetime.timedelta(seconds=60))
+    try:
+        metric = build(args["name"], args, per_sample=True)
+        if rank == 0:  # rank 1 never updates: its empty state must still sync
+            metric.update(args["hyps"], args["refs"])
+        values = metric.compute()
+        mean = build(args["name"], args)
+        if rank == 0:
+            mean.update(args["hyps"], args["refs"])
+        Path(args["out_dir"], f"rank{rank}.json").write_text(json.dumps(
+            {"per_sample": values.tolist(), "dtype": str(values.dtype), "mean": float(mean.compute())}))
+    finally:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    main(sys.argv[1], int(sys.argv[2]))
