@@ -10,7 +10,8 @@ from typing import Any, Sequence
 
 import torch
 
-from nlgmetrics.modelroles.batching import length_sorted_batches
+from nlgmetrics.modelroles.batching import bucketed_batches, token_lengths
+from nlgmetrics.truncation import note_batch
 
 
 def geometric_weights(n: int, q: float) -> torch.Tensor:
@@ -41,13 +42,14 @@ def mean_pooled_embeddings(
 
     tokenizer, model = encoder.tokenizer, encoder.model
     device = next(model.parameters()).device
-    lengths = [len(ids) for ids in tokenizer(list(texts), add_special_tokens=True, truncation=True,
-                                               max_length=max_length)["input_ids"]]
+    lengths = token_lengths(tokenizer, texts, max_length) if len(texts) else []
     out: torch.Tensor | None = None
-    batches = length_sorted_batches(lengths, batch_size)
-    for batch in tqdm(batches, desc="MARS encode", disable=not progress, unit="batch"):
-        inputs = tokenizer([texts[i] for i in batch], padding=True, truncation=True, max_length=max_length,
+    batches = bucketed_batches(lengths, batch_size, max_length)  # a text's vector never depends on its batch
+    for batch, padded in tqdm(batches, desc="MARS encode", disable=not progress, unit="batch"):
+        inputs = tokenizer([texts[i] for i in batch], padding="max_length", truncation=True, max_length=padded,
                            return_tensors="pt").to(device)
+        note_batch("MARS encoder texts", tokenizer, inputs["attention_mask"].sum(1).tolist(), max_length,
+                   [texts[i] for i in batch])
         with torch.no_grad():
             hidden = model(**inputs).last_hidden_state.float()
         mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)

@@ -28,19 +28,13 @@ def template_seed(seed: int, reference: str, context: str, ratio: float) -> int:
 
 
 def _check_inputs(hyps: Sequence[Any] | None, refs: Sequence[Any], srcs: Sequence[Any] | None) -> None:
-    if hyps is not None and len(hyps) != len(refs):
-        raise ValueError(f"hyps and refs differ in length: {len(hyps)} != {len(refs)}")
-    if srcs is not None and len(srcs) != len(refs):
-        raise ValueError(f"srcs and refs differ in length: {len(srcs)} != {len(refs)}")
-    for name, items in (("hyps", hyps), ("refs", refs)):
-        for i, item in enumerate(items or []):
-            if not isinstance(item, str):
-                raise ValueError(f"{name}[{i}] is {type(item).__name__}, expected str")
-            if not item.strip():
-                raise ValueError(f"{name}[{i}] is empty")
-    for i, item in enumerate(srcs or []):
-        if item is not None and not isinstance(item, str):
-            raise ValueError(f"srcs[{i}] is {type(item).__name__}, expected str or None")
+    """The toolkit's input policy (``nlgmetrics.inputs``); ``hyps`` may be None when only augmenting."""
+    from nlgmetrics.inputs import check_pairs, check_references, check_same_length, check_sources
+
+    if hyps is None:
+        check_same_length(refs=check_references("refs", refs), srcs=check_sources("srcs", srcs))
+    else:
+        check_pairs(hyps, refs, srcs)
 
 
 def single_references(refs: Sequence[Any]) -> list[Any]:
@@ -50,6 +44,11 @@ def single_references(refs: Sequence[Any]) -> list[Any]:
     exactly one human reference (the paper's setting), so a longer list is refused instead of silently using
     its first element.
     """
+    if refs is None or isinstance(refs, (str, bytes)):
+        from nlgmetrics.inputs import InputError
+
+        got = "None" if refs is None else "one string"
+        raise InputError(f"refs: expected a list (one reference per sample), got {got}")
     out = []
     for i, item in enumerate(refs):
         if isinstance(item, (list, tuple)):

@@ -11,6 +11,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from menli.granularity import nli_probabilities
+from nlgmetrics.inputs import check_pairs
 from menli.pooling import check_strategy, needs, pool
 
 AGGREGATIONS = ("max", "mean")
@@ -38,11 +39,7 @@ def menli_scores(
     formula, direction = check_strategy(formula, direction)
     if aggregation not in AGGREGATIONS:
         raise ValueError(f"unknown multi-reference aggregation '{aggregation}'; choose from {AGGREGATIONS}")
-    if len(hyps) != len(refs):
-        raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
-    ref_lists = [[r] if isinstance(r, str) else list(r) for r in refs]
-    if any(not rs for rs in ref_lists):
-        raise ValueError("a hypothesis has an empty reference list")
+    hyps, ref_lists, _ = check_pairs(hyps, refs, hyp_name="hypotheses", ref_name="references")
     owner = np.repeat(np.arange(len(hyps)), [len(rs) for rs in ref_lists])
     flat_refs = [r for rs in ref_lists for r in rs]
     flat_hyps = [hyps[i] for i in owner]
@@ -55,8 +52,13 @@ def menli_scores(
     if use_backward:
         premises += flat_hyps
         hypotheses += flat_refs
-    probs, _ = nli_probabilities(nli, premises, hypotheses, formula, granularity, sentence_reduce, batch_size,
-                                 progress, candidates=sentence_candidates)
+    # each distinct (premise, hypothesis) pair once: adversarial suites and multi-reference data repeat many
+    distinct = list(dict.fromkeys(zip(premises, hypotheses)))
+    where = {pair: i for i, pair in enumerate(distinct)}
+    distinct_probs, _ = nli_probabilities(nli, [p for p, _ in distinct], [h for _, h in distinct], formula,
+                                          granularity, sentence_reduce, batch_size, progress,
+                                          candidates=sentence_candidates)
+    probs = distinct_probs[[where[pair] for pair in zip(premises, hypotheses)]] if distinct else distinct_probs
     n = len(flat_refs)
     forward = probs[:n] if use_forward else None
     backward = (probs[n:] if use_forward else probs[:n]) if use_backward else None

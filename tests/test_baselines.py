@@ -29,5 +29,5 @@ def test_sentence_bleu_and_chrf_match_sacrebleu():
     assert SacreBleuScorer("bleu").score(hyps, refs)[0] == pytest.approx(
         sacrebleu.sentence_bleu(hyps[0], refs, use_effective_order=True).score)
     assert SacreBleuScorer("chrf").score(hyps, refs)[0] == pytest.approx(sacrebleu.sentence_chrf(hyps[0], refs).score)
-    with pytest.raises(ValueError, match="2 hypotheses but 1 references"):
+    with pytest.raises(ValueError, match="hypotheses=2, references=1"):
         SacreBleuScorer("bleu").score(["a", "b"], ["c"])

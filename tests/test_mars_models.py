@@ -258,7 +258,7 @@ def test_naive_masked_lm_baseline_keeps_length_and_text(tiny, tmp_path):
 
 def test_metric_accumulates_per_sample_scores(tiny, tmp_path):
     scorer = build(_config(tiny, tmp_path))
-    metric = MARS(scorer=scorer)
+    metric = MARS(scorer=scorer, per_sample=True)
     assert MARS.higher_is_better and not MARS.full_state_update
     metric.update(HYPS[:2], REFS[:2], SRCS[:2])
     metric.update(HYPS[2:], REFS[2:], None)
@@ -280,8 +280,8 @@ def test_signature_names_models_hashes_config_and_version(tiny, tmp_path):
 
 
 @pytest.mark.parametrize("hyps,refs,srcs,message", [
-    (["a"], ["b", "c"], None, "differ in length"),
-    (["a", "b"], ["b", "c"], ["x"], "srcs and refs"),
+    (["a"], ["b", "c"], None, "hyps=1, refs=2"),
+    (["a", "b"], ["b", "c"], ["x"], "srcs=1"),
     ([""], ["b"], None, r"hyps\[0\] is empty"),
     (["a"], [3], None, r"refs\[0\] is int"),
 ])

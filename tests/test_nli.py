@@ -34,7 +34,7 @@ def test_predict_proba_is_canonical_and_batch_invariant(tiny):
     with torch.inference_mode():
         raw = torch.softmax(model.model(**enc).logits, -1)[0].numpy()
     np.testing.assert_allclose(probs[0], raw[[2, 1, 0]], atol=1e-6)
-    with pytest.raises(ValueError, match="2 premises but 1 hypotheses"):
+    with pytest.raises(ValueError, match="premises=2, hypotheses=1"):
         model.predict_proba(["a", "b"], ["c"])
 
 

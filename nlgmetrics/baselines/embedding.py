@@ -5,12 +5,15 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from nlgmetrics.modelroles.batching import length_sorted_batches
+from nlgmetrics.modelroles.batching import bucketed_batches, token_lengths, window_cap
+from nlgmetrics.truncation import note_batch
 
 
-def sorted_batches(texts: Sequence[str], batch_size: int) -> list[np.ndarray]:
-    """Batches of indices, longest text first."""
-    return length_sorted_batches([len(t) for t in texts], batch_size)
+def padded_batches(tokenizer: Any, texts: Sequence[str], batch_size: int, max_length: int) -> list[tuple[np.ndarray, int]]:
+    """Longest first; each text padded to its own bucket length, so its embedding never depends on its batch."""
+    if not len(texts):
+        return []
+    return bucketed_batches(token_lengths(tokenizer, texts, max_length), batch_size, max_length)
 
 
 def token_embeddings(
@@ -29,15 +32,19 @@ def token_embeddings(
     from tqdm.auto import tqdm
 
     tokenizer, model = loaded.tokenizer, loaded.model
+    max_length = window_cap(model, max_length)
     device = next(model.parameters()).device
     out: list[np.ndarray | None] = [None] * len(texts)
     with torch.inference_mode():
-        for batch in tqdm(sorted_batches(texts, batch_size), desc="encode", disable=not progress, unit="batch"):
+        for batch, padded in tqdm(padded_batches(tokenizer, texts, batch_size, max_length), desc="encode",
+                                  disable=not progress, unit="batch"):
             enc = tokenizer(
-                [texts[i] for i in batch], padding=True, truncation=True, max_length=max_length,
+                [texts[i] for i in batch], padding="max_length", truncation=True, max_length=padded,
                 return_tensors="pt", return_special_tokens_mask=True,
             )
             special = enc.pop("special_tokens_mask").bool()
+            note_batch("encoder texts", tokenizer, enc["attention_mask"].sum(1).tolist(), max_length,
+                       [texts[i] for i in batch])
             enc = enc.to(device)
             result = model(**enc, output_hidden_states=layer is not None)
             hidden = result.hidden_states[layer] if layer is not None else result.last_hidden_state
@@ -59,13 +66,18 @@ def mean_pooled(
     from tqdm.auto import tqdm
 
     tokenizer, model = loaded.tokenizer, loaded.model
+    max_length = window_cap(model, max_length)
     device = next(model.parameters()).device
     out = np.zeros((len(texts), model.config.hidden_size), dtype=np.float32)
     with torch.inference_mode():
-        for batch in tqdm(sorted_batches(texts, batch_size), desc="encode", disable=not progress, unit="batch"):
+        for batch, padded in tqdm(padded_batches(tokenizer, texts, batch_size, max_length), desc="encode",
+                                  disable=not progress, unit="batch"):
             enc = tokenizer(
-                [texts[i] for i in batch], padding=True, truncation=True, max_length=max_length, return_tensors="pt"
+                [texts[i] for i in batch], padding="max_length", truncation=True, max_length=padded,
+                return_tensors="pt",
             ).to(device)
+            note_batch("encoder texts", tokenizer, enc["attention_mask"].sum(1).tolist(), max_length,
+                       [texts[i] for i in batch])
             hidden = model(**enc).last_hidden_state
             mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)

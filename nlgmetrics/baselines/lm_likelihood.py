@@ -187,13 +187,20 @@ class LMLikelihoodScorer:
         return load_causal_lm(self.model, device=self.device)
 
     def score(self, hyps: Sequence[str], refs: Sequence | None = None, srcs: Sequence[str] | None = None) -> list[float]:
-        contexts = list(srcs) if srcs is not None else [""] * len(hyps)
+        from nlgmetrics.inputs import InputError, check_pairs, check_same_length, check_sources, validate_texts
+
+        if self.relative:
+            if refs is None:
+                raise InputError("lm-ratio needs one reference (or a list of references) per hypothesis")
+            hyps, ref_lists, checked = check_pairs(hyps, refs, srcs)
+        else:
+            hyps, checked = validate_texts("hyps", hyps), check_sources("srcs", srcs)
+            check_same_length(hyps=hyps, srcs=checked)
+        contexts = [s or "" for s in checked] if checked is not None else [""] * len(hyps)
         texts, owners = list(hyps), list(range(len(hyps)))
         if self.relative:
-            if refs is None or len(refs) != len(hyps):
-                raise ValueError("lm-ratio needs one reference (or a list of references) per hypothesis")
-            for index, ref in enumerate(refs):
-                for one in ([ref] if isinstance(ref, str) else list(ref)):
+            for index, ref_list in enumerate(ref_lists):
+                for one in ref_list:
                     texts.append(one)
                     owners.append(index)
             contexts = contexts + [contexts[i] for i in owners[len(hyps):]]

@@ -11,16 +11,15 @@ from typing import Sequence
 import numpy as np
 
 from nlgmetrics.baselines.embedding import mean_pooled, token_embeddings
+from nlgmetrics.inputs import check_pairs
 from nlgmetrics.metaeval.scorer import toolkit_version
 
 _VERSION = toolkit_version()
 
 
 def _refs_per_hyp(hyps: Sequence[str], refs: Sequence[str] | Sequence[Sequence[str]]) -> list[list[str]]:
-    """Accept one reference per hypothesis or a list of references per hypothesis."""
-    if len(hyps) != len(refs):
-        raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
-    return [[r] if isinstance(r, str) else list(r) for r in refs]
+    """Accept one reference per hypothesis or a list of references per hypothesis (the shared input policy)."""
+    return check_pairs(hyps, refs, hyp_name="hypotheses", ref_name="references")[1]
 
 
 @dataclass

@@ -15,3 +15,55 @@ def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[np.nd
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     order = np.argsort(-np.asarray(lengths, dtype=np.int64), kind="stable")
     return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+PAD_MULTIPLE = 8
+
+
+def bucket_length(length: int, cap: int, multiple: int = PAD_MULTIPLE) -> int:
+    """The padded length a text always gets: its own length rounded up to ``multiple``, at most ``cap``."""
+    return max(1, min(cap, -(-int(length) // multiple) * multiple))
+
+
+def bucketed_batches(lengths: Sequence[int], batch_size: int, cap: int,
+                     multiple: int = PAD_MULTIPLE) -> list[tuple[np.ndarray, int]]:
+    """``(indices, padded_length)`` batches in which every item is padded to its own bucket length.
+
+    Why: with plain "pad to the longest in the batch", a text's padded length depends on its neighbours, and the
+    reductions over the sequence (attention softmax, mean pooling) then add in a different order, so the same
+    text scores differently in the last bits depending on batch composition. Padding each text to a length that
+    depends only on the text makes a score identical whatever the batch size, chunking or number of processes
+    (matrix products on CPU compute each row independently of how many rows there are). Longest bucket first,
+    like ``length_sorted_batches``; the cost is at most ``multiple - 1`` padding tokens per text.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    buckets = np.asarray([bucket_length(n, cap, multiple) for n in lengths], dtype=np.int64)
+    order = np.lexsort((np.arange(len(buckets)), -np.asarray(lengths, dtype=np.int64), -buckets))
+    out: list[tuple[np.ndarray, int]] = []
+    start = 0
+    while start < len(order):
+        size = int(buckets[order[start]])
+        stop = start
+        while stop < len(order) and stop - start < batch_size and buckets[order[stop]] == size:
+            stop += 1
+        out.append((order[start:stop], size))
+        start = stop
+    return out
+
+
+def token_lengths(tokenizer: object, texts: Sequence[str], cap: int, pairs: Sequence[str] | None = None) -> list[int]:
+    """Encoded length of each text (or text pair) with special tokens, truncated at ``cap``."""
+    encoded = tokenizer(list(texts), None if pairs is None else list(pairs), add_special_tokens=True,  # type: ignore[operator]
+                        truncation="longest_first" if pairs is not None else True, max_length=cap, verbose=False)
+    return [len(ids) for ids in encoded["input_ids"]]
+
+
+def window_cap(model: object, max_length: int) -> int:
+    """``max_length`` capped by the model's position table (a longer request would crash inside the model)."""
+    config = getattr(model, "config", None)
+    positions = getattr(config, "max_position_embeddings", None)
+    if not positions:
+        return max_length
+    offset = 2 if getattr(config, "model_type", "") in ("roberta", "xlm-roberta", "camembert") else 0  # padding_idx
+    return max(8, min(max_length, int(positions) - offset))

@@ -16,11 +16,39 @@ _DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16"
 
 
 def pick_device(device: str | None = None) -> str:
-    """``None``/``"auto"`` means the first GPU when there is one, else the CPU."""
+    """``None``/``"auto"`` means the first GPU when there is one, else the CPU; anything else is checked."""
     import torch
 
     if device in (None, "auto"):
         return "cuda" if torch.cuda.is_available() else "cpu"
+    check_device(device)
+    return device
+
+
+def check_device(device: str) -> str:
+    """Fail before any model loads, in one line, when ``device`` cannot work on this machine.
+
+    Without this, ``--device cuda`` on a CPU build of PyTorch ends in a long traceback from deep inside the
+    first ``.to(device)``.
+    """
+    import torch
+
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise ModelRoleError(f"unknown device '{device}'; use cpu, cuda, cuda:N or mps") from None
+    if parsed.type == "cuda":
+        if not torch.cuda.is_available():
+            build = "a CPU-only build" if torch.version.cuda is None else f"CUDA {torch.version.cuda}, no GPU visible"
+            raise ModelRoleError(f"device '{device}': no usable CUDA GPU (PyTorch {torch.__version__}, {build}); "
+                                 "use --device cpu")
+        if parsed.index is not None and parsed.index >= torch.cuda.device_count():
+            raise ModelRoleError(f"device '{device}': only {torch.cuda.device_count()} CUDA device(s) visible")
+    elif parsed.type == "mps":
+        if not torch.backends.mps.is_available():
+            raise ModelRoleError(f"device '{device}': Apple MPS is not available here; use --device cpu")
+    elif parsed.type != "cpu":
+        raise ModelRoleError(f"device '{device}' is not supported; use cpu, cuda, cuda:N or mps")
     return device
 
 

@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from nlgmetrics.modelroles import ModelRoleError, fingerprint, pick_device, resolve
-from nlgmetrics.modelroles.batching import length_sorted_batches
+from nlgmetrics.modelroles.batching import bucketed_batches, token_lengths
 from nlgmetrics.nli.checkpoint import is_adapter_dir, load_adapter_model
 from nlgmetrics.nli.labels import canonical_order
 
@@ -89,24 +89,31 @@ def predict_proba(
     import torch
     from tqdm.auto import tqdm
 
-    if len(premises) != len(hypotheses):
-        raise ValueError(f"{len(premises)} premises but {len(hypotheses)} hypotheses")
+    from nlgmetrics.inputs import check_same_length, validate_texts
+    from nlgmetrics.truncation import note_batch
+
+    premises = validate_texts("premises", premises, allow_empty=True)
+    hypotheses = validate_texts("hypotheses", hypotheses, allow_empty=True)
+    check_same_length(premises=premises, hypotheses=hypotheses)
     out = np.zeros((len(premises), 3), dtype=np.float64)
     if not len(premises):
         return out
-    lengths = [len(p) + len(h) for p, h in zip(premises, hypotheses)]
-    batches = length_sorted_batches(lengths, batch_size)
+    # each pair padded to its own bucket length: its probabilities never depend on the batch it landed in
+    batches = bucketed_batches(token_lengths(nli.tokenizer, premises, nli.max_length, hypotheses), batch_size,
+                               nli.max_length)
     order = torch.tensor(nli.order)
     with torch.inference_mode():
-        for batch in tqdm(batches, desc=desc, disable=not progress, unit="batch"):
+        for batch, padded in tqdm(batches, desc=desc, disable=not progress, unit="batch"):
             encoded = nli.tokenizer(
                 [premises[i] for i in batch],
                 [hypotheses[i] for i in batch],
                 truncation="longest_first",
-                max_length=nli.max_length,
-                padding=True,
+                max_length=padded,
+                padding="max_length",
                 return_tensors="pt",
             ).to(nli.device)
+            note_batch("NLI pairs", nli.tokenizer, encoded["attention_mask"].sum(1).tolist(), nli.max_length,
+                       [premises[i] for i in batch], [hypotheses[i] for i in batch])
             logits = nli.model(**encoded).logits.float().cpu()
             probs = torch.softmax(logits / nli.temperature, dim=-1)[:, order]
             out[batch] = probs.numpy()

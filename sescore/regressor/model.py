@@ -22,7 +22,8 @@ import torch
 from torch import nn
 
 from nlgmetrics.modelroles import ModelRoleError, fingerprint, resolve
-from nlgmetrics.modelroles.batching import length_sorted_batches
+from nlgmetrics.modelroles.batching import bucketed_batches, token_lengths
+from nlgmetrics.truncation import note_batch
 from sescore.regressor.scale import check_scale
 
 # LoRA on the attention projections and feed-forward of every transformer block (BERT/RoBERTa/XLM-R naming);
@@ -176,11 +177,15 @@ class SEScoreRegressor(nn.Module):
     def device(self) -> torch.device:
         return next(self.head.parameters()).device
 
-    def tokenize(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
+    def tokenize(self, texts: Sequence[str], pad_to: int | None = None) -> dict[str, torch.Tensor]:
+        """Token tensors; ``pad_to`` pads every row to that length (scoring: see ``bucketed_batches``)."""
         encoded = self.tokenizer(
-            list(texts), padding=True, truncation=True, max_length=self.config.max_length, return_tensors="pt",
+            list(texts), padding="max_length" if pad_to else True, truncation=True,
+            max_length=pad_to or self.config.max_length, return_tensors="pt",
             return_special_tokens_mask=self.config.alignment,
         )
+        note_batch("SEScore texts", self.tokenizer, encoded["attention_mask"].sum(1).tolist(), self.config.max_length,
+                   list(texts))
         return {k: v.to(self.device) for k, v in encoded.items()}
 
     def encode(self, encoded: dict[str, torch.Tensor], encoder_grad: bool = True) -> TextStates:
@@ -224,14 +229,16 @@ class SEScoreRegressor(nn.Module):
         self, texts: Sequence[str], batch_size: int = 64, progress: bool = False
     ) -> tuple[torch.Tensor, list[torch.Tensor]]:
         """[N, H] pooled vectors in input order and, with alignment, each text's unit-norm content-token states
-        [T_i, H] (empty list otherwise); length-sorted batches, longest first."""
+        [T_i, H] (empty list otherwise); length-sorted batches, longest first, each text padded to its own bucket
+        length so that its vector does not depend on the batch it was in."""
         from tqdm.auto import tqdm
 
         out: torch.Tensor | None = None
         tokens: list[torch.Tensor | None] = [None] * len(texts) if self.config.alignment else []
-        batches = length_sorted_batches([len(t) for t in texts], batch_size)
-        for batch in tqdm(batches, desc="SEScore encode", unit="batch", disable=not progress):
-            states = self.encode(self.tokenize([texts[i] for i in batch]), encoder_grad=False)
+        lengths = token_lengths(self.tokenizer, texts, self.config.max_length) if len(texts) else []
+        batches = bucketed_batches(lengths, batch_size, self.config.max_length)
+        for batch, padded in tqdm(batches, desc="SEScore encode", unit="batch", disable=not progress):
+            states = self.encode(self.tokenize([texts[i] for i in batch], pad_to=padded), encoder_grad=False)
             if out is None:
                 out = torch.empty((len(texts), states.pooled.shape[-1]), dtype=states.pooled.dtype,
                                   device=states.pooled.device)
@@ -282,9 +289,11 @@ def build_regressor(config: RegressorConfig) -> SEScoreRegressor:
     return SEScoreRegressor(config, encoder, tokenizer, encoder_hash)
 
 
-def _padded(tokens: Sequence[torch.Tensor], rows: np.ndarray, like: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Stack the token states of ``rows`` into [B, T, H] with a boolean mask of real tokens."""
-    longest = max(1, max(len(tokens[i]) for i in rows))
+def _padded(tokens: Sequence[torch.Tensor], rows: np.ndarray, like: torch.Tensor,
+            length: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Stack the token states of ``rows`` into [B, T, H] with a boolean mask of real tokens (T = ``length``, or
+    the longest of the rows)."""
+    longest = length or max(1, max(len(tokens[i]) for i in rows))
     out = like.new_zeros((len(rows), longest, like.shape[-1]))
     mask = torch.zeros((len(rows), longest), dtype=torch.bool, device=like.device)
     for b, i in enumerate(rows):
@@ -293,31 +302,61 @@ def _padded(tokens: Sequence[torch.Tensor], rows: np.ndarray, like: torch.Tensor
     return out, mask
 
 
+ROW_MULTIPLE = 8
+
+
+def _pair_batches(cand_rows: np.ndarray, ref_rows: np.ndarray, tokens: Sequence[torch.Tensor] | None,
+                  batch_size: int) -> list[tuple[np.ndarray, tuple[int, int] | None]]:
+    """Pair batches whose shapes depend only on the pairs in them: with alignment, pairs are grouped by the
+    bucketed token counts of both sides and padded to exactly those (see ``bucketed_batches``)."""
+    from nlgmetrics.modelroles.batching import bucket_length
+
+    if tokens is None:
+        order = np.arange(len(cand_rows))
+        return [(order[s : s + batch_size], None) for s in range(0, len(order), batch_size)]
+    cap = 1 << 30
+    keys = [(bucket_length(len(tokens[c]), cap), bucket_length(len(tokens[r]), cap)) for c, r in zip(cand_rows, ref_rows)]
+    groups: dict[tuple[int, int], list[int]] = {}
+    for index, key in enumerate(keys):
+        groups.setdefault(key, []).append(index)
+    out = []
+    for key in sorted(groups, key=lambda k: (-(k[0] + k[1]), k)):
+        members = np.asarray(groups[key], dtype=np.int64)
+        out.extend((members[s : s + batch_size], key) for s in range(0, len(members), batch_size))
+    return out
+
+
 def scores_from_vectors(
     regressor: SEScoreRegressor, vectors: torch.Tensor, cand_rows: np.ndarray, ref_rows: np.ndarray,
     batch_size: int = 1024, tokens: Sequence[torch.Tensor] | None = None,
 ) -> np.ndarray:
     """Head scores for pairs given by row indices into ``vectors`` (and ``tokens`` when the regressor aligns
-    tokens); the head is cheap, batches keep memory flat. Alignment pairs go in length order to limit padding."""
+    tokens); the head is cheap, batches keep memory flat.
+
+    A pair's score must not depend on which other pairs share its call (chunked torchmetrics updates, DDP
+    shards, batch sizes): token states are padded to bucket lengths fixed by the pair, and every batch is
+    filled up to a multiple of ``ROW_MULTIPLE`` rows (repeating its first pair), because one-row products take
+    a matrix-vector kernel that rounds differently from the matrix-matrix one.
+    """
     out = np.zeros(len(cand_rows), dtype=np.float64)
     aligned = regressor.config.alignment
     if aligned and tokens is None:
         raise ValueError("this regressor uses token alignment: pass the token states from encode_texts")
-    order = np.arange(len(cand_rows))
     if aligned:
         batch_size = min(batch_size, 128)
-        order = np.argsort([-(len(tokens[c]) + len(tokens[r])) for c, r in zip(cand_rows, ref_rows)], kind="stable")
+    batch_size = max(ROW_MULTIPLE, batch_size - batch_size % ROW_MULTIPLE)
     with torch.inference_mode():
-        for start in range(0, len(order), batch_size):
-            pick = order[start : start + batch_size]
-            cr, rr = cand_rows[pick], ref_rows[pick]
+        for pick, lengths in _pair_batches(cand_rows, ref_rows, tokens if aligned else None, batch_size):
+            filler = (-len(pick)) % ROW_MULTIPLE
+            padded_pick = np.concatenate([pick, np.repeat(pick[:1], filler)])
+            cr, rr = cand_rows[padded_pick], ref_rows[padded_pick]
             c = torch.as_tensor(cr, device=vectors.device)
             r = torch.as_tensor(rr, device=vectors.device)
             cand, ref = TextStates(vectors[c]), TextStates(vectors[r])
             if aligned:
-                cand.tokens, cand.mask = _padded(tokens, cr, vectors)
-                ref.tokens, ref.mask = _padded(tokens, rr, vectors)
-            out[pick] = regressor.predict_states(cand, ref).double().cpu().numpy()
+                cand.tokens, cand.mask = _padded(tokens, cr, vectors, lengths[0])
+                ref.tokens, ref.mask = _padded(tokens, rr, vectors, lengths[1])
+            out[pick] = regressor.predict_states(cand, ref).double().cpu().numpy()[: len(pick)]
     return out
 
 

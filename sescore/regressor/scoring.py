@@ -12,9 +12,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from nlgmetrics.inputs import check_pairs
 from nlgmetrics.metaeval.scorer import toolkit_version
 from sescore.regressor.checkpoint import checkpoint_hash, load_checkpoint
 from sescore.regressor.model import SEScoreRegressor, scores_from_vectors
+from sescore.regressor.scale import bound_to_range
 
 # The shipped model (trained by `train.py fit --config configs/sescore/fit_offline.yaml`); not present until then.
 DEFAULT_CHECKPOINT = str(Path(__file__).resolve().parents[1] / "checkpoints" / "minilm-news")
@@ -23,19 +25,8 @@ _VERSION = toolkit_version()
 
 
 def reference_lists(hyps: Sequence[str], refs: Sequence[str] | Sequence[Sequence[str]]) -> list[list[str]]:
-    """One reference per hypothesis, or a non-empty list of references per hypothesis."""
-    if isinstance(hyps, str) or isinstance(refs, str):
-        raise ValueError("SEScore expects lists of strings, not a single string")
-    if len(hyps) != len(refs):
-        raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
-    lists = [[r] if isinstance(r, str) else list(r) for r in refs]
-    for index, rs in enumerate(lists):
-        if not rs or not all(isinstance(r, str) for r in rs):
-            raise ValueError(f"references[{index}] must be a string or a non-empty list of strings")
-    for index, h in enumerate(hyps):
-        if not isinstance(h, str):
-            raise ValueError(f"hypotheses[{index}] is {type(h).__name__}, not a string")
-    return lists
+    """One reference per hypothesis, or a non-empty list of references per hypothesis (the shared input policy)."""
+    return check_pairs(hyps, refs, hyp_name="hypotheses", ref_name="references")[1]
 
 
 def sescore_scores(
@@ -45,7 +36,8 @@ def sescore_scores(
     batch_size: int = 64,
     progress: bool = False,
 ) -> np.ndarray:
-    """[N] scores on the checkpoint's output scale, in input order; multi-reference -> max."""
+    """[N] scores on the checkpoint's output scale (inside its declared range), in input order; multi-reference
+    -> max."""
     ref_lists = reference_lists(hyps, refs)
     if not len(hyps):
         return np.zeros(0, dtype=np.float64)
@@ -56,6 +48,7 @@ def sescore_scores(
     cand_rows = np.asarray([row[hyps[i]] for i in owner], dtype=np.int64)
     ref_rows = np.asarray([row[r] for rs in ref_lists for r in rs], dtype=np.int64)
     pair_scores = scores_from_vectors(regressor, vectors, cand_rows, ref_rows, tokens=tokens or None)
+    pair_scores = bound_to_range(pair_scores, regressor.config.output_scale)  # monotone: rankings unchanged
     out = np.full(len(hyps), -np.inf)
     np.maximum.at(out, owner, pair_scores)
     return out
