@@ -21,11 +21,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
+import os
 import sys
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from nlgmetrics.cli import devmix, selfbias
+from nlgmetrics.cli.common import finish_parser, silence_libraries
 
 BASE_METRICS = ("menli", "sescore", "mars", "bleu", "chrf", "bertscore", "cosine", "lm-likelihood", "lm-ratio")
 
@@ -70,9 +73,10 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
                    help="mars: full, no_planning, no_context, no_planning_no_context or naive")
     g.add_argument("--mars-cache", default=None,
                    help="mars: folder of the augmentation cache (default: the config's cache_dir)")
-    g.add_argument("--batch-size", type=int, default=64)
+    g.add_argument("--batch-size", type=int, default=64, help="texts (or NLI pairs) per model call")
     g.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: GPU if present)")
-    g.add_argument("--quiet", action="store_true", help="no progress bars")
+    g.add_argument("--quiet", action="store_true",
+                   help="no progress bars and no library warnings (transformers, Lightning, datasets)")
 
 
 def build_scorer(name: str, args: argparse.Namespace) -> Any:
@@ -136,11 +140,17 @@ def _callable_scorer(name: str) -> Any:
     module_name, _, function_name = name[3:].rpartition(":")
     if not module_name or not function_name:
         raise InputError(f"'{name}': write a Python callable as py:package.module:function")
-    sys.path.insert(0, ".")
+    saved = list(sys.path)
+    # only for this import, so the working directory cannot shadow later imports; the absolute path, because
+    # Python caches the finder of "." with the directory it was first used in
+    sys.path.insert(0, os.getcwd())
+    importlib.invalidate_caches()
     try:
         function = getattr(importlib.import_module(module_name), function_name)
     except (ImportError, AttributeError) as error:
         raise InputError(f"'{name}': cannot import {module_name}:{function_name} ({error})") from error
+    finally:
+        sys.path[:] = saved
     if not callable(function):
         raise InputError(f"'{name}' is not callable")
     return FunctionScorer(function, name)
@@ -210,8 +220,46 @@ def _human_key(rows: Sequence[dict], requested: str | None) -> str:
     raise InputError(f"the data has several human scores; pick one with --human: {', '.join(keys)}")
 
 
-def _is_human_system(system: str) -> bool:
-    return str(system).lower().startswith(("ref", "human"))
+_WMT_HUMAN = re.compile(r"^(ref|Human)-[A-Za-z0-9]+(\.\d+)?$")
+
+
+def human_systems(rows: Sequence[dict], flag: str | None) -> tuple[list[str], str]:
+    """Which systems are human references, and how that was decided (stated in the JSON, never guessed).
+
+    In order: ``--human-systems A,B`` (``none`` for no human system); a boolean ``human_system`` field on the
+    rows; otherwise the WMT naming of human translations, a whole name of the form ``ref-X``/``Human-X`` (a
+    system called ``refresh`` or ``reference_bart`` is not human).
+    """
+    systems = sorted({str(r.get("system")) for r in rows})
+    if flag is not None:
+        names = [] if flag.strip().lower() == "none" else [s.strip() for s in flag.split(",") if s.strip()]
+        unknown = [s for s in names if s not in systems]
+        if unknown:
+            from nlgmetrics.metaeval import InputError
+
+            raise InputError(f"--human-systems: {', '.join(unknown)} not among the data's systems")
+        return names, "--human-systems"
+    if any("human_system" in r for r in rows):
+        return sorted({str(r.get("system")) for r in rows if r.get("human_system")}), "row field human_system"
+    return [s for s in systems if _WMT_HUMAN.match(s)], "WMT naming (whole name ref-X or Human-X)"
+
+
+def usable_rows(rows: Sequence[dict]) -> tuple[list[dict], list[dict]]:
+    """Rows that can be scored, and the skipped ones with the reason.
+
+    Judged data sometimes holds empty system outputs; the Python API rejects empty candidates, and ``correlate``
+    applies the same policy by leaving such rows out and listing them in its result (never scored silently).
+    """
+    keep, skipped = [], []
+    for row in rows:
+        refs = [r for r in row["refs"] if isinstance(r, str) and r.strip()]
+        reason = "empty hyp" if not row["hyp"].strip() else ("no non-empty reference" if not refs else None)
+        if reason:
+            skipped.append({"item_id": row.get("item_id"), "lp": row.get("lp"), "system": row.get("system"),
+                            "reason": reason})
+        else:
+            keep.append(row if len(refs) == len(row["refs"]) else {**row, "refs": refs})
+    return keep, skipped
 
 
 def _source_text(src: Any) -> str:
@@ -236,8 +284,12 @@ def cmd_correlate(args: argparse.Namespace) -> dict:
     if not rows:
         raise InputError(f"{args.data}: no row has human score '{key}'")
     for number, row in enumerate(rows, 1):
-        if not isinstance(row.get("hyp"), str) or not row.get("refs"):
+        if not isinstance(row.get("hyp"), str) or not isinstance(row.get("refs"), list) or not row["refs"]:
             raise InputError(f"{args.data}: row {number} lacks 'hyp' or 'refs'")
+    rows, skipped = usable_rows(rows)
+    if not rows:
+        raise InputError(f"{args.data}: every row has an empty hypothesis or reference")
+    humans, humans_how = human_systems(rows, args.human_systems)
     args.reference_free_scoring = False
     scorer = build_scorer(args.metric, args)
     metric = _row_scores(scorer, rows)
@@ -246,9 +298,10 @@ def cmd_correlate(args: argparse.Namespace) -> dict:
     items = [(r.get("lp"), r.get("item_id")) for r in rows]
     systems = [r.get("system") for r in rows]
     result = {"metric": args.metric, "data": str(args.data), "human": key, "skip_items": args.skip,
-              "limit_items": args.limit}
+              "limit_items": args.limit, "human_systems": humans, "human_systems_from": humans_how,
+              "skipped_rows": len(skipped), "skipped": skipped[:50]}
     result.update(correlation_report(metric, human, items, systems))
-    mt = [i for i, s in enumerate(systems) if not _is_human_system(s)]
+    mt = [i for i, s in enumerate(systems) if str(s) not in set(humans)]
     if len(mt) < len(rows):
         sub = correlation_report([metric[i] for i in mt], [human[i] for i in mt], [items[i] for i in mt],
                                  [systems[i] for i in mt])
@@ -281,10 +334,13 @@ def cmd_adversarial(args: argparse.Namespace) -> dict:
     from nlgmetrics.metaeval import read_jsonl, run_adversarial
 
     rows = read_jsonl(args.data)
+    if args.limit is not None:
+        rows = rows[: args.limit]
     args.reference_free_scoring = False  # the source is passed in the reference's place
     scorer = build_scorer(args.metric, args)
     result = run_adversarial(lambda hyps, anchors: scorer.score(hyps, anchors, None), rows, args.reference_free)
-    return {"metric": args.metric, "data": str(args.data), "reference_free": args.reference_free, **result,
+    return {"metric": args.metric, "data": str(args.data), "reference_free": args.reference_free,
+            "limit_rows": args.limit, **result,
             "signature": scorer.signature()}
 
 
@@ -464,14 +520,14 @@ def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="evaluate.py", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("score", help="score hypotheses against references")
-    p.add_argument("--hyps", required=True)
-    p.add_argument("--refs", nargs="+", help="one file per reference set")
-    p.add_argument("--srcs")
+    p.add_argument("--hyps", required=True, help="candidates, one per line (UTF-8)")
+    p.add_argument("--refs", nargs="+", help="one file per reference set, aligned with --hyps")
+    p.add_argument("--srcs", help="sources/contexts, one per line (MARS context, reference-free MENLI)")
     p.add_argument("--reference-free", action="store_true", help="MENLI with the source as premise")
     p.add_argument("--out", help="per-segment scores as JSON lines")
     _add_metric_options(p)
     p = sub.add_parser("correlate", help="correlation with human judgments (WMT20 tau-like, Kendall, Pearson)")
-    p.add_argument("--data", required=True)
+    p.add_argument("--data", required=True, help="judged JSONL (schema in ../shared/data/README.md)")
     p.add_argument("--limit", type=int, help="first N items with all their systems")
     p.add_argument("--skip", type=int, default=0, help="leave out the first N items (e.g. a dev slice used for selection)")
     p.add_argument("--human", help="which human score (key of 'scores') to correlate with")
@@ -479,17 +535,21 @@ def make_parser() -> argparse.ArgumentParser:
                                     "tau-like difference (metric minus versus) under 'versus'")
     p.add_argument("--bootstrap", type=int, default=1000, help="item resamples for --versus")
     p.add_argument("--seed", type=int, default=0, help="seed of the --versus resampling")
+    p.add_argument("--human-systems", help="comma-separated systems that are human references (reported with and "
+                                           "without them), or 'none'; default: the rows' human_system field, else "
+                                           "whole names ref-X/Human-X")
     _add_metric_options(p)
     p = sub.add_parser("adversarial", help="MENLI adversarial preference accuracy")
-    p.add_argument("--data", required=True)
+    p.add_argument("--data", required=True, help="adversarial JSONL (ref, hyp_para, hyp_adv_based, ...)")
     p.add_argument("--reference-free", action="store_true", help="anchor = source, good = r, bad = hyp_adv_free")
+    p.add_argument("--limit", type=int, help="first N rows of the file (smoke runs)")
     _add_metric_options(p)
     p = sub.add_parser("stress", help="blind-spot stress tests (one or more metrics, comma-separated)")
     p.add_argument("--data", required=True, help="JSONL with 'refs' (two or more) per item")
     p.add_argument("--out", required=True, help="folder for report.json, report.md and plots/")
     p.add_argument("--tests", help="comma-separated test names (default: every test that needs no extra model)")
     p.add_argument("--limit", type=int, help="first N items")
-    p.add_argument("--seeds", default="1,2,3,4,5")
+    p.add_argument("--seeds", default="1,2,3,4,5", help="comma-separated seeds of the noising tests")
     p.add_argument("--gold-ref", type=int, default=0, help="which reference is the gold hypothesis")
     p.add_argument("--gold-system", help="gold hypothesis = 'hyp' of this system's row per item (e.g. Human-H)")
     p.add_argument("--ref-index", default="1",
@@ -505,21 +565,21 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-applied", type=_positive_int,
                    help="judge a test only if it applies to at least this many items (default: stress.DEFAULT_MIN_APPLIED)")
     p = sub.add_parser("make-adversarial", help="MENLI-format adversarial rows from a set with paraphrase references")
-    p.add_argument("--data", required=True)
-    p.add_argument("--out", required=True)
+    p.add_argument("--data", required=True, help="JSONL with paraphrase references")
+    p.add_argument("--out", required=True, help="adversarial JSONL to write")
     p.add_argument("--types", help="comma-separated error codes (default: all 12)")
     p.add_argument("--limit", type=int, help="first N items")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the perturbations")
     p = sub.add_parser("robustness", help="MARS Table 4: scores of reordered / context-copied candidates must drop")
     p.add_argument("--data", required=True, help="JSONL with 'hyp', 'refs' and (for context_sentence) 'src'")
     p.add_argument("--out", required=True, help="report JSON")
     p.add_argument("--markdown", help="also write the table as Markdown here")
     p.add_argument("--limit", type=int, help="first N items")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the reorderings")
     _add_metric_options(p)
     selfbias.add_parser(sub, lambda parser: _add_metric_options(parser, metric=False))
     devmix.add_parser(sub, _add_metric_options)
-    return parser
+    return finish_parser(parser)
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], dict]] = {
@@ -532,8 +592,11 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], dict]] = {
 
 def main(argv: list[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
+    if getattr(args, "quiet", False):
+        silence_libraries()
     from nlgmetrics.metaeval import InputError
-    from nlgmetrics.modelroles import ModelRoleError
+    from nlgmetrics.modelroles import ModelRoleError, check_device
+    from nlgmetrics.truncation import summary, track_truncation
 
     try:
         if getattr(args, "limit", None) is not None and args.limit < 1:
@@ -542,10 +605,21 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError("--skip must be zero or a positive number of items")
         if getattr(args, "batch_size", 1) < 1:
             raise InputError("--batch-size must be >= 1")
-        result = COMMANDS[args.command](args)
+        if getattr(args, "device", None) not in (None, "auto"):
+            check_device(args.device)  # before any model loads
+        with track_truncation() as truncated:
+            result = COMMANDS[args.command](args)
     except (InputError, ModelRoleError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("interrupted: no result written (outputs are written only when complete)", file=sys.stderr)
+        return 130
+    if isinstance(result, dict):
+        result["truncated"] = truncated
+        if summary(truncated):
+            print(f"warning: {summary(truncated)} (scores saw only the first tokens; see 'truncated' in the JSON)",
+                  file=sys.stderr)
     _emit(result)
     return 0
 

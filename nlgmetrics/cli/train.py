@@ -8,9 +8,21 @@ import argparse
 import json
 import sys
 
+from nlgmetrics.cli.common import DefaultsHelpFormatter, version_string
+
+USAGE = """usage: train.py {nli,synthesize,fit} [options]   (or nlgmetrics-train ...)
+
+  nli          fine-tune the offline NLI cross-encoder (MENLI's model, SEScore's severity labeller)
+  synthesize   SEScore stratified error synthesis: run (default), merge, calibrate
+  fit          train the SEScore regressor (LightningCLI): fit --config CONFIG.yaml [overrides]
+
+'train.py COMMAND --help' shows each command's options; --version prints the toolkit version.
+"""
+
 
 def _nli(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="train.py nli", description="Fine-tune the offline NLI cross-encoder.")
+    parser = argparse.ArgumentParser(prog="train.py nli", description="Fine-tune the offline NLI cross-encoder.",
+                                     formatter_class=DefaultsHelpFormatter)
     parser.add_argument("--config", required=True, help="YAML recipe, e.g. configs/nli/minilm_lora.yaml")
     parser.add_argument("--output", help="checkpoint folder (overrides the config)")
     parser.add_argument("--limit", type=int, help="train on a random subset of N pairs (smoke runs)")
@@ -52,10 +64,22 @@ COMMANDS = {"nli": _nli, "synthesize": _synthesize, "fit": _fit}
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("-h", "--help"):
+        print(USAGE, end="")
+        return 0
+    if argv and argv[0] == "--version":
+        print(version_string())
+        return 0
     if not argv or argv[0] not in COMMANDS:
-        print(f"usage: python train.py {{{','.join(COMMANDS)}}} [options]", file=sys.stderr)
+        problem = f"unknown command '{argv[0]}'\n" if argv else ""
+        print(problem + USAGE, end="", file=sys.stderr)
         return 2
-    return COMMANDS[argv[0]](argv[1:])
+    try:
+        return COMMANDS[argv[0]](argv[1:])
+    except KeyboardInterrupt:
+        print("interrupted: rerun the same command to resume where supported (synthesize, fit with ckpt_path)",
+              file=sys.stderr)
+        return 130
 
 
 def main_exit() -> None:
