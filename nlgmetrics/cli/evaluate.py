@@ -19,6 +19,7 @@ included); progress bars go to stderr. Bad input exits 1 with one line saying wh
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import re
@@ -85,6 +86,13 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
     from nlgmetrics.metaeval import InputError
 
     progress = not getattr(args, "quiet", False)
+    if getattr(args, "devices", 1) > 1 and "+" not in name:
+        from nlgmetrics.parallel import ProcessScorer
+
+        one = argparse.Namespace(**{**vars(args), "devices": 1})
+        local = build_scorer(name, one)  # for its signature and name only: scorers load models lazily
+        return ProcessScorer(functools.partial(_build_in_process, name, one), args.devices, args.device,
+                             local.signature(), getattr(local, "name", name))
     if name.startswith("py:"):
         return _callable_scorer(name)
     if "+" in name:
@@ -129,6 +137,14 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
         return LMLikelihoodScorer(args.causal_lm, min(args.batch_size, 16), args.device, progress,
                                   relative=name == "lm-ratio")
     raise InputError(f"unknown metric '{name}'; choose from {', '.join(BASE_METRICS)} or menli+<metric>")
+
+
+def _build_in_process(name: str, args: argparse.Namespace, index: int, device: str | None) -> Any:
+    """The scorer of one ``--devices`` process: its own device; progress bars from the first process only."""
+    quiet = getattr(args, "quiet", False) or index > 0
+    if quiet:
+        silence_libraries()
+    return build_scorer(name, argparse.Namespace(**{**vars(args), "device": device, "quiet": quiet}))
 
 
 def _callable_scorer(name: str) -> Any:
@@ -525,6 +541,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--srcs", help="sources/contexts, one per line (MARS context, reference-free MENLI)")
     p.add_argument("--reference-free", action="store_true", help="MENLI with the source as premise")
     p.add_argument("--out", help="per-segment scores as JSON lines")
+    p.add_argument("--devices", type=_positive_int, default=1,
+                   help="score in N processes (one per GPU with --device cuda, else CPU processes); the scores are "
+                        "identical to one process's")
     _add_metric_options(p)
     p = sub.add_parser("correlate", help="correlation with human judgments (WMT20 tau-like, Kendall, Pearson)")
     p.add_argument("--data", required=True, help="judged JSONL (schema in ../shared/data/README.md)")
@@ -538,6 +557,9 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--human-systems", help="comma-separated systems that are human references (reported with and "
                                            "without them), or 'none'; default: the rows' human_system field, else "
                                            "whole names ref-X/Human-X")
+    p.add_argument("--devices", type=_positive_int, default=1,
+                   help="score in N processes (one per GPU with --device cuda, else CPU processes); the scores are "
+                        "identical to one process's")
     _add_metric_options(p)
     p = sub.add_parser("adversarial", help="MENLI adversarial preference accuracy")
     p.add_argument("--data", required=True, help="adversarial JSONL (ref, hyp_para, hyp_adv_based, ...)")
