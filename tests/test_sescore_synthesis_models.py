@@ -241,6 +241,37 @@ def test_resume_after_interruption_is_byte_identical(run_setup, monkeypatch: pyt
     assert again.blocks_written == 0 and _dataset_bytes(output) == _dataset_bytes(folder / "reference")
 
 
+def test_kill_inside_a_block_keeps_finished_groups(run_setup, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One block holds all 10 sentences: a kill after two model-call groups must keep their 4 sentences, and
+    the resumed run must only compute the rest and still match the uninterrupted block-size-4 run."""
+    from sescore.synthesis import run
+
+    config, models, source, folder, _ = run_setup
+    one_block = replace(config, block_size=16)
+    output = folder / "killed_in_block"
+    real_group = run.synthesize_group
+    calls: list[list[int]] = []
+
+    def dying_group(sentences, *args, **kwargs):
+        if len(calls) == 2:
+            raise KeyboardInterrupt("killed")
+        calls.append([s.index for s in sentences])
+        return real_group(sentences, *args, **kwargs)
+
+    monkeypatch.setattr(run, "synthesize_group", dying_group)
+    with pytest.raises(KeyboardInterrupt):
+        run_synthesis(one_block, source, output, models=models, progress=False)
+    assert store.completed_blocks(output) == {}
+    assert store.kept_sentences(output) == 4
+    calls.clear()
+    monkeypatch.setattr(run, "synthesize_group", lambda *a, **k: calls.append([s.index for s in a[0]]) or real_group(*a, **k))
+    result = run_synthesis(one_block, source, output, models=models, progress=False)
+    assert calls == [[4, 5], [8, 9], [10, 11]]  # line numbers of the groups not kept before the kill
+    assert result.blocks_written == 1 and store.kept_sentences(output) == 10
+    assert not list((store.work_dir(output) / "groups").glob("*.arrow")), "finished block left group files behind"
+    assert _dataset_bytes(output) == _dataset_bytes(folder / "reference")
+
+
 def test_block_size_and_shards_do_not_change_output(run_setup) -> None:
     from sescore.synthesis.run import merge_outputs
 

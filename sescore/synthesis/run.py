@@ -48,8 +48,33 @@ def prepare_sentences(
     return sentences, report
 
 
-def blocks_of(sentences: Sequence[Sentence], block_size: int) -> list[list[Sentence]]:
-    return [list(sentences[i : i + block_size]) for i in range(0, len(sentences), block_size)]
+@dataclass(frozen=True)
+class Group:
+    """One model-call group: the unit that is computed, kept after a kill, and never split by a block."""
+
+    index: int  # over the whole input: sentences index*size .. (index+1)*size - 1
+    sentences: tuple[Sentence, ...]  # what the model calls see
+    keep: int  # how many of them (from the front) get rows stored
+
+
+def plan_blocks(sentences: Sequence[Sentence], keep: int, block_size: int, group_size: int) -> list[list[Group]]:
+    """The groups of each block of the first ``keep`` sentences.
+
+    Groups are cut from the whole sentence list, so a group keeps the same neighbours (hence the same batched
+    model calls, hence the same rows) whatever the block size or shard it ends up in.
+    """
+    if block_size < 1 or group_size < 1 or block_size % group_size:
+        raise ValueError(f"block size {block_size} must be a positive multiple of the group size {group_size}")
+    if not 0 <= keep <= len(sentences):
+        raise ValueError(f"cannot keep {keep} of {len(sentences)} sentences")
+    blocks = []
+    for start in range(0, keep, block_size):
+        stop = min(start + block_size, keep)
+        blocks.append([
+            Group(g, tuple(sentences[g * group_size : (g + 1) * group_size]), min(group_size, stop - g * group_size))
+            for g in range(start // group_size, -(-stop // group_size))
+        ])
+    return blocks
 
 
 def shard_blocks(num_blocks: int, shard_index: int, num_shards: int) -> list[int]:
@@ -72,7 +97,7 @@ def build_manifest(config: SynthesisConfig, models: SynthesisModels, sentences: 
         "limit": limit,
         "block_size": config.block_size,
         "num_sentences": len(sentences),
-        "num_blocks": len(blocks_of(sentences, config.block_size)),
+        "num_blocks": -(-len(sentences) // config.block_size),
         "sentence_indices_sha256": hashlib.sha256(indices.encode()).hexdigest(),
         "models": models.hashes(),
         "calibration_matches_nli": _check_calibration(config, models) if config.severity.calibration else None,
@@ -124,23 +149,30 @@ def run_synthesis(
     output = Path(output)
     manifest = build_manifest(config, models, sentences, report, limit)
     store.check_or_write_manifest(output, manifest)
-    blocks = blocks_of(sentences, config.block_size)
+    blocks = plan_blocks(sentences, len(sentences), config.block_size, config.sentences_per_call)
     mine = shard_blocks(len(blocks), shard_index, num_shards)
     done = store.completed_blocks(output)
+    saved = store.completed_groups(output)
     todo = [b for b in mine if b not in done]
     clock = Stopwatch()
     loop_start, cpu_start = time.perf_counter(), time.process_time()
     processed = rows_written = 0
-    with tqdm(total=sum(len(blocks[b]) for b in todo), desc="synthesis", unit="sent", disable=not progress) as bar:
+    with tqdm(total=sum(g.keep for b in todo for g in blocks[b]), desc="synthesis", unit="sent",
+              disable=not progress) as bar:
         for b in todo:
             rows = []
-            for g in range(0, len(blocks[b]), config.sentences_per_call):
-                group = blocks[b][g : g + config.sentences_per_call]
-                rows.extend(synthesize_group(group, models, config, clock))
-                bar.update(len(group))
+            for group in blocks[b]:
+                if group.index in saved:
+                    rows.extend(store.read_rows(saved[group.index]))
+                    continue
+                new_rows = synthesize_group(group.sentences, models, config, clock)
+                store.write_group(output, group.index, new_rows)
+                rows.extend(new_rows)
+                processed += group.keep
+                rows_written += len(new_rows)
+                bar.update(group.keep)
             store.write_block(output, b, rows)
-            processed += len(blocks[b])
-            rows_written += len(rows)
+            store.remove_groups(output, [group.index for group in blocks[b]])
     session = {
         "shard_index": shard_index, "num_shards": num_shards, "blocks": todo, "sentences": processed,
         "rows": rows_written, "wall_seconds": round(time.perf_counter() - loop_start, 4),
@@ -183,4 +215,5 @@ def merge_outputs(sources: Sequence[str | Path], output: str | Path, minor: int 
     return summary
 
 
-__all__ = ["RunResult", "blocks_of", "load_models", "merge_outputs", "prepare_sentences", "run_synthesis", "shard_blocks"]
+__all__ = ["Group", "RunResult", "load_models", "merge_outputs", "plan_blocks", "prepare_sentences", "run_synthesis",
+           "shard_blocks"]

@@ -1,15 +1,19 @@
 """Resumable storage: rows go to one Arrow file per block of sentences, merged into a `datasets` dataset.
 
-A block file is written to a temporary name and renamed into place, so a run killed at any moment leaves
-either a complete block or none; a restart with the same command skips complete blocks. Blocks depend only on
-their sentences, the config and the models (all pinned by ``manifest.json``), so the merged dataset is
-byte-identical whether it was produced in one go, resumed, or split over shards.
+Every file is written to a temporary name and renamed into place, so a run killed at any moment leaves
+complete files or none. Within a block, the rows of each finished model-call group (``sentences_per_call``
+sentences) are kept in a group file, so a kill loses at most one group of work even when the whole input is one
+block; when its block is written, the block's group files are deleted. A restart with the same command skips
+complete blocks and kept groups. Groups depend only on their sentences, the config and the models (all pinned by
+``manifest.json``), so the merged dataset is byte-identical whether it was produced in one go, resumed, or split
+over shards.
 
 Layout of an output folder::
 
     OUT/                      the dataset (datasets.save_to_disk), summary.json, score_histogram.png
     OUT/work/manifest.json    what every block was made from (config hash, seed, input hash, model hashes)
     OUT/work/blocks/block-000003.arrow
+    OUT/work/groups/group-000017.arrow   rows of a finished group whose block is not written yet
     OUT/work/sessions/...json timing of each process that wrote blocks (for the rate report)
 """
 from __future__ import annotations
@@ -59,6 +63,11 @@ def block_path(output: str | Path, block: int) -> Path:
     return work_dir(output) / "blocks" / f"block-{block:06d}.arrow"
 
 
+def group_path(output: str | Path, group: int) -> Path:
+    """Rows of model-call group ``group`` (numbered over the whole input, so independent of the block size)."""
+    return work_dir(output) / "groups" / f"group-{group:06d}.arrow"
+
+
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -80,17 +89,37 @@ def rows_to_table(rows: list[dict]) -> Any:
     return pa.Table.from_pylist(rows, schema=schema)
 
 
-def write_block(output: str | Path, block: int, rows: list[dict]) -> Path:
-    """Write one block's rows as an Arrow IPC file, atomically."""
+def _write_rows(path: Path, rows: list[dict]) -> Path:
+    """Rows as an Arrow IPC file, atomically."""
     import pyarrow as pa
 
     table = rows_to_table(rows)
     sink = pa.BufferOutputStream()
     with pa.ipc.new_file(sink, table.schema) as writer:
         writer.write_table(table)
-    path = block_path(output, block)
     _atomic_write_bytes(path, sink.getvalue().to_pybytes())
     return path
+
+
+def write_block(output: str | Path, block: int, rows: list[dict]) -> Path:
+    """Write one block's rows, atomically (a block file is always complete)."""
+    return _write_rows(block_path(output, block), rows)
+
+
+def write_group(output: str | Path, group: int, rows: list[dict]) -> Path:
+    """Keep one finished group's rows until its block is written, atomically."""
+    return _write_rows(group_path(output, group), rows)
+
+
+def read_rows(path: str | Path) -> list[dict]:
+    """Rows of a block or group file, as the pipeline made them (Arrow round-trips every value exactly)."""
+    return read_block(path).to_pylist()
+
+
+def remove_groups(output: str | Path, groups: Iterable[int]) -> None:
+    """Drop group files once their block file holds the rows."""
+    for group in groups:
+        group_path(output, group).unlink(missing_ok=True)
 
 
 def read_block(path: str | Path) -> Any:
@@ -100,18 +129,45 @@ def read_block(path: str | Path) -> Any:
         return pa.ipc.open_file(source).read_all()
 
 
-def completed_blocks(output: str | Path) -> dict[int, Path]:
-    """Blocks already written (temporary files of an interrupted write are ignored)."""
-    folder = work_dir(output) / "blocks"
+def _numbered_files(folder: Path, prefix: str) -> dict[int, Path]:
+    """``prefix-000123.arrow`` files by number (temporary files of an interrupted write start with a dot)."""
     if not folder.is_dir():
         return {}
     out = {}
-    for path in folder.glob("block-*.arrow"):
+    for path in folder.glob(f"{prefix}-*.arrow"):
         try:
             out[int(path.stem.split("-")[1])] = path
         except (IndexError, ValueError):
             continue
     return out
+
+
+def completed_blocks(output: str | Path) -> dict[int, Path]:
+    """Blocks already written."""
+    return _numbered_files(work_dir(output) / "blocks", "block")
+
+
+def completed_groups(output: str | Path) -> dict[int, Path]:
+    """Groups kept from an interrupted block (stale ones of an already written block are included)."""
+    return _numbered_files(work_dir(output) / "groups", "group")
+
+
+def count_kept(num_sentences: int, block_size: int, group_size: int, blocks: Iterable[int], groups: Iterable[int]) -> int:
+    """Sentences whose rows are stored: in written blocks, plus in kept groups of blocks not written yet."""
+    blocks = set(blocks)
+    kept = sum(max(0, min(block_size, num_sentences - b * block_size)) for b in blocks)
+    per_block = block_size // group_size
+    kept += sum(max(0, min(group_size, num_sentences - g * group_size)) for g in set(groups) if g // per_block not in blocks)
+    return kept
+
+
+def kept_sentences(output: str | Path) -> int:
+    """How many sentences of the run in ``output`` need no computing again (0 when nothing was started)."""
+    manifest = read_manifest(output)
+    if manifest is None:
+        return 0
+    return count_kept(manifest["num_sentences"], manifest["block_size"], manifest["config"]["sentences_per_call"],
+                      completed_blocks(output), completed_groups(output))
 
 
 def write_json(path: Path, payload: dict) -> None:
@@ -206,6 +262,7 @@ def merge_blocks(blocks: dict[int, Path], manifest: dict, output: str | Path) ->
 
 
 __all__ = [
-    "StoreError", "block_path", "check_or_write_manifest", "collect_blocks", "completed_blocks", "features",
-    "merge_blocks", "read_block", "read_manifest", "rows_to_table", "work_dir", "write_block", "write_json",
+    "StoreError", "block_path", "check_or_write_manifest", "collect_blocks", "completed_blocks", "completed_groups",
+    "count_kept", "features", "group_path", "kept_sentences", "merge_blocks", "read_block", "read_manifest",
+    "read_rows", "remove_groups", "rows_to_table", "work_dir", "write_block", "write_group", "write_json",
 ]
