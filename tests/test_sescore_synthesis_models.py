@@ -301,10 +301,32 @@ def test_limit_takes_first_usable_sentences(run_setup) -> None:
     assert limited["candidate"][:6] == full["candidate"][:6]
 
 
-def test_changed_config_refuses_to_mix_blocks(run_setup) -> None:
-    config, models, source, folder, _ = run_setup
-    with pytest.raises(store.StoreError, match="config_hash"):
-        run_synthesis(replace(config, seed=99), source, folder / "reference", models=models, progress=False)
+def test_changed_settings_fail_before_models_load(run_setup, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder's manifest pins block size, seed, limit, input and recipe: changing one must be refused with
+    one line naming it, before minutes of model loading, and must leave the folder untouched."""
+    from sescore.synthesis import run
+
+    config, _, source, folder, _ = run_setup
+    manifest = (store.work_dir(folder / "reference") / store.MANIFEST).read_bytes()
+
+    def no_models(*args, **kwargs):
+        raise AssertionError("models were loaded before the folder's settings were checked")
+
+    monkeypatch.setattr(run, "load_models", no_models)
+    expected = {
+        "block_size 4 (now 8)": (replace(config, block_size=8), None, "--block-size 4"),
+        "seed 12 (now 99)": (replace(config, seed=99), None, "--seed 12"),
+        "limit none (now 3)": (config, 3, "without --limit"),
+        "severity.threshold 0.999 (now 0.5)": (replace(config, severity=replace(config.severity, threshold=0.5)),
+                                               None, "severity.threshold: 0.999 in the config"),
+    }
+    for change, (changed, limit, how) in expected.items():
+        with pytest.raises(store.StoreError) as error:
+            run_synthesis(changed, source, folder / "reference", limit=limit, progress=False)
+        message = str(error.value)
+        assert "\n" not in message and change in message and how in message and "new --output folder" in message, message
+        assert "config_hash" not in message, message  # the setting itself is named, not a digest of it
+    assert (store.work_dir(folder / "reference") / store.MANIFEST).read_bytes() == manifest
 
 
 def test_bad_input_is_counted_or_named(run_setup, tmp_path: Path) -> None:
@@ -368,3 +390,21 @@ def test_train_py_synthesize_merge_and_calibrate(tiny_dir: dict[str, Path], tmp_
     assert report["pairs"] >= 20 and 0 <= report["balanced_accuracy"] <= 1
     assert f"threshold: {report['threshold']}" in config_path.read_text()
     assert "# tiny random NLI" in config_path.read_text()
+
+
+def test_cli_refuses_a_changed_block_size_in_one_line(tiny_dir: dict[str, Path], tmp_path: Path, capsys,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from nlgmetrics.cli import train
+    from sescore.synthesis import run
+
+    config_path = _yaml_config(tiny_dir, tmp_path / "tiny.yaml")
+    source = _write_input(tmp_path / "in.txt", SENTENCES[:3])
+    command = ["synthesize", "--config", str(config_path), "--input", str(source), "--output", str(tmp_path / "out"),
+               "--no-progress"]
+    assert train.main(command) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(run, "load_models", lambda *a, **k: pytest.fail("models loaded before the settings check"))
+    assert train.main(command + ["--block-size", "8"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1, captured.err
+    assert "block_size 4 (now 8)" in captured.err and "--block-size 4" in captured.err

@@ -6,7 +6,8 @@
     python train.py synthesize calibrate --config configs/sescore/offline_en.yaml \\
         [--pairs configs/sescore/severity_pairs_en.yaml] [--nli SPEC] [--mode absolute|ratio] [--write]
 
-Each command prints one JSON line (the summary, the shard status or the calibration report).
+Each command prints one JSON line (the summary, the shard status or the calibration report). A bad argument,
+input file or output folder prints one ``error: ...`` line to stderr and exits with 2.
 """
 from __future__ import annotations
 
@@ -18,6 +19,20 @@ from pathlib import Path
 from nlgmetrics.resources import config_path
 
 DEFAULT_PAIRS = config_path("sescore/severity_pairs_en.yaml")
+
+
+def _user_errors() -> tuple[type[Exception], ...]:
+    """Errors caused by the command's arguments or files: reported as one line, never as a traceback."""
+    from sescore.synthesis.config import ConfigError
+    from sescore.synthesis.inputs import InputError
+    from sescore.synthesis.store import StoreError
+
+    return ConfigError, InputError, StoreError
+
+
+def _fail(error: Exception) -> int:
+    print(f"error: {error}", file=sys.stderr)
+    return 2
 
 
 def _run(argv: list[str]) -> int:
@@ -36,11 +51,14 @@ def _run(argv: list[str]) -> int:
     parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: GPU when present)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
-    config = load_config(args.config, {"seed": args.seed, "block_size": args.block_size, "device": args.device})
-    result = run_synthesis(
-        config, args.input, args.output, limit=args.limit, shard_index=args.shard_index,
-        num_shards=args.num_shards, progress=not args.no_progress,
-    )
+    try:
+        config = load_config(args.config, {"seed": args.seed, "block_size": args.block_size, "device": args.device})
+        result = run_synthesis(
+            config, args.input, args.output, limit=args.limit, shard_index=args.shard_index,
+            num_shards=args.num_shards, progress=not args.no_progress,
+        )
+    except _user_errors() as error:
+        return _fail(error)
     if result.summary is not None:
         print(json.dumps(result.summary))
     else:

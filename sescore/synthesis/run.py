@@ -35,17 +35,16 @@ def load_models(config: SynthesisConfig, device: str | None = None) -> Synthesis
 
 
 def prepare_sentences(
-    config: SynthesisConfig, models: SynthesisModels, input_path: str | Path, limit: int | None = None
-) -> tuple[list[Sentence], InputReport]:
-    sentences, report = read_sentences(input_path, config.bad_utf8)
+    config: SynthesisConfig, models: SynthesisModels, sentences: list[Sentence], report: InputReport,
+    limit: int | None = None,
+) -> list[Sentence]:
+    """Apply the fillers' length caps to read sentences, then ``limit``; ``report`` counts what happened."""
     caps = [(f.count_tokens, f.max_tokens) for _, f in sorted(models.fillers.items())]
     sentences = cap_lengths(sentences, caps, config.long_lines, report)
     if limit is not None:
-        if limit < 1:
-            raise ValueError(f"--limit must be >= 1, got {limit}")
         sentences = sentences[:limit]
         report.used = len(sentences)
-    return sentences, report
+    return sentences
 
 
 @dataclass(frozen=True)
@@ -84,18 +83,25 @@ def shard_blocks(num_blocks: int, shard_index: int, num_shards: int) -> list[int
     return [b for b in range(num_blocks) if b % num_shards == shard_index]
 
 
-def build_manifest(config: SynthesisConfig, models: SynthesisModels, sentences: list[Sentence],
-                   report: InputReport, limit: int | None) -> dict:
-    indices = ",".join(str(s.index) for s in sentences)
+def settings_of(config: SynthesisConfig, report: InputReport, limit: int | None) -> dict:
+    """The manifest keys known before any model is loaded: checked first, so a changed setting costs no load."""
     return {
         "format": store.FORMAT,
         "config_hash": config.hash(),
         "config": {k: v for k, v in to_dict(config).items() if k not in config.RUNTIME_KEYS},
         "seed": config.seed,
         "input_sha256": report.sha256,
-        "input": report.as_dict(),
         "limit": limit,
         "block_size": config.block_size,
+    }
+
+
+def build_manifest(config: SynthesisConfig, models: SynthesisModels, sentences: list[Sentence],
+                   report: InputReport, limit: int | None) -> dict:
+    indices = ",".join(str(s.index) for s in sentences)
+    return {
+        **settings_of(config, report, limit),
+        "input": report.as_dict(),
         "num_sentences": len(sentences),
         "num_blocks": -(-len(sentences) // config.block_size),
         "sentence_indices_sha256": hashlib.sha256(indices.encode()).hexdigest(),
@@ -142,11 +148,15 @@ def run_synthesis(
     """Write this shard's missing blocks, then (single shard, or ``merge=True``) merge and summarise."""
     from tqdm.auto import tqdm
 
+    if limit is not None and limit < 1:
+        raise ValueError(f"--limit must be >= 1, got {limit}")
+    output = Path(output)
+    read, report = read_sentences(input_path, config.bad_utf8)
+    store.check_settings(output, settings_of(config, report, limit))
     started = time.perf_counter()
     models = models or load_models(config)
     load_seconds = time.perf_counter() - started
-    sentences, report = prepare_sentences(config, models, input_path, limit)
-    output = Path(output)
+    sentences = prepare_sentences(config, models, read, report, limit)
     manifest = build_manifest(config, models, sentences, report, limit)
     store.check_or_write_manifest(output, manifest)
     blocks = plan_blocks(sentences, len(sentences), config.block_size, config.sentences_per_call)
@@ -216,4 +226,4 @@ def merge_outputs(sources: Sequence[str | Path], output: str | Path, minor: int 
 
 
 __all__ = ["Group", "RunResult", "load_models", "merge_outputs", "plan_blocks", "prepare_sentences", "run_synthesis",
-           "shard_blocks"]
+           "settings_of", "shard_blocks"]

@@ -181,18 +181,87 @@ def read_manifest(output: str | Path) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+# what a user changes; the other pinned keys follow from these and are named only when none of these differs
+CAUSES = ("format", "seed", "block_size", "limit", "input_sha256", "config", "models")
+FLAGS = {"seed": "--seed", "block_size": "--block-size", "limit": "--limit"}
+
+
+def _flatten(value: Any, prefix: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        return {prefix: value}
+    out: dict[str, Any] = {}
+    for key in sorted(value):
+        out.update(_flatten(value[key], f"{prefix}.{key}" if prefix else str(key)))
+    return out
+
+
+def manifest_conflicts(existing: dict, planned: dict) -> list[tuple[str, Any, Any]]:
+    """(setting, folder's value, planned value) for each pinned key of ``planned`` the folder disagrees on.
+
+    Nested recipe and model values are named by their dotted key (``severity.threshold``), so the message says
+    what changed rather than that a hash did.
+    """
+    conflicts = []
+    for key in CAUSES:
+        if key not in planned or existing.get(key) == planned[key]:
+            continue
+        if key in ("config", "models"):
+            old, new = _flatten(existing.get(key) or {}, ""), _flatten(planned[key], "")
+            skip = {"seed"} if key == "config" else set()  # the top-level seed already names it
+            prefix = "models." if key == "models" else ""
+            conflicts += [(prefix + k, old.get(k), new.get(k)) for k in sorted(set(old) | set(new))
+                          if k not in skip and old.get(k) != new.get(k)]
+        else:
+            conflicts.append((key, existing.get(key), planned[key]))
+    if not conflicts:
+        conflicts = [(k, existing.get(k), planned[k]) for k in PINNED if k in planned and existing.get(k) != planned[k]]
+    return conflicts
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "none"
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return text[:12] + "..." if len(text) == 64 and all(c in "0123456789abcdef" for c in text) else text
+
+
+def _how_to_resume(setting: str, old: Any) -> str:
+    if setting in FLAGS:
+        return f"{FLAGS[setting]} {_show(old)}" if old is not None else f"without {FLAGS[setting]}"
+    if setting == "input_sha256":
+        return "the same input file"
+    if setting.startswith("models."):
+        return f"the same weights for {setting[len('models.'):]}"
+    if setting in PINNED:  # a derived key (hash, counts): only the inputs it is derived from can restore it
+        return "the same config, input file and models"
+    return f"{setting}: {_show(old)} in the config"
+
+
+def conflict_message(output: str | Path, conflicts: list[tuple[str, Any, Any]]) -> str:
+    """One line: what the folder was made with, what this command asks for, and the two ways on."""
+    changes = ", ".join(f"{name} {_show(old)} (now {_show(new)})" for name, old, new in conflicts)
+    how = "; ".join(_how_to_resume(name, old) for name, old, _ in conflicts)
+    return f"{output} was made with {changes}; to resume it rerun with {how}, or use a new --output folder"
+
+
+def check_settings(output: str | Path, planned: dict) -> None:
+    """Raise StoreError when ``output`` holds a run made with other settings (only keys of ``planned`` count).
+
+    Called with the settings known before any model is loaded, and again with the full manifest after.
+    """
+    existing = read_manifest(output)
+    if existing is not None:
+        conflicts = manifest_conflicts(existing, planned)
+        if conflicts:
+            raise StoreError(conflict_message(output, conflicts))
+
+
 def check_or_write_manifest(output: str | Path, manifest: dict) -> None:
     """First run writes the manifest; later runs (resume, other shards) must match it on every pinned key."""
-    existing = read_manifest(output)
-    if existing is None:
+    if read_manifest(output) is None:
         write_json(work_dir(output) / MANIFEST, manifest)
-        return
-    differences = [k for k in PINNED if existing.get(k) != manifest.get(k)]
-    if differences:
-        detail = "; ".join(f"{k}: existing {existing.get(k)!r} vs now {manifest.get(k)!r}" for k in differences)
-        raise StoreError(
-            f"{output} holds blocks from a different run ({detail}); use a new --output folder or delete it"
-        )
+    else:
+        check_settings(output, manifest)
 
 
 def _sha256(path: Path) -> str:
@@ -262,7 +331,7 @@ def merge_blocks(blocks: dict[int, Path], manifest: dict, output: str | Path) ->
 
 
 __all__ = [
-    "StoreError", "block_path", "check_or_write_manifest", "collect_blocks", "completed_blocks", "completed_groups",
-    "count_kept", "features", "group_path", "kept_sentences", "merge_blocks", "read_block", "read_manifest",
+    "StoreError", "block_path", "check_or_write_manifest", "check_settings", "conflict_message", "collect_blocks", "completed_blocks", "completed_groups",
+    "count_kept", "features", "group_path", "kept_sentences", "manifest_conflicts", "merge_blocks", "read_block", "read_manifest",
     "read_rows", "remove_groups", "rows_to_table", "work_dir", "write_block", "write_group", "write_json",
 ]
