@@ -408,3 +408,31 @@ def test_cli_refuses_a_changed_block_size_in_one_line(tiny_dir: dict[str, Path],
     captured = capsys.readouterr()
     assert captured.out == "" and len(captured.err.strip().splitlines()) == 1, captured.err
     assert "block_size 4 (now 8)" in captured.err and "--block-size 4" in captured.err
+
+
+def test_cli_ctrl_c_says_what_was_kept_and_exits_130(tiny_dir: dict[str, Path], tmp_path: Path, capsys,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from nlgmetrics.cli import train
+    from sescore.synthesis import run
+
+    config_path = _yaml_config(tiny_dir, tmp_path / "tiny.yaml")
+    source = _write_input(tmp_path / "in.txt", SENTENCES[:5])
+    output = tmp_path / "out"
+    command = ["synthesize", "--config", str(config_path), "--input", str(source), "--output", str(output),
+               "--no-progress"]
+    real_group = run.synthesize_group
+    calls = []
+
+    def ctrl_c_on_second_group(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real_group(*args, **kwargs)
+
+    monkeypatch.setattr(run, "synthesize_group", ctrl_c_on_second_group)
+    assert train.main(command) == 130
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == f"interrupted; 2 sentences kept in {output} - rerun the same command to resume"
+    assert train.main(command) == 0  # resumes: the kept group is not computed again
+    assert len(calls) == 4 and json.loads(capsys.readouterr().out)["sentences"] == 5

@@ -7,7 +7,8 @@
         [--pairs configs/sescore/severity_pairs_en.yaml] [--nli SPEC] [--mode absolute|ratio] [--write]
 
 Each command prints one JSON line (the summary, the shard status or the calibration report). A bad argument,
-input file or output folder prints one ``error: ...`` line to stderr and exits with 2.
+input file or output folder prints one ``error: ...`` line to stderr and exits with 2; Ctrl-C during ``run``
+prints how many sentences are kept and exits with 130.
 """
 from __future__ import annotations
 
@@ -59,6 +60,12 @@ def _run(argv: list[str]) -> int:
         )
     except _user_errors() as error:
         return _fail(error)
+    except KeyboardInterrupt:  # Ctrl-C is a normal way to stop a long run: say what survives, not where it stopped
+        from sescore.synthesis.store import kept_sentences
+
+        print(f"interrupted; {kept_sentences(args.output)} sentences kept in {args.output} - rerun the same command "
+              "to resume", file=sys.stderr)
+        return 130
     if result.summary is not None:
         print(json.dumps(result.summary))
     else:
