@@ -436,3 +436,34 @@ def test_cli_ctrl_c_says_what_was_kept_and_exits_130(tiny_dir: dict[str, Path], 
     assert captured.err.strip() == f"interrupted; 2 sentences kept in {output} - rerun the same command to resume"
     assert train.main(command) == 0  # resumes: the kept group is not computed again
     assert len(calls) == 4 and json.loads(capsys.readouterr().out)["sentences"] == 5
+
+
+def test_merge_errors_are_one_line_with_exit_code_2(run_setup, tmp_path: Path, capsys) -> None:
+    import shutil
+
+    from sescore.synthesis.cli import main
+
+    config, models, source, _, _ = run_setup
+    for index in range(2):
+        run_synthesis(config, source, tmp_path / f"shard{index}", shard_index=index, num_shards=2, models=models,
+                      progress=False)
+    run_synthesis(replace(config, seed=7), source, tmp_path / "seed7", shard_index=1, num_shards=2, models=models,
+                  progress=False)
+    shutil.copytree(tmp_path / "shard1", tmp_path / "tampered")
+    block = store.block_path(tmp_path / "tampered", 1)
+    rows = store.read_rows(block)
+    rows[0]["candidate"] += " !"
+    store.write_block(tmp_path / "tampered", 1, rows)
+    capsys.readouterr()
+    cases = {
+        "does not exist": [tmp_path / "shard0", tmp_path / "nowhere"],
+        "seed 7": [tmp_path / "shard0", tmp_path / "seed7"],
+        "block 1 differs": [tmp_path / "shard0", tmp_path / "shard1", tmp_path / "tampered"],
+        "2 of 3 blocks are missing (0, 2)": [tmp_path / "shard1"],
+    }
+    for expected, sources in cases.items():
+        assert main(["merge", *map(str, sources), "--output", str(tmp_path / "merged")]) == 2, expected
+        captured = capsys.readouterr()
+        assert captured.out == "" and len(captured.err.strip().splitlines()) == 1, captured.err
+        assert captured.err.startswith("error: ") and expected in captured.err, captured.err
+    assert main(["merge", str(tmp_path / "shard0"), str(tmp_path / "shard1"), "--output", str(tmp_path / "merged")]) == 0

@@ -82,7 +82,11 @@ def _merge(argv: list[str]) -> int:
     parser.add_argument("sources", nargs="+", help="run folders (each with work/manifest.json)")
     parser.add_argument("--output", required=True)
     args = parser.parse_args(argv)
-    print(json.dumps(merge_outputs(args.sources, args.output)))
+    try:
+        summary = merge_outputs(args.sources, args.output)
+    except _user_errors() as error:
+        return _fail(error)
+    print(json.dumps(summary))
     return 0
 
 

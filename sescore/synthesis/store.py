@@ -275,27 +275,35 @@ def _sha256(path: Path) -> str:
 def collect_blocks(sources: Iterable[str | Path]) -> tuple[dict, dict[int, Path]]:
     """Manifest and complete block files over one or more run folders (e.g. one per shard), checked."""
     manifest: dict | None = None
+    first: str | Path = ""
     blocks: dict[int, Path] = {}
     for source in sources:
+        if not Path(source).is_dir():
+            raise StoreError(f"{source} does not exist (or is not a folder); give the --output folders of the shards")
         found = read_manifest(source)
         if found is None:
             raise StoreError(f"{source} has no {WORK}/{MANIFEST}: not a synthesis output folder")
         if manifest is None:
-            manifest = found
+            manifest, first = found, source
         else:
-            differences = [k for k in PINNED if manifest.get(k) != found.get(k)]
-            if differences:
-                raise StoreError(f"{source} was made with different {differences}; cannot merge")
+            conflicts = manifest_conflicts(manifest, found)
+            if conflicts:
+                theirs = ", ".join(f"{name} {_show(new)}" for name, _, new in conflicts)
+                ours = ", ".join(f"{name} {_show(old)}" for name, old, _ in conflicts)
+                raise StoreError(f"cannot merge: {source} was made with {theirs} but {first} with {ours}; merge only "
+                                 "folders of one command run with different --shard-index values")
         for index, path in completed_blocks(source).items():
             if index in blocks and _sha256(blocks[index]) != _sha256(path):
-                raise StoreError(f"block {index} differs between {blocks[index]} and {path}")
+                raise StoreError(f"block {index} differs between {blocks[index]} and {path} although both runs had the "
+                                 "same settings; merge only one of the two folders")
             blocks.setdefault(index, path)
     if manifest is None:
         raise StoreError("merge needs at least one run folder")
     missing = sorted(set(range(manifest["num_blocks"])) - set(blocks))
     if missing:
         shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
-        raise StoreError(f"{len(missing)} of {manifest['num_blocks']} blocks are missing ({shown}); run the missing shards")
+        raise StoreError(f"{len(missing)} of {manifest['num_blocks']} blocks are missing ({shown}): finish the shards "
+                         "that own them (rerun their commands, or add their folders), then merge again")
     return manifest, blocks
 
 
