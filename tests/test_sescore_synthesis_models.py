@@ -467,3 +467,50 @@ def test_merge_errors_are_one_line_with_exit_code_2(run_setup, tmp_path: Path, c
         assert captured.out == "" and len(captured.err.strip().splitlines()) == 1, captured.err
         assert captured.err.startswith("error: ") and expected in captured.err, captured.err
     assert main(["merge", str(tmp_path / "shard0"), str(tmp_path / "shard1"), "--output", str(tmp_path / "merged")]) == 0
+
+
+def test_resumed_progress_bar_counts_from_kept_sentences(run_setup, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import tqdm.auto
+
+    from sescore.synthesis import run
+
+    class Bar:
+        made: list["Bar"] = []
+
+        def __init__(self, iterable=(), total=None, initial=0, desc=None, **kwargs) -> None:
+            self.iterable, self.total, self.initial, self.n = iterable, total, initial, initial
+            if desc == "synthesis":  # not the bars of the models' own batch loops
+                Bar.made.append(self)
+
+        def __iter__(self):
+            return iter(self.iterable)
+
+        def update(self, n=1) -> None:
+            self.n += n
+
+        def __enter__(self) -> "Bar":
+            return self
+
+        def __exit__(self, *exc) -> None:
+            return None
+
+    config, models, source, _, _ = run_setup
+    real_group = run.synthesize_group
+    calls = []
+
+    def ctrl_c_on_fourth_group(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return real_group(*args, **kwargs)
+
+    monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
+    monkeypatch.setattr(run, "synthesize_group", ctrl_c_on_fourth_group)
+    with pytest.raises(KeyboardInterrupt):  # block 0 (4 sentences) written, group 2 (2 sentences) kept
+        run_synthesis(config, source, tmp_path / "out", models=models)
+    monkeypatch.setattr(run, "synthesize_group", real_group)
+    run_synthesis(config, source, tmp_path / "out", models=models)
+    first, resumed = Bar.made
+    assert (first.total, first.initial, first.n) == (10, 0, 6)
+    assert (resumed.total, resumed.initial, resumed.n) == (10, 6, 10)

@@ -167,7 +167,9 @@ def run_synthesis(
     clock = Stopwatch()
     loop_start, cpu_start = time.perf_counter(), time.process_time()
     processed = rows_written = 0
-    with tqdm(total=sum(g.keep for b in todo for g in blocks[b]), desc="synthesis", unit="sent",
+    # the bar shows the whole shard and starts at what earlier runs kept: 16/60 after a resume, not 0/44
+    kept = sum(g.keep for b in mine for g in blocks[b] if b in done or g.index in saved)
+    with tqdm(total=sum(g.keep for b in mine for g in blocks[b]), initial=kept, desc="synthesis", unit="sent",
               disable=not progress) as bar:
         for b in todo:
             rows = []
