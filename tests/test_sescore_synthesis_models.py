@@ -81,6 +81,18 @@ def _dataset_bytes(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in names}
 
 
+def _ctrl_c_on_call(real, number: int, calls: list[list[int]]):
+    """A stand-in for synthesize_group that records each group's line numbers and raises KeyboardInterrupt on
+    call ``number``, as Ctrl-C or a kill in the middle of a run would."""
+    def group(sentences, *args, **kwargs):
+        calls.append([s.index for s in sentences])
+        if len(calls) == number:
+            raise KeyboardInterrupt("killed")
+        return real(sentences, *args, **kwargs)
+
+    return group
+
+
 # ------------------------------------------------------------------ fillers
 
 @pytest.mark.parametrize("name,single", [("xlmr_mlm", False), ("bert_mlm", False), ("bart", False), ("gpt2", False),
@@ -251,20 +263,13 @@ def test_kill_inside_a_block_keeps_finished_groups(run_setup, monkeypatch: pytes
     output = folder / "killed_in_block"
     real_group = run.synthesize_group
     calls: list[list[int]] = []
-
-    def dying_group(sentences, *args, **kwargs):
-        if len(calls) == 2:
-            raise KeyboardInterrupt("killed")
-        calls.append([s.index for s in sentences])
-        return real_group(sentences, *args, **kwargs)
-
-    monkeypatch.setattr(run, "synthesize_group", dying_group)
+    monkeypatch.setattr(run, "synthesize_group", _ctrl_c_on_call(real_group, 3, calls))
     with pytest.raises(KeyboardInterrupt):
         run_synthesis(one_block, source, output, models=models, progress=False)
     assert store.completed_blocks(output) == {}
     assert store.kept_sentences(output) == 4
     calls.clear()
-    monkeypatch.setattr(run, "synthesize_group", lambda *a, **k: calls.append([s.index for s in a[0]]) or real_group(*a, **k))
+    monkeypatch.setattr(run, "synthesize_group", _ctrl_c_on_call(real_group, 0, calls))  # 0: never interrupts
     result = run_synthesis(one_block, source, output, models=models, progress=False)
     assert calls == [[4, 5], [8, 9], [10, 11]]  # line numbers of the groups not kept before the kill
     assert result.blocks_written == 1 and store.kept_sentences(output) == 10
@@ -420,16 +425,8 @@ def test_cli_ctrl_c_says_what_was_kept_and_exits_130(tiny_dir: dict[str, Path], 
     output = tmp_path / "out"
     command = ["synthesize", "--config", str(config_path), "--input", str(source), "--output", str(output),
                "--no-progress"]
-    real_group = run.synthesize_group
-    calls = []
-
-    def ctrl_c_on_second_group(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-        return real_group(*args, **kwargs)
-
-    monkeypatch.setattr(run, "synthesize_group", ctrl_c_on_second_group)
+    calls: list[list[int]] = []
+    monkeypatch.setattr(run, "synthesize_group", _ctrl_c_on_call(run.synthesize_group, 2, calls))
     assert train.main(command) == 130
     captured = capsys.readouterr()
     assert captured.out == ""
@@ -497,16 +494,8 @@ def test_resumed_progress_bar_counts_from_kept_sentences(run_setup, tmp_path: Pa
 
     config, models, source, _, _ = run_setup
     real_group = run.synthesize_group
-    calls = []
-
-    def ctrl_c_on_fourth_group(*args, **kwargs):
-        calls.append(1)
-        if len(calls) == 4:
-            raise KeyboardInterrupt
-        return real_group(*args, **kwargs)
-
     monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
-    monkeypatch.setattr(run, "synthesize_group", ctrl_c_on_fourth_group)
+    monkeypatch.setattr(run, "synthesize_group", _ctrl_c_on_call(real_group, 4, []))
     with pytest.raises(KeyboardInterrupt):  # block 0 (4 sentences) written, group 2 (2 sentences) kept
         run_synthesis(config, source, tmp_path / "out", models=models)
     monkeypatch.setattr(run, "synthesize_group", real_group)
