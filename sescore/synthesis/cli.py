@@ -44,7 +44,8 @@ def _run(argv: list[str]) -> int:
     parser.add_argument("--config", required=True, help="YAML recipe, e.g. configs/sescore/offline_en.yaml")
     parser.add_argument("--input", required=True, help="text file, one reference sentence per line (UTF-8)")
     parser.add_argument("--output", required=True, help="folder for the dataset, summary.json and the histogram")
-    parser.add_argument("--limit", type=int, help="only the first N usable sentences (smoke runs, rate estimates)")
+    parser.add_argument("--limit", type=int,
+                        help="only the first N usable sentences (smoke runs, rate estimates); same rows as a full run")
     parser.add_argument("--shard-index", type=int, default=0)
     parser.add_argument("--num-shards", type=int, default=1, help="split blocks over n processes; merge after")
     parser.add_argument("--seed", type=int, help="overrides the config seed (changes every row and the hash)")

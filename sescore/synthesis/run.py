@@ -37,14 +37,18 @@ def load_models(config: SynthesisConfig, device: str | None = None) -> Synthesis
 def prepare_sentences(
     config: SynthesisConfig, models: SynthesisModels, sentences: list[Sentence], report: InputReport,
     limit: int | None = None,
-) -> list[Sentence]:
-    """Apply the fillers' length caps to read sentences, then ``limit``; ``report`` counts what happened."""
+) -> tuple[list[Sentence], int]:
+    """Every sentence left after the fillers' length caps, and how many of them (from the front) the run keeps.
+
+    Sentences past ``limit`` are returned too: the last kept model-call group must still be computed with its
+    full-run neighbours, or batch effects would make ``--limit N`` rows differ from the full run's first rows.
+    ``report`` counts what happened (``used`` = kept).
+    """
     caps = [(f.count_tokens, f.max_tokens) for _, f in sorted(models.fillers.items())]
     sentences = cap_lengths(sentences, caps, config.long_lines, report)
-    if limit is not None:
-        sentences = sentences[:limit]
-        report.used = len(sentences)
-    return sentences
+    keep = len(sentences) if limit is None else min(limit, len(sentences))
+    report.used = keep
+    return sentences, keep
 
 
 @dataclass(frozen=True)
@@ -156,10 +160,10 @@ def run_synthesis(
     started = time.perf_counter()
     models = models or load_models(config)
     load_seconds = time.perf_counter() - started
-    sentences = prepare_sentences(config, models, read, report, limit)
-    manifest = build_manifest(config, models, sentences, report, limit)
+    sentences, keep = prepare_sentences(config, models, read, report, limit)
+    manifest = build_manifest(config, models, sentences[:keep], report, limit)
     store.check_or_write_manifest(output, manifest)
-    blocks = plan_blocks(sentences, len(sentences), config.block_size, config.sentences_per_call)
+    blocks = plan_blocks(sentences, keep, config.block_size, config.sentences_per_call)
     mine = shard_blocks(len(blocks), shard_index, num_shards)
     done = store.completed_blocks(output)
     saved = store.completed_groups(output)
@@ -177,7 +181,9 @@ def run_synthesis(
                 if group.index in saved:
                     rows.extend(store.read_rows(saved[group.index]))
                     continue
-                new_rows = synthesize_group(group.sentences, models, config, clock)
+                kept_lines = {sentence.index for sentence in group.sentences[: group.keep]}
+                new_rows = [r for r in synthesize_group(group.sentences, models, config, clock)
+                            if r["sentence_index"] in kept_lines]
                 store.write_group(output, group.index, new_rows)
                 rows.extend(new_rows)
                 processed += group.keep
