@@ -350,3 +350,34 @@ def test_summary_counts() -> None:
     assert summary["severity"]["minor_share"] == 0.5
     assert summary["score_histogram"]["-6"] == 1 and summary["score_histogram"]["0"] == 1
     assert summary["per_kind"]["swap"]["rejected"] == 1
+
+
+# ------------------------------------------------------------------ run plan and kept work
+
+def test_plan_blocks_never_splits_or_regroups_a_group() -> None:
+    from sescore.synthesis.pipeline import Sentence
+    from sescore.synthesis.run import plan_blocks
+
+    sentences = [Sentence(i * 3, f"s{i}") for i in range(11)]
+    for block_size in (4, 8, 12):
+        blocks = plan_blocks(sentences, 11, block_size, 4)
+        groups = [g for block in blocks for g in block]
+        assert [g.index for g in groups] == [0, 1, 2]  # the same groups whatever the block size
+        assert [[s.index for s in g.sentences] for g in groups][2] == [24, 27, 30]
+        assert [len(block) for block in blocks] == [block_size // 4] * (len(blocks) - 1) + [len(blocks[-1])]
+    limited = plan_blocks(sentences, 5, 4, 4)
+    assert [(g.index, len(g.sentences), g.keep) for block in limited for g in block] == [(0, 4, 4), (1, 4, 1)]
+    with pytest.raises(ValueError, match="multiple"):
+        plan_blocks(sentences, 11, 6, 4)
+    with pytest.raises(ValueError, match="cannot keep"):
+        plan_blocks(sentences, 12, 4, 4)
+
+
+def test_count_kept_adds_groups_of_unwritten_blocks_only() -> None:
+    from sescore.synthesis.store import count_kept
+
+    # 10 sentences, blocks of 4 (groups of 2): block 2 holds 2 sentences, group 4 holds sentences 8-9
+    assert count_kept(10, 4, 2, [], []) == 0
+    assert count_kept(10, 4, 2, [0, 2], []) == 6
+    assert count_kept(10, 4, 2, [0], [0, 1, 2]) == 6  # groups 0 and 1 are stale copies inside block 0
+    assert count_kept(9, 4, 2, [], [4]) == 1  # the last group is cut by the end of the input

@@ -81,6 +81,18 @@ def _dataset_bytes(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in names}
 
 
+def _ctrl_c_on_call(real, number: int, calls: list[list[int]]):
+    """A stand-in for synthesize_group that records each group's line numbers and raises KeyboardInterrupt on
+    call ``number``, as Ctrl-C or a kill in the middle of a run would."""
+    def group(sentences, *args, **kwargs):
+        calls.append([s.index for s in sentences])
+        if len(calls) == number:
+            raise KeyboardInterrupt("killed")
+        return real(sentences, *args, **kwargs)
+
+    return group
+
+
 # ------------------------------------------------------------------ fillers
 
 @pytest.mark.parametrize("name,single", [("xlmr_mlm", False), ("bert_mlm", False), ("bart", False), ("gpt2", False),
@@ -241,6 +253,30 @@ def test_resume_after_interruption_is_byte_identical(run_setup, monkeypatch: pyt
     assert again.blocks_written == 0 and _dataset_bytes(output) == _dataset_bytes(folder / "reference")
 
 
+def test_kill_inside_a_block_keeps_finished_groups(run_setup, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One block holds all 10 sentences: a kill after two model-call groups must keep their 4 sentences, and
+    the resumed run must only compute the rest and still match the uninterrupted block-size-4 run."""
+    from sescore.synthesis import run
+
+    config, models, source, folder, _ = run_setup
+    one_block = replace(config, block_size=16)
+    output = folder / "killed_in_block"
+    real_group = run.synthesize_group
+    calls: list[list[int]] = []
+    monkeypatch.setattr(run, "synthesize_group", _ctrl_c_on_call(real_group, 3, calls))
+    with pytest.raises(KeyboardInterrupt):
+        run_synthesis(one_block, source, output, models=models, progress=False)
+    assert store.completed_blocks(output) == {}
+    assert store.kept_sentences(output) == 4
+    calls.clear()
+    monkeypatch.setattr(run, "synthesize_group", _ctrl_c_on_call(real_group, 0, calls))  # 0: never interrupts
+    result = run_synthesis(one_block, source, output, models=models, progress=False)
+    assert calls == [[4, 5], [8, 9], [10, 11]]  # line numbers of the groups not kept before the kill
+    assert result.blocks_written == 1 and store.kept_sentences(output) == 10
+    assert not list((store.work_dir(output) / "groups").glob("*.arrow")), "finished block left group files behind"
+    assert _dataset_bytes(output) == _dataset_bytes(folder / "reference")
+
+
 def test_block_size_and_shards_do_not_change_output(run_setup) -> None:
     from sescore.synthesis.run import merge_outputs
 
@@ -266,14 +302,36 @@ def test_limit_takes_first_usable_sentences(run_setup) -> None:
     limited = load_from_disk(str(folder / "limited"))
     full = load_from_disk(str(folder / "reference"))
     assert sorted(set(limited["sentence_index"])) == [0, 1, 2]
-    # the first group (sentences 0, 1) is identical; variants keyed by (seed, sentence, variant)
-    assert limited["candidate"][:6] == full["candidate"][:6]
+    # sentence 2 is computed with its full-run group neighbour 3, so all its rows match too
+    assert limited["candidate"] == full["candidate"][: 3 * config.variants]
 
 
-def test_changed_config_refuses_to_mix_blocks(run_setup) -> None:
-    config, models, source, folder, _ = run_setup
-    with pytest.raises(store.StoreError, match="config_hash"):
-        run_synthesis(replace(config, seed=99), source, folder / "reference", models=models, progress=False)
+def test_changed_settings_fail_before_models_load(run_setup, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder's manifest pins block size, seed, limit, input and recipe: changing one must be refused with
+    one line naming it, before minutes of model loading, and must leave the folder untouched."""
+    from sescore.synthesis import run
+
+    config, _, source, folder, _ = run_setup
+    manifest = (store.work_dir(folder / "reference") / store.MANIFEST).read_bytes()
+
+    def no_models(*args, **kwargs):
+        raise AssertionError("models were loaded before the folder's settings were checked")
+
+    monkeypatch.setattr(run, "load_models", no_models)
+    expected = {
+        "block_size 4 (now 8)": (replace(config, block_size=8), None, "--block-size 4"),
+        "seed 12 (now 99)": (replace(config, seed=99), None, "--seed 12"),
+        "limit none (now 3)": (config, 3, "without --limit"),
+        "severity.threshold 0.999 (now 0.5)": (replace(config, severity=replace(config.severity, threshold=0.5)),
+                                               None, "severity.threshold: 0.999 in the config"),
+    }
+    for change, (changed, limit, how) in expected.items():
+        with pytest.raises(store.StoreError) as error:
+            run_synthesis(changed, source, folder / "reference", limit=limit, progress=False)
+        message = str(error.value)
+        assert "\n" not in message and change in message and how in message and "new --output folder" in message, message
+        assert "config_hash" not in message, message  # the setting itself is named, not a digest of it
+    assert (store.work_dir(folder / "reference") / store.MANIFEST).read_bytes() == manifest
 
 
 def test_bad_input_is_counted_or_named(run_setup, tmp_path: Path) -> None:
@@ -337,3 +395,146 @@ def test_train_py_synthesize_merge_and_calibrate(tiny_dir: dict[str, Path], tmp_
     assert report["pairs"] >= 20 and 0 <= report["balanced_accuracy"] <= 1
     assert f"threshold: {report['threshold']}" in config_path.read_text()
     assert "# tiny random NLI" in config_path.read_text()
+
+
+def test_cli_refuses_a_changed_block_size_in_one_line(tiny_dir: dict[str, Path], tmp_path: Path, capsys,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from nlgmetrics.cli import train
+    from sescore.synthesis import run
+
+    config_path = _yaml_config(tiny_dir, tmp_path / "tiny.yaml")
+    source = _write_input(tmp_path / "in.txt", SENTENCES[:3])
+    command = ["synthesize", "--config", str(config_path), "--input", str(source), "--output", str(tmp_path / "out"),
+               "--no-progress"]
+    assert train.main(command) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(run, "load_models", lambda *a, **k: pytest.fail("models loaded before the settings check"))
+    assert train.main(command + ["--block-size", "8"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1, captured.err
+    assert "block_size 4 (now 8)" in captured.err and "--block-size 4" in captured.err
+
+
+def test_cli_ctrl_c_says_what_was_kept_and_exits_130(tiny_dir: dict[str, Path], tmp_path: Path, capsys,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from nlgmetrics.cli import train
+    from sescore.synthesis import run
+
+    config_path = _yaml_config(tiny_dir, tmp_path / "tiny.yaml")
+    source = _write_input(tmp_path / "in.txt", SENTENCES[:5])
+    output = tmp_path / "out"
+    command = ["synthesize", "--config", str(config_path), "--input", str(source), "--output", str(output),
+               "--no-progress"]
+    calls: list[list[int]] = []
+    monkeypatch.setattr(run, "synthesize_group", _ctrl_c_on_call(run.synthesize_group, 2, calls))
+    assert train.main(command) == 130
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == f"interrupted; 2 sentences kept in {output} - rerun the same command to resume"
+    assert train.main(command) == 0  # resumes: the kept group is not computed again
+    assert len(calls) == 4 and json.loads(capsys.readouterr().out)["sentences"] == 5
+
+
+def test_merge_errors_are_one_line_with_exit_code_2(run_setup, tmp_path: Path, capsys) -> None:
+    import shutil
+
+    from sescore.synthesis.cli import main
+
+    config, models, source, _, _ = run_setup
+    for index in range(2):
+        run_synthesis(config, source, tmp_path / f"shard{index}", shard_index=index, num_shards=2, models=models,
+                      progress=False)
+    run_synthesis(replace(config, seed=7), source, tmp_path / "seed7", shard_index=1, num_shards=2, models=models,
+                  progress=False)
+    shutil.copytree(tmp_path / "shard1", tmp_path / "tampered")
+    block = store.block_path(tmp_path / "tampered", 1)
+    rows = store.read_rows(block)
+    rows[0]["candidate"] += " !"
+    store.write_block(tmp_path / "tampered", 1, rows)
+    capsys.readouterr()
+    cases = {
+        "does not exist": [tmp_path / "shard0", tmp_path / "nowhere"],
+        "seed 7": [tmp_path / "shard0", tmp_path / "seed7"],
+        "block 1 differs": [tmp_path / "shard0", tmp_path / "shard1", tmp_path / "tampered"],
+        "2 of 3 blocks are missing (0, 2)": [tmp_path / "shard1"],
+    }
+    for expected, sources in cases.items():
+        assert main(["merge", *map(str, sources), "--output", str(tmp_path / "merged")]) == 2, expected
+        captured = capsys.readouterr()
+        assert captured.out == "" and len(captured.err.strip().splitlines()) == 1, captured.err
+        assert captured.err.startswith("error: ") and expected in captured.err, captured.err
+    assert main(["merge", str(tmp_path / "shard0"), str(tmp_path / "shard1"), "--output", str(tmp_path / "merged")]) == 0
+
+
+def test_resumed_progress_bar_counts_from_kept_sentences(run_setup, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import tqdm.auto
+
+    from sescore.synthesis import run
+
+    class Bar:
+        made: list["Bar"] = []
+
+        def __init__(self, iterable=(), total=None, initial=0, desc=None, **kwargs) -> None:
+            self.iterable, self.total, self.initial, self.n = iterable, total, initial, initial
+            if desc == "synthesis":  # not the bars of the models' own batch loops
+                Bar.made.append(self)
+
+        def __iter__(self):
+            return iter(self.iterable)
+
+        def update(self, n=1) -> None:
+            self.n += n
+
+        def __enter__(self) -> "Bar":
+            return self
+
+        def __exit__(self, *exc) -> None:
+            return None
+
+    config, models, source, _, _ = run_setup
+    real_group = run.synthesize_group
+    monkeypatch.setattr(tqdm.auto, "tqdm", Bar)
+    monkeypatch.setattr(run, "synthesize_group", _ctrl_c_on_call(real_group, 4, []))
+    with pytest.raises(KeyboardInterrupt):  # block 0 (4 sentences) written, group 2 (2 sentences) kept
+        run_synthesis(config, source, tmp_path / "out", models=models)
+    monkeypatch.setattr(run, "synthesize_group", real_group)
+    run_synthesis(config, source, tmp_path / "out", models=models)
+    first, resumed = Bar.made
+    assert (first.total, first.initial, first.n) == (10, 0, 6)
+    assert (resumed.total, resumed.initial, resumed.n) == (10, 6, 10)
+
+
+class _BatchSensitiveNLI:
+    """An NLI model whose probabilities move in the 8th decimal with the number of pairs in the call, as batched
+    forward passes of real models do (tiny CPU models happen to be exact, which would hide the problem)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.spec, self.hash = inner, inner.spec, inner.hash
+
+    def predict_proba(self, premises, hypotheses, batch_size):
+        return self.inner.predict_proba(premises, hypotheses, batch_size=batch_size) * (1 - 1e-8 * len(premises))
+
+
+def _table_bytes(table) -> bytes:
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table.combine_chunks())
+    return sink.getvalue().to_pybytes()
+
+
+def test_limit_rows_equal_the_full_runs_first_rows_byte_for_byte(run_setup, tmp_path: Path) -> None:
+    from datasets import load_from_disk
+
+    config, models, source, _, _ = run_setup
+    sensitive = SynthesisModels(models.fillers, _BatchSensitiveNLI(models.nli))
+    run_synthesis(config, source, tmp_path / "full", models=sensitive, progress=False)
+    full = load_from_disk(str(tmp_path / "full")).data.table
+    for limit in (3, 5, 6):  # 3 and 5 cut a model-call group of 2 sentences, 6 does not
+        run_synthesis(config, source, tmp_path / f"limit{limit}", limit=limit, models=sensitive, progress=False)
+        limited = load_from_disk(str(tmp_path / f"limit{limit}")).data.table
+        assert limited.num_rows == limit * config.variants
+        first_rows = full.take(list(range(limited.num_rows)))  # fresh buffers: a slice would serialise differently
+        assert _table_bytes(limited) == _table_bytes(first_rows), f"--limit {limit}"

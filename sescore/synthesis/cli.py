@@ -6,7 +6,9 @@
     python train.py synthesize calibrate --config configs/sescore/offline_en.yaml \\
         [--pairs configs/sescore/severity_pairs_en.yaml] [--nli SPEC] [--mode absolute|ratio] [--write]
 
-Each command prints one JSON line (the summary, the shard status or the calibration report).
+Each command prints one JSON line (the summary, the shard status or the calibration report). A bad argument,
+input file or output folder prints one ``error: ...`` line to stderr and exits with 2; Ctrl-C during ``run``
+prints how many sentences are kept and exits with 130.
 """
 from __future__ import annotations
 
@@ -20,6 +22,20 @@ from nlgmetrics.resources import config_path
 DEFAULT_PAIRS = config_path("sescore/severity_pairs_en.yaml")
 
 
+def _user_errors() -> tuple[type[Exception], ...]:
+    """Errors caused by the command's arguments or files: reported as one line, never as a traceback."""
+    from sescore.synthesis.config import ConfigError
+    from sescore.synthesis.inputs import InputError
+    from sescore.synthesis.store import StoreError
+
+    return ConfigError, InputError, StoreError
+
+
+def _fail(error: Exception) -> int:
+    print(f"error: {error}", file=sys.stderr)
+    return 2
+
+
 def _run(argv: list[str]) -> int:
     from sescore.synthesis.config import load_config
     from sescore.synthesis.run import run_synthesis
@@ -28,7 +44,8 @@ def _run(argv: list[str]) -> int:
     parser.add_argument("--config", required=True, help="YAML recipe, e.g. configs/sescore/offline_en.yaml")
     parser.add_argument("--input", required=True, help="text file, one reference sentence per line (UTF-8)")
     parser.add_argument("--output", required=True, help="folder for the dataset, summary.json and the histogram")
-    parser.add_argument("--limit", type=int, help="only the first N usable sentences (smoke runs, rate estimates)")
+    parser.add_argument("--limit", type=int,
+                        help="only the first N usable sentences (smoke runs, rate estimates); same rows as a full run")
     parser.add_argument("--shard-index", type=int, default=0)
     parser.add_argument("--num-shards", type=int, default=1, help="split blocks over n processes; merge after")
     parser.add_argument("--seed", type=int, help="overrides the config seed (changes every row and the hash)")
@@ -36,11 +53,20 @@ def _run(argv: list[str]) -> int:
     parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: GPU when present)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
-    config = load_config(args.config, {"seed": args.seed, "block_size": args.block_size, "device": args.device})
-    result = run_synthesis(
-        config, args.input, args.output, limit=args.limit, shard_index=args.shard_index,
-        num_shards=args.num_shards, progress=not args.no_progress,
-    )
+    try:
+        config = load_config(args.config, {"seed": args.seed, "block_size": args.block_size, "device": args.device})
+        result = run_synthesis(
+            config, args.input, args.output, limit=args.limit, shard_index=args.shard_index,
+            num_shards=args.num_shards, progress=not args.no_progress,
+        )
+    except _user_errors() as error:
+        return _fail(error)
+    except KeyboardInterrupt:  # Ctrl-C is a normal way to stop a long run: say what survives, not where it stopped
+        from sescore.synthesis.store import kept_sentences
+
+        print(f"interrupted; {kept_sentences(args.output)} sentences kept in {args.output} - rerun the same command "
+              "to resume", file=sys.stderr)
+        return 130
     if result.summary is not None:
         print(json.dumps(result.summary))
     else:
@@ -57,7 +83,11 @@ def _merge(argv: list[str]) -> int:
     parser.add_argument("sources", nargs="+", help="run folders (each with work/manifest.json)")
     parser.add_argument("--output", required=True)
     args = parser.parse_args(argv)
-    print(json.dumps(merge_outputs(args.sources, args.output)))
+    try:
+        summary = merge_outputs(args.sources, args.output)
+    except _user_errors() as error:
+        return _fail(error)
+    print(json.dumps(summary))
     return 0
 
 

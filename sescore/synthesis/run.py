@@ -35,21 +35,49 @@ def load_models(config: SynthesisConfig, device: str | None = None) -> Synthesis
 
 
 def prepare_sentences(
-    config: SynthesisConfig, models: SynthesisModels, input_path: str | Path, limit: int | None = None
-) -> tuple[list[Sentence], InputReport]:
-    sentences, report = read_sentences(input_path, config.bad_utf8)
+    config: SynthesisConfig, models: SynthesisModels, sentences: list[Sentence], report: InputReport,
+    limit: int | None = None,
+) -> tuple[list[Sentence], int]:
+    """Every sentence left after the fillers' length caps, and how many of them (from the front) the run keeps.
+
+    Sentences past ``limit`` are returned too: the last kept model-call group must still be computed with its
+    full-run neighbours, or batch effects would make ``--limit N`` rows differ from the full run's first rows.
+    ``report`` counts what happened (``used`` = kept).
+    """
     caps = [(f.count_tokens, f.max_tokens) for _, f in sorted(models.fillers.items())]
     sentences = cap_lengths(sentences, caps, config.long_lines, report)
-    if limit is not None:
-        if limit < 1:
-            raise ValueError(f"--limit must be >= 1, got {limit}")
-        sentences = sentences[:limit]
-        report.used = len(sentences)
-    return sentences, report
+    keep = len(sentences) if limit is None else min(limit, len(sentences))
+    report.used = keep
+    return sentences, keep
 
 
-def blocks_of(sentences: Sequence[Sentence], block_size: int) -> list[list[Sentence]]:
-    return [list(sentences[i : i + block_size]) for i in range(0, len(sentences), block_size)]
+@dataclass(frozen=True)
+class Group:
+    """One model-call group: the unit that is computed, kept after a kill, and never split by a block."""
+
+    index: int  # over the whole input: sentences index*size .. (index+1)*size - 1
+    sentences: tuple[Sentence, ...]  # what the model calls see
+    keep: int  # how many of them (from the front) get rows stored
+
+
+def plan_blocks(sentences: Sequence[Sentence], keep: int, block_size: int, group_size: int) -> list[list[Group]]:
+    """The groups of each block of the first ``keep`` sentences.
+
+    Groups are cut from the whole sentence list, so a group keeps the same neighbours (hence the same batched
+    model calls, hence the same rows) whatever the block size or shard it ends up in.
+    """
+    if block_size < 1 or group_size < 1 or block_size % group_size:
+        raise ValueError(f"block size {block_size} must be a positive multiple of the group size {group_size}")
+    if not 0 <= keep <= len(sentences):
+        raise ValueError(f"cannot keep {keep} of {len(sentences)} sentences")
+    blocks = []
+    for start in range(0, keep, block_size):
+        stop = min(start + block_size, keep)
+        blocks.append([
+            Group(g, tuple(sentences[g * group_size : (g + 1) * group_size]), min(group_size, stop - g * group_size))
+            for g in range(start // group_size, -(-stop // group_size))
+        ])
+    return blocks
 
 
 def shard_blocks(num_blocks: int, shard_index: int, num_shards: int) -> list[int]:
@@ -59,20 +87,27 @@ def shard_blocks(num_blocks: int, shard_index: int, num_shards: int) -> list[int
     return [b for b in range(num_blocks) if b % num_shards == shard_index]
 
 
-def build_manifest(config: SynthesisConfig, models: SynthesisModels, sentences: list[Sentence],
-                   report: InputReport, limit: int | None) -> dict:
-    indices = ",".join(str(s.index) for s in sentences)
+def settings_of(config: SynthesisConfig, report: InputReport, limit: int | None) -> dict:
+    """The manifest keys known before any model is loaded: checked first, so a changed setting costs no load."""
     return {
         "format": store.FORMAT,
         "config_hash": config.hash(),
         "config": {k: v for k, v in to_dict(config).items() if k not in config.RUNTIME_KEYS},
         "seed": config.seed,
         "input_sha256": report.sha256,
-        "input": report.as_dict(),
         "limit": limit,
         "block_size": config.block_size,
+    }
+
+
+def build_manifest(config: SynthesisConfig, models: SynthesisModels, sentences: list[Sentence],
+                   report: InputReport, limit: int | None) -> dict:
+    indices = ",".join(str(s.index) for s in sentences)
+    return {
+        **settings_of(config, report, limit),
+        "input": report.as_dict(),
         "num_sentences": len(sentences),
-        "num_blocks": len(blocks_of(sentences, config.block_size)),
+        "num_blocks": -(-len(sentences) // config.block_size),
         "sentence_indices_sha256": hashlib.sha256(indices.encode()).hexdigest(),
         "models": models.hashes(),
         "calibration_matches_nli": _check_calibration(config, models) if config.severity.calibration else None,
@@ -117,30 +152,45 @@ def run_synthesis(
     """Write this shard's missing blocks, then (single shard, or ``merge=True``) merge and summarise."""
     from tqdm.auto import tqdm
 
+    if limit is not None and limit < 1:
+        raise ValueError(f"--limit must be >= 1, got {limit}")
+    output = Path(output)
+    read, report = read_sentences(input_path, config.bad_utf8)
+    store.check_settings(output, settings_of(config, report, limit))
     started = time.perf_counter()
     models = models or load_models(config)
     load_seconds = time.perf_counter() - started
-    sentences, report = prepare_sentences(config, models, input_path, limit)
-    output = Path(output)
-    manifest = build_manifest(config, models, sentences, report, limit)
+    sentences, keep = prepare_sentences(config, models, read, report, limit)
+    manifest = build_manifest(config, models, sentences[:keep], report, limit)
     store.check_or_write_manifest(output, manifest)
-    blocks = blocks_of(sentences, config.block_size)
+    blocks = plan_blocks(sentences, keep, config.block_size, config.sentences_per_call)
     mine = shard_blocks(len(blocks), shard_index, num_shards)
     done = store.completed_blocks(output)
+    saved = store.completed_groups(output)
     todo = [b for b in mine if b not in done]
     clock = Stopwatch()
     loop_start, cpu_start = time.perf_counter(), time.process_time()
     processed = rows_written = 0
-    with tqdm(total=sum(len(blocks[b]) for b in todo), desc="synthesis", unit="sent", disable=not progress) as bar:
+    # the bar shows the whole shard and starts at what earlier runs kept: 16/60 after a resume, not 0/44
+    kept = sum(g.keep for b in mine for g in blocks[b] if b in done or g.index in saved)
+    with tqdm(total=sum(g.keep for b in mine for g in blocks[b]), initial=kept, desc="synthesis", unit="sent",
+              disable=not progress) as bar:
         for b in todo:
             rows = []
-            for g in range(0, len(blocks[b]), config.sentences_per_call):
-                group = blocks[b][g : g + config.sentences_per_call]
-                rows.extend(synthesize_group(group, models, config, clock))
-                bar.update(len(group))
+            for group in blocks[b]:
+                if group.index in saved:
+                    rows.extend(store.read_rows(saved[group.index]))
+                    continue
+                kept_lines = {sentence.index for sentence in group.sentences[: group.keep]}
+                new_rows = [r for r in synthesize_group(group.sentences, models, config, clock)
+                            if r["sentence_index"] in kept_lines]
+                store.write_group(output, group.index, new_rows)
+                rows.extend(new_rows)
+                processed += group.keep
+                rows_written += len(new_rows)
+                bar.update(group.keep)
             store.write_block(output, b, rows)
-            processed += len(blocks[b])
-            rows_written += len(rows)
+            store.remove_groups(output, [group.index for group in blocks[b]])
     session = {
         "shard_index": shard_index, "num_shards": num_shards, "blocks": todo, "sentences": processed,
         "rows": rows_written, "wall_seconds": round(time.perf_counter() - loop_start, 4),
@@ -183,4 +233,5 @@ def merge_outputs(sources: Sequence[str | Path], output: str | Path, minor: int 
     return summary
 
 
-__all__ = ["RunResult", "blocks_of", "load_models", "merge_outputs", "prepare_sentences", "run_synthesis", "shard_blocks"]
+__all__ = ["Group", "RunResult", "load_models", "merge_outputs", "plan_blocks", "prepare_sentences", "run_synthesis",
+           "settings_of", "shard_blocks"]
