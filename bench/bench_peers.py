@@ -152,28 +152,28 @@ def _encoder_path() -> str:
     return resolve("encoder", "packaged:minilm").location
 
 
-def _ours() -> Callable[[list[str], list[str]], list[float]]:
+def _ours(encoder: str | None = None) -> Callable[[list[str], list[str]], list[float]]:
     from nlgmetrics.baselines import BERTScorer
 
-    scorer = BERTScorer(encoder=_encoder_path())
+    scorer = BERTScorer(encoder=encoder or _encoder_path())
     scorer._model()  # load now, so loading is timed apart from scoring
     return lambda hyps, refs: scorer.score(hyps, refs)
 
 
-def _bert_score() -> Callable[[list[str], list[str]], list[float]]:
+def _bert_score(encoder: str | None = None, layers: int = 6) -> Callable[[list[str], list[str]], list[float]]:
     import bert_score
 
-    scorer = bert_score.BERTScorer(model_type=_encoder_path(), num_layers=6, batch_size=64, idf=False)
+    scorer = bert_score.BERTScorer(model_type=encoder or _encoder_path(), num_layers=layers, batch_size=64, idf=False)
     scorer._tokenizer.model_max_length = MAX_TOKENS  # it truncates at model_max_length (512 for MiniLM)
     return lambda hyps, refs: scorer.score(hyps, refs)[2].tolist()
 
 
-def _torchmetrics() -> Callable[[list[str], list[str]], list[float]]:
+def _torchmetrics(encoder: str | None = None, layers: int = 6) -> Callable[[list[str], list[str]], list[float]]:
     from torchmetrics.text import BERTScore
 
     # with model_name_or_path, every compute() loads the weights again (about 0.2 s for MiniLM): in its time
-    metric = BERTScore(model_name_or_path=_encoder_path(), num_layers=6, max_length=MAX_TOKENS, truncation=True,
-                       batch_size=64)
+    metric = BERTScore(model_name_or_path=encoder or _encoder_path(), num_layers=layers, max_length=MAX_TOKENS,
+                       truncation=True, batch_size=64)
 
     def score(hyps: list[str], refs: list[str]) -> list[float]:
         metric.reset()
@@ -183,7 +183,7 @@ def _torchmetrics() -> Callable[[list[str], list[str]], list[float]]:
     return score
 
 
-def _rule_check(special_targets: bool, zero_floor: bool, torchmetrics_pairs: bool
+def _rule_check(special_targets: bool, zero_floor: bool, torchmetrics_pairs: bool, encoder: str | None = None
                 ) -> Callable[[list[str], list[str]], list[float]]:
     """A diagnostic peer: our model's embeddings (specials kept) scored by another implementation's rules, to show
     which rule makes that implementation's F1 differ from ours."""
@@ -191,7 +191,7 @@ def _rule_check(special_targets: bool, zero_floor: bool, torchmetrics_pairs: boo
 
     from nlgmetrics.modelroles import load_encoder
 
-    loaded = load_encoder(_encoder_path())
+    loaded = load_encoder(encoder or _encoder_path())
 
     def encode(texts: list[str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         out = {}
@@ -221,11 +221,11 @@ def _rule_check(special_targets: bool, zero_floor: bool, torchmetrics_pairs: boo
     return score
 
 
-def _menli(single: bool) -> Callable[[list[str], list[str]], list[float]]:
+def _menli(single: bool, nli_spec: str = "packaged:nli-minilm") -> Callable[[list[str], list[str]], list[float]]:
     from menli import menli_scores
     from nlgmetrics.nli import load_nli
 
-    nli = load_nli("packaged:nli-minilm", "cpu")
+    nli = load_nli(nli_spec, "cpu")
     if not single:
         return lambda hyps, refs: menli_scores(nli, hyps, refs, "e", "<->", granularity="text").tolist()
 
@@ -368,7 +368,7 @@ def notes(rows: list[dict]) -> list[str]:
         f"bert-score differs from ours by up to {worst('bert-score', 'max_abs_diff'):.4f} because a token may "
         "match the other text's [CLS]/[SEP] there (they are only weighted 0 as matchers); our embeddings scored "
         f"by that rule reproduce it within {worst(_check_for('bert-score'), 'diff_to_explained'):.1e}.",
-        f"torchmetrics 1.9.0 disagrees (Pearson down to {min(r['pearson'] for r in rows if r['peer'] == 'torchmetrics'):.3f}) "
+        f"torchmetrics 1.9.0 disagrees (Pearson {_span(rows, 'torchmetrics', 'pearson')} with ours) "
         "because it pairs the wrong texts: it sorts predictions and targets by length apart and restores the order "
         "with the sort permutation instead of its inverse (row i gets input s[s[i]]; cf. Lightning-AI/torchmetrics "
         "issue 2728). It also floors a best cosine at 0. Our embeddings with that pairing and floor reproduce it "
@@ -379,6 +379,11 @@ def notes(rows: list[dict]) -> list[str]:
         f"Largest score difference batched vs one at a time: {worst('menli one pair at a time', 'max_abs_diff'):.1e} "
         "(padding inside a batch changes float rounding only).",
     ]
+
+
+def _span(rows: list[dict], peer: str, key: str) -> str:
+    values = [r[key] for r in rows if r["peer"] == peer and r.get(key) is not None]
+    return f"{min(values):.3f} to {max(values):.3f}" if values else "not measured"
 
 
 def _check_for(peer: str) -> str:
