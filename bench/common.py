@@ -4,7 +4,10 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
+import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -37,20 +40,97 @@ def machine() -> dict:
             "cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()}
 
 
-def write_results(name: str, result: dict, rows: list[dict], columns: list[str], title: str) -> None:
-    """``bench/results/<name>.json`` and ``<name>.md`` (a table a person can read)."""
+def write_results(name: str, result: dict, rows: list[dict], columns: list[str], title: str,
+                  notes: list[str] | None = None) -> None:
+    """``bench/results/<name>.json`` and ``<name>.md`` (a table a person can read, then ``notes`` as a list)."""
     RESULTS.mkdir(parents=True, exist_ok=True)
-    result = {**result, "machine": machine(), "rows": rows}
+    result = {**result, "machine": machine(), "rows": rows, "notes": notes or []}
     (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=1))
     lines = [f"# {title}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for row in rows:
         lines.append("| " + " | ".join(_fmt(row.get(c)) for c in columns) + " |")
-    lines += ["", f"Machine: {result['machine']}"]
+    lines += [""] + [f"- {note}" for note in notes or []] + ([""] if notes else [])
+    lines += [f"Machine: {result['machine']}"]
     (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
 def _fmt(value: Any) -> str:
+    if value is None:
+        return ""
     if isinstance(value, float):
+        if 0 < abs(value) < 1e-3:  # a difference of 1e-7 and one of 4e-4 must not both print as 0.000
+            return f"{value:.1e}"
         return f"{value:.3f}" if abs(value) < 100 else f"{value:.1f}"
     return str(value)
+
+
+@dataclass
+class ChildRun:
+    """How one isolated measurement process ended: its own peak RSS (not the parent's, not a sibling's)."""
+
+    returncode: int
+    peak_rss_mb: float
+    wall_seconds: float
+    killed_over_mb: float | None  # the RSS limit it crossed, when the watchdog ended it
+
+
+def run_child(cmd: list[str], rss_limit_mb: float | None = None, poll_seconds: float = 0.5,
+              log_path: Path | None = None) -> ChildRun:
+    """Run ``cmd`` in a fresh process and report its own peak memory from ``os.wait4`` (ru_maxrss of that child).
+
+    A fresh process per measurement is the only way to get a per-peer peak: ru_maxrss never goes down, so two
+    peers in one process would report the larger of the two. ``rss_limit_mb`` ends the child (by its pid) when
+    its resident memory crosses the limit, so a benchmark on a shared machine cannot take everyone's memory.
+    The child's output goes to ``log_path`` (appended) or to this process's own output.
+    """
+    import psutil
+
+    started = time.perf_counter()
+    log = open(log_path, "a", encoding="utf-8") if log_path is not None else None
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT if log is not None else None)
+    killed: float | None = None
+    watched = psutil.Process(proc.pid)
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if rss_limit_mb is not None and killed is None:
+            try:
+                if watched.memory_info().rss / 2**20 > rss_limit_mb:
+                    killed = rss_limit_mb
+                    proc.kill()
+            except psutil.NoSuchProcess:
+                pass
+        time.sleep(poll_seconds)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if log is not None:
+        log.close()
+    # ru_maxrss is in kilobytes on Linux
+    return ChildRun(proc.returncode, usage.ru_maxrss / 1024, time.perf_counter() - started, killed)
+
+
+def run_worker(script: Path, worker_args: list[str], rss_limit_mb: float | None = None,
+               log_path: Path | None = None) -> tuple[dict | None, ChildRun]:
+    """Run ``script --out FILE *worker_args`` with this interpreter in a fresh process; its JSON and how it ended.
+
+    The JSON is None when the worker failed or was stopped by the memory watchdog.
+    """
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "result.json"
+        run = run_child([sys.executable, str(script), "--out", str(out), *worker_args], rss_limit_mb,
+                        log_path=log_path)
+        result = json.loads(out.read_text()) if run.returncode == 0 and out.exists() else None
+    return result, run
+
+
+def write_worker_result(path: str, result: dict) -> None:
+    """A worker's answer to its parent, written at the very end so a half-finished run leaves no file."""
+    Path(path).write_text(json.dumps(result))
+
+
+def load_average() -> float:
+    """One-minute load average: other work on a shared machine slows every timing, so results record it."""
+    return round(os.getloadavg()[0], 2)
