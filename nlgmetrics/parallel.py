@@ -50,15 +50,15 @@ def process_devices(device: str | None, processes: int) -> list[str | None]:
 
 
 def _score_shard(build: Builder, index: int, device: str | None, threads: int, hyps: list, refs: list | None,
-                 srcs: list | None) -> tuple[list[float], dict]:
-    """Runs in a worker process: build the scorer, score one shard, return scores and truncation counts."""
+                 srcs: list | None) -> tuple[list[float], dict, str]:
+    """Runs in a worker process: build the scorer, score one shard, return scores, truncation counts, signature."""
     import torch
 
     torch.set_num_threads(threads)
     scorer = build(index, device)
     with truncation.track_truncation() as counts:
         scores = scorer.score(hyps, refs, srcs)
-    return [float(s) for s in scores], counts
+    return [float(s) for s in scores], counts, scorer.signature()
 
 
 @dataclass
@@ -66,14 +66,14 @@ class ProcessScorer:
     """A Scorer that scores contiguous shards in ``processes`` spawned processes and concatenates them.
 
     ``build(index, device)`` runs inside each process (models are never pickled); ``signature`` is the wrapped
-    scorer's, since the scores are the same, and so is ``name``.
+    scorer's (taken from the workers, so the parent never loads a model), since the scores are the same.
     """
 
     build: Builder
     processes: int
     device: str | None
-    signature_text: str
     name: str = "metric"
+    signature_text: str | None = None
 
     def score(self, hyps: Sequence[str], refs: Sequence[Any] | None, srcs: Sequence[str] | None = None
               ) -> list[float]:
@@ -92,11 +92,17 @@ class ProcessScorer:
                        for index, (a, b) in enumerate(bounds)]
             results = [future.result() for future in futures]
         scores: list[float] = []
-        for shard_scores, counts in results:
+        signatures = {signature for _, _, signature in results}
+        if len(signatures) != 1:  # e.g. a model folder changed while the processes loaded it
+            raise RuntimeError(f"the {len(bounds)} processes scored with different models: {sorted(signatures)}")
+        self.signature_text = signatures.pop()
+        for shard_scores, counts, _ in results:
             scores.extend(shard_scores)
             for where, entry in counts.items():
                 truncation.note(where, entry["truncated"], entry["of"], entry["limit"])
         return scores
 
     def signature(self) -> str:
+        if self.signature_text is None:  # asked before scoring: build one copy here, on the CPU
+            self.signature_text = self.build(0, "cpu").signature()
         return self.signature_text

@@ -31,3 +31,28 @@ def test_sentence_bleu_and_chrf_match_sacrebleu():
     assert SacreBleuScorer("chrf").score(hyps, refs)[0] == pytest.approx(sacrebleu.sentence_chrf(hyps[0], refs).score)
     with pytest.raises(ValueError, match="hypotheses=2, references=1"):
         SacreBleuScorer("bleu").score(["a", "b"], ["c"])
+
+
+def test_item_chunks_bound_distinct_texts_and_keep_order():
+    from nlgmetrics.baselines.scorers import item_chunks
+
+    hyps = ["a", "b", "c", "d", "e"]
+    refs = [["r1"], ["r1"], ["r1"], ["r2"], ["r3", "r4"]]
+    # a,b,r1 = 3 texts; c would make 4 > 3 -> new chunk; c,r1 + d,r2 = 4 > 3 -> cut again
+    assert item_chunks(hyps, refs, 3) == [(0, 2), (2, 3), (3, 4), (4, 5)]
+    assert item_chunks(hyps, refs, 100) == [(0, 5)]
+    assert item_chunks(["x"], [["y", "z", "w"]], 1) == [(0, 1)]  # one item always fits, however many texts
+    assert item_chunks([], [], 4) == []
+    with pytest.raises(ValueError, match="max_texts"):
+        item_chunks(hyps, refs, 0)
+
+
+@pytest.mark.parametrize("cls", [BERTScorer, CosineScorer])
+def test_encoder_scorers_in_chunks_equal_one_pass_bit_for_bit(tiny, cls):
+    """Memory stays flat on big sets only if chunking changes nothing: each text's embedding is batch-independent."""
+    hyps = ["the cat sat", "a dog ran far away from home", "birds", "the cat sat", "it rains all day long today"]
+    refs = [["the cat sat down"], ["a dog ran", "dogs run"], ["some birds sing"], ["a cat"], ["rain"]]
+    whole = cls(encoder=str(tiny["encoder"]), batch_size=2).score(hyps, refs)
+    chunked = cls(encoder=str(tiny["encoder"]), batch_size=3, chunk_texts=3).score(hyps, refs)
+    assert len(set(whole)) > 3
+    assert chunked == whole

@@ -6,7 +6,7 @@ always comes with its peers measured on the same rows in the same run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -49,15 +49,43 @@ class SacreBleuScorer:
         return f"{self.name}|{signature}|nlgmetrics:{_VERSION}"
 
 
+def item_chunks(hyps: Sequence[str], ref_lists: Sequence[Sequence[str]], max_texts: int) -> list[tuple[int, int]]:
+    """Contiguous ``[start, stop)`` item ranges, each with at most ``max_texts`` distinct texts (or one item).
+
+    Encoder scorers hold the token embeddings of every distinct text they score; chunking keeps that memory flat
+    however many items there are. Judged sets list all systems of an item next to each other, so the shared
+    reference stays inside one chunk and is still encoded once.
+    """
+    if max_texts < 1:
+        raise ValueError(f"max_texts must be >= 1, got {max_texts}")
+    bounds: list[tuple[int, int]] = []
+    start, seen = 0, set()
+    for index, (hyp, refs) in enumerate(zip(hyps, ref_lists)):
+        new = {hyp, *refs} - seen
+        if index > start and len(seen) + len(new) > max_texts:
+            bounds.append((start, index))
+            start, seen = index, set()
+            new = {hyp, *refs}
+        seen |= new
+    if len(hyps) > start:
+        bounds.append((start, len(hyps)))
+    return bounds
+
+
 @dataclass
 class _EncoderScorer:
-    """Shared shell of the encoder baselines: lazy model load, unique texts encoded once, best reference."""
+    """Shared shell of the encoder baselines: lazy model load, unique texts encoded once, best reference.
+
+    ``chunk_texts`` bounds the distinct texts whose embeddings are held at once (memory stays flat on 50k
+    segments); scores do not depend on it, because each text's embedding does not depend on its batch.
+    """
 
     encoder: str = "packaged:minilm"
     batch_size: int = 64
     device: str | None = None
     progress: bool = False
     _loaded: object = field(default=None, repr=False)
+    chunk_texts: int = 2048
 
     def _model(self):
         if self._loaded is None:
@@ -66,14 +94,23 @@ class _EncoderScorer:
             self._loaded = load_encoder(self.encoder, device=self.device)
         return self._loaded
 
-    def _similarities(self, texts: list[str]) -> dict:
+    def _similarities(self, texts: list[str]) -> Callable[[str, str], float]:
         raise NotImplementedError
 
     def score(self, hyps: Sequence[str], refs: Sequence, srcs: Sequence[str] | None = None) -> list[float]:
+        from tqdm.auto import tqdm
+
         ref_lists = _refs_per_hyp(hyps, refs)
-        unique = list(dict.fromkeys(list(hyps) + [r for rs in ref_lists for r in rs]))
-        similarity = self._similarities(unique)
-        return [max(similarity(h, r) for r in rs) for h, rs in zip(hyps, ref_lists)]
+        scores: list[float] = []
+        with tqdm(total=len(hyps), desc=getattr(self, "name", "encode"), unit="seg",
+                  disable=not self.progress) as bar:
+            for start, stop in item_chunks(hyps, ref_lists, self.chunk_texts):
+                chunk_refs = ref_lists[start:stop]
+                unique = list(dict.fromkeys(list(hyps[start:stop]) + [r for rs in chunk_refs for r in rs]))
+                similarity = self._similarities(unique)
+                scores.extend(max(similarity(h, r) for r in rs) for h, rs in zip(hyps[start:stop], chunk_refs))
+                bar.update(stop - start)
+        return scores
 
 
 @dataclass
@@ -88,7 +125,7 @@ class BERTScorer(_EncoderScorer):
     name: str = "bertscore"
 
     def _similarities(self, texts: list[str]):
-        vectors = token_embeddings(self._model(), texts, self.layer, self.batch_size, progress=self.progress)
+        vectors = token_embeddings(self._model(), texts, self.layer, self.batch_size)
         normed = {t: v / np.linalg.norm(v, axis=1, keepdims=True).clip(1e-12) for t, v in zip(texts, vectors)}
         return lambda h, r: bertscore_f1(normed[h], normed[r])
 
@@ -118,7 +155,7 @@ class CosineScorer(_EncoderScorer):
     name: str = "cosine"
 
     def _similarities(self, texts: list[str]):
-        pooled = mean_pooled(self._model(), texts, self.batch_size, progress=self.progress)
+        pooled = mean_pooled(self._model(), texts, self.batch_size)
         pooled /= np.linalg.norm(pooled, axis=1, keepdims=True).clip(1e-12)
         row = {t: i for i, t in enumerate(texts)}
         return lambda h, r: float(pooled[row[h]] @ pooled[row[r]])

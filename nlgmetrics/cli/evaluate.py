@@ -90,9 +90,7 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
         from nlgmetrics.parallel import ProcessScorer
 
         one = argparse.Namespace(**{**vars(args), "devices": 1})
-        local = build_scorer(name, one)  # for its signature and name only: scorers load models lazily
-        return ProcessScorer(functools.partial(_build_in_process, name, one), args.devices, args.device,
-                             local.signature(), getattr(local, "name", name))
+        return ProcessScorer(functools.partial(_build_in_process, name, one), args.devices, args.device, name)
     if name.startswith("py:"):
         return _callable_scorer(name)
     if "+" in name:
