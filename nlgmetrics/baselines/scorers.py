@@ -85,7 +85,7 @@ class _EncoderScorer:
     device: str | None = None
     progress: bool = False
     _loaded: object = field(default=None, repr=False)
-    chunk_texts: int = 2048
+    chunk_texts: int = 1024
 
     def _model(self):
         if self._loaded is None:
@@ -109,6 +109,7 @@ class _EncoderScorer:
                 unique = list(dict.fromkeys(list(hyps[start:stop]) + [r for rs in chunk_refs for r in rs]))
                 similarity = self._similarities(unique)
                 scores.extend(max(similarity(h, r) for r in rs) for h, rs in zip(hyps[start:stop], chunk_refs))
+                del similarity  # before the next chunk is encoded, or two chunks' embeddings are alive at once
                 bar.update(stop - start)
         return scores
 
@@ -126,7 +127,10 @@ class BERTScorer(_EncoderScorer):
 
     def _similarities(self, texts: list[str]):
         vectors = token_embeddings(self._model(), texts, self.layer, self.batch_size)
-        normed = {t: v / np.linalg.norm(v, axis=1, keepdims=True).clip(1e-12) for t, v in zip(texts, vectors)}
+        normed = {}
+        for text, v in zip(texts, vectors):  # in place: a normalised copy would double the chunk's memory
+            v /= np.linalg.norm(v, axis=1, keepdims=True).clip(1e-12)
+            normed[text] = v
         return lambda h, r: bertscore_f1(normed[h], normed[r])
 
     def signature(self) -> str:
