@@ -90,3 +90,16 @@ def check_pairs(
     src_list = check_sources(src_name, srcs)
     check_same_length(**{hyp_name: hyp_list, ref_name: ref_lists, src_name: src_list})
     return hyp_list, ref_lists, src_list
+
+
+def positive_int(text: str) -> int:
+    """argparse type for counts (``--limit``, ``--devices``): 0 or -3 is a one-line usage error, not a traceback."""
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value

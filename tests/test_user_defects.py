@@ -265,3 +265,16 @@ def test_outputs_get_normal_modes_and_stale_part_files_are_cleaned(capsys, tmp_p
         os.umask(old)
     assert target.read_text() == "done\n" and not stale.exists() and other.exists()
     assert stat.S_IMODE(target.stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize("argv", [["synthesize", "run", "--config", "configs/sescore/offline_en.yaml", "--input", "x",
+                                   "--output", "y", "--limit", "0"],
+                                  ["synthesize", "run", "--config", "c", "--input", "x", "--output", "y",
+                                   "--block-size", "-1"]])
+def test_synthesis_counts_below_one_are_a_usage_error_not_a_traceback(capsys, argv):
+    from nlgmetrics.cli import train
+
+    with pytest.raises(SystemExit) as stopped:
+        train.main(argv)
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and "expected a positive integer" in err and "Traceback" not in err

@@ -30,18 +30,9 @@ from typing import Any, Callable, Sequence
 
 from nlgmetrics.cli import devmix, selfbias
 from nlgmetrics.cli.common import finish_parser, silence_libraries
+from nlgmetrics.inputs import positive_int
 
 BASE_METRICS = ("menli", "sescore", "mars", "bleu", "chrf", "bertscore", "cosine", "lm-likelihood", "lm-ratio")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
 
 
 def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) -> None:
@@ -539,7 +530,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--srcs", help="sources/contexts, one per line (MARS context, reference-free MENLI)")
     p.add_argument("--reference-free", action="store_true", help="MENLI with the source as premise")
     p.add_argument("--out", help="per-segment scores as JSON lines")
-    p.add_argument("--devices", type=_positive_int, default=1,
+    p.add_argument("--devices", type=positive_int, default=1,
                    help="score in N processes (one per GPU with --device cuda, else CPU processes); the scores are "
                         "identical to one process's")
     _add_metric_options(p)
@@ -555,7 +546,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--human-systems", help="comma-separated systems that are human references (reported with and "
                                            "without them), or 'none'; default: the rows' human_system field, else "
                                            "whole names ref-X/Human-X")
-    p.add_argument("--devices", type=_positive_int, default=1,
+    p.add_argument("--devices", type=positive_int, default=1,
                    help="score in N processes (one per GPU with --device cuda, else CPU processes); the scores are "
                         "identical to one process's")
     _add_metric_options(p)
@@ -576,13 +567,13 @@ def make_parser() -> argparse.ArgumentParser:
                    help="which reference is scored against, or 'all' (multi-reference: every other reference)")
     p.add_argument("--mlm", help="masked_lm role value for the bert_diverge test")
     p.add_argument("--keep-last-sentence", action="store_true", help="open-ended text: never switch the last sentence")
-    p.add_argument("--min-applied", type=_positive_int,
+    p.add_argument("--min-applied", type=positive_int,
                    help="judge a test only if it applies to at least this many items (default: stress.DEFAULT_MIN_APPLIED)")
     _add_metric_options(p)
     p = sub.add_parser("stress-report", help="re-judge a stored stress report.json and rewrite its table and plots")
     p.add_argument("--report", required=True, help="report.json written by 'stress', or its folder")
     p.add_argument("--out", help="folder to write (default: the report's own folder)")
-    p.add_argument("--min-applied", type=_positive_int,
+    p.add_argument("--min-applied", type=positive_int,
                    help="judge a test only if it applies to at least this many items (default: stress.DEFAULT_MIN_APPLIED)")
     p = sub.add_parser("make-adversarial", help="MENLI-format adversarial rows from a set with paraphrase references")
     p.add_argument("--data", required=True, help="JSONL with paraphrase references")

@@ -40,16 +40,18 @@ def _run(argv: list[str]) -> int:
     from sescore.synthesis.config import load_config
     from sescore.synthesis.run import run_synthesis
 
+    from nlgmetrics.inputs import positive_int
+
     parser = argparse.ArgumentParser(prog="train.py synthesize", description="SEScore error synthesis -> dataset")
     parser.add_argument("--config", required=True, help="YAML recipe, e.g. configs/sescore/offline_en.yaml")
     parser.add_argument("--input", required=True, help="text file, one reference sentence per line (UTF-8)")
     parser.add_argument("--output", required=True, help="folder for the dataset, summary.json and the histogram")
-    parser.add_argument("--limit", type=int,
+    parser.add_argument("--limit", type=positive_int,
                         help="only the first N usable sentences (smoke runs, rate estimates); same rows as a full run")
     parser.add_argument("--shard-index", type=int, default=0)
-    parser.add_argument("--num-shards", type=int, default=1, help="split blocks over n processes; merge after")
+    parser.add_argument("--num-shards", type=positive_int, default=1, help="split blocks over n processes; merge after")
     parser.add_argument("--seed", type=int, help="overrides the config seed (changes every row and the hash)")
-    parser.add_argument("--block-size", type=int, help="sentences per resumable block file (never changes rows)")
+    parser.add_argument("--block-size", type=positive_int, help="sentences per resumable block file (never changes rows)")
     parser.add_argument("--device", help="cpu, cuda, cuda:1 ... (default: GPU when present)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
