@@ -1,0 +1,138 @@
+"""Paired bootstrap over systems (nlgmetrics.metaeval.compare)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nlgmetrics.metaeval import bootstrap_p_value, paired_bootstrap_systems
+from nlgmetrics.metaeval import compare as compare_module
+
+REFS = [
+    "the cat sat on the mat", "a dog runs in the park", "she sings a song today",
+    "the weather is nice this morning", "we will meet at the station at noon", "he bought three apples and a pear",
+    "the train was late again", "children play football after school", "my sister reads a book every night",
+    "the shop closes at six on sundays", "they painted the kitchen walls blue", "an old man feeds the birds",
+]
+GOOD = [
+    "the cat sat on the mat", "a dog runs in a park", "she sings a song today",
+    "the weather is nice this morning", "we meet at the station at noon", "he bought three apples and one pear",
+    "the train was late again", "children play football after school", "my sister reads a book each night",
+    "the shop closes at six on sunday", "they painted the kitchen walls blue", "an old man feeds birds",
+]
+BAD = [
+    "cat on mat", "dog park run", "song she", "weather nice", "meet station", "apples bought", "train late",
+    "football children", "book sister", "shop six", "walls blue painted", "man birds",
+]
+OTHER_REFS = [  # a second reference set, for the multi-reference corpus scores
+    "a cat was sitting on the mat", "the dog is running in the park", "she is singing a song today",
+    "it is nice weather this morning", "we meet at noon at the station", "he bought a pear and three apples",
+    "once again the train was late", "after school the children play football", "my sister reads every night",
+    "on sundays the shop closes at six", "they painted the walls of the kitchen blue", "an old man is feeding birds",
+]
+
+
+def _noisy(offset: float, n: int = 200, seed: int = 1) -> tuple[list[float], list[float]]:
+    """Segment scores of two systems on the same segments: shared difficulty, B = A - offset + small noise."""
+    rng = np.random.default_rng(seed)
+    difficulty = rng.normal(0.5, 0.2, n)
+    a = difficulty + rng.normal(0, 0.05, n)
+    b = difficulty - offset + rng.normal(0, 0.05, n)
+    return a.tolist(), b.tolist()
+
+
+# --- the pure functions ------------------------------------------------------------------------------------
+
+def test_a_clearly_better_system_is_called_better_with_an_interval_above_zero():
+    a, b = _noisy(0.05)
+    result = paired_bootstrap_systems({"A": a, "B": b}, resamples=500, seed=0)
+    (pair,) = result["pairs"]
+    assert pair["difference"] == pytest.approx(np.mean(a) - np.mean(b))
+    assert pair["ci"][0] > 0 and pair["verdict"] == "A better" and pair["p_value"] < 0.05
+    assert pair["wins"] > pair["losses"] and pair["wins"] + pair["ties"] + pair["losses"] == 200
+    # the other order names the same winner, with the difference and its interval below zero
+    (flipped,) = paired_bootstrap_systems({"B": b, "A": a}, resamples=500, seed=0)["pairs"]
+    assert flipped["verdict"] == "A better" and flipped["ci"][1] < 0
+    assert flipped["difference"] == pytest.approx(-pair["difference"])
+
+
+def test_a_difference_inside_the_noise_is_no_significant_difference():
+    a, b = _noisy(0.0, n=30)
+    (pair,) = paired_bootstrap_systems({"A": a, "B": b}, resamples=500, seed=0)["pairs"]
+    assert pair["ci"][0] < 0 < pair["ci"][1]
+    assert pair["verdict"] == "no significant difference" and pair["p_value"] > 0.05
+
+
+def test_identical_systems_differ_by_exactly_zero():
+    a, _ = _noisy(0.0)
+    result = paired_bootstrap_systems({"A": a, "copy": list(a)}, resamples=300, seed=3)
+    (pair,) = result["pairs"]
+    assert pair["difference"] == 0.0 and pair["ci"] == [0.0, 0.0] and pair["p_value"] == 1.0
+    assert (pair["wins"], pair["ties"], pair["losses"]) == (0, 200, 0)
+    assert pair["verdict"] == "no significant difference"
+    assert result["systems"][0]["ci"] == result["systems"][1]["ci"]
+    assert result["systems"][0]["ci"][0] < result["systems"][0]["score"] < result["systems"][0]["ci"][1]
+
+
+def test_same_seed_same_result_and_another_seed_other_intervals():
+    a, b = _noisy(0.02)
+    first = paired_bootstrap_systems({"A": a, "B": b}, resamples=200, seed=7)
+    assert paired_bootstrap_systems({"A": a, "B": b}, resamples=200, seed=7) == first
+    other = paired_bootstrap_systems({"A": a, "B": b}, resamples=200, seed=8)
+    assert other["pairs"][0]["ci"] != first["pairs"][0]["ci"]
+    assert other["systems"][0]["ci"] != first["systems"][0]["ci"]
+    assert other["pairs"][0]["difference"] == first["pairs"][0]["difference"]  # the full-set value is not random
+
+
+def test_resampled_means_are_those_of_an_explicit_index_draw(monkeypatch):
+    """The count-matrix shortcut and the drawing in blocks give the resamples of ``rng.integers(0, n, (B, n))``."""
+    a, b = _noisy(0.01, n=37)
+    whole = paired_bootstrap_systems({"A": a, "B": b}, resamples=101, seed=5)
+    picks = np.random.default_rng(5).integers(0, 37, size=(101, 37))
+    diff = np.asarray(a)[picks].mean(axis=1) - np.asarray(b)[picks].mean(axis=1)
+    expected = [np.quantile(diff, 0.025), np.quantile(diff, 0.975)]
+    assert whole["pairs"][0]["ci"] == pytest.approx(expected, abs=1e-12)
+    assert whole["systems"][0]["bootstrap_mean"] == pytest.approx(np.asarray(a)[picks].mean(), abs=1e-12)
+    monkeypatch.setattr(compare_module, "_CELLS_PER_CHUNK", 37 * 3)  # blocks of 3 resamples, the last one short
+    blocked = paired_bootstrap_systems({"A": a, "B": b}, resamples=101, seed=5)
+    assert blocked["pairs"][0]["ci"] == pytest.approx(whole["pairs"][0]["ci"], abs=1e-12)
+
+
+def test_p_value_counts_resamples_without_the_observed_sign():
+    draws = np.array([0.5] * 97 + [0.0, -0.1, -0.2])
+    assert bootstrap_p_value(0.4, draws) == pytest.approx(2 * (3 + 1) / 101)  # zero counts against
+    assert bootstrap_p_value(-0.4, -draws) == pytest.approx(2 * (3 + 1) / 101)
+    assert bootstrap_p_value(0.4, np.full(100, 0.3)) == pytest.approx(2 / 101)  # never 0 with finite resamples
+    assert bootstrap_p_value(0.0, draws) == 1.0
+    assert bootstrap_p_value(0.1, np.array([1.0, -1.0] * 50)) == 1.0  # capped
+
+
+def test_wins_ties_and_losses_count_segments():
+    (pair,) = paired_bootstrap_systems({"A": [3, 2, 2, 0, 5], "B": [1, 2, 4, 0, 1]}, resamples=50)["pairs"]
+    assert (pair["wins"], pair["ties"], pair["losses"]) == (2, 2, 1)
+
+
+def test_bonferroni_multiplies_p_values_and_widens_difference_intervals():
+    a, b = _noisy(0.01, n=60)
+    c = [x - 0.2 for x in a]
+    plain = paired_bootstrap_systems({"A": a, "B": b, "C": c}, resamples=400, seed=2)
+    corrected = paired_bootstrap_systems({"A": a, "B": b, "C": c}, resamples=400, seed=2, correction="bonferroni")
+    assert "not corrected for the 3 comparisons" in plain["settings"]["multiple_comparisons"]
+    assert corrected["settings"]["difference_ci_level"] == pytest.approx(1 - 0.05 / 3)
+    for before, after in zip(plain["pairs"], corrected["pairs"]):
+        assert after["p_value"] == before["p_value"]
+        assert after["p_value_bonferroni"] == pytest.approx(min(1.0, 3 * before["p_value"]))
+        assert after["ci"][0] <= before["ci"][0] and after["ci"][1] >= before["ci"][1]
+        assert (after["verdict"] != "no significant difference") == (after["p_value_bonferroni"] < 0.05)
+    assert [p["verdict"] for p in corrected["pairs"]][1:] == ["A better", "B better"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"segment_scores": {"A": [1.0, 2.0]}}, "at least 2 systems"),
+    ({"segment_scores": {"A": [1.0, 2.0], "B": [1.0]}}, "same non-empty set"),
+    ({"segment_scores": {"A": [1.0], "B": [2.0]}, "resamples": 0}, "resamples"),
+    ({"segment_scores": {"A": [1.0], "B": [2.0]}, "alpha": 1.5}, "alpha"),
+    ({"segment_scores": {"A": [1.0], "B": [2.0]}, "correction": "holm"}, "correction"),
+])
+def test_bad_arguments_are_value_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        paired_bootstrap_systems(**kwargs)
