@@ -1,9 +1,11 @@
-"""Paired bootstrap over systems (nlgmetrics.metaeval.compare)."""
+"""Paired bootstrap over systems, with corpus BLEU/chrF as sacrebleu computes it."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import sacrebleu
 
+from nlgmetrics.baselines import SacreBleuScorer
 from nlgmetrics.metaeval import bootstrap_p_value, paired_bootstrap_systems
 from nlgmetrics.metaeval import compare as compare_module
 
@@ -136,3 +138,60 @@ def test_bonferroni_multiplies_p_values_and_widens_difference_intervals():
 def test_bad_arguments_are_value_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         paired_bootstrap_systems(**kwargs)
+
+
+# --- corpus BLEU / chrF ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, metric", [("bleu", sacrebleu.BLEU), ("chrf", sacrebleu.CHRF)])
+def test_corpus_score_is_sacrebleus_corpus_score_with_one_and_two_references(name, metric):
+    for streams in ([REFS], [REFS, OTHER_REFS]):
+        statistic, signature = SacreBleuScorer(name).corpus_statistic({"good": GOOD, "bad": BAD}, streams)
+        segment = {s: [0.0] * len(REFS) for s in ("good", "bad")}
+        result = paired_bootstrap_systems(segment, resamples=10, corpus_statistic=statistic)
+        scores = {s["name"]: s["score"] for s in result["systems"]}
+        assert scores["good"] == pytest.approx(metric().corpus_score(GOOD, streams).score, abs=1e-9)
+        assert scores["bad"] == pytest.approx(metric().corpus_score(BAD, streams).score, abs=1e-9)
+        assert f"nrefs:{len(streams)}" in signature and result["settings"]["system_score"].startswith("corpus")
+    assert scores["good"] > scores["bad"] + 20
+
+
+def test_bleu_is_not_the_mean_of_sentence_bleu():
+    """The reason corpus statistics are needed at all: the two system scores differ on this set."""
+    statistic, _ = SacreBleuScorer("bleu").corpus_statistic({"good": GOOD, "bad": BAD}, [REFS])
+    sentence = SacreBleuScorer("bleu").score(GOOD, REFS)
+    result = paired_bootstrap_systems({"good": sentence, "bad": sentence}, resamples=10, corpus_statistic=statistic)
+    assert abs(result["systems"][0]["score"] - np.mean(sentence)) > 1.0
+
+
+def test_bleu_bootstrap_matches_sacrebleus_own_resampling(monkeypatch):
+    """Same seed, same draws: sacrebleu's bootstrap mean to float precision, its 95% interval to an order statistic.
+
+    sacrebleu reports mean +- half the distance between the 25th and 975th of 1000 sorted resampled scores; this
+    toolkit reports the 2.5% and 97.5% quantiles (linear interpolation), so the bounds may differ by a neighbour.
+    """
+    monkeypatch.setenv("SACREBLEU_SEED", "12345")
+    mixed = [g if i % 3 else b for i, (g, b) in enumerate(zip(GOOD, BAD))]
+    theirs = sacrebleu.BLEU().corpus_score(mixed, [REFS], n_bootstrap=1000)
+    statistic, _ = SacreBleuScorer("bleu").corpus_statistic({"mixed": mixed, "good": GOOD}, [REFS])
+    segment = {s: [0.0] * len(REFS) for s in ("mixed", "good")}
+    ours = paired_bootstrap_systems(segment, resamples=1000, seed=12345, corpus_statistic=statistic)["systems"][0]
+    assert ours["score"] == pytest.approx(theirs.score, abs=1e-9)
+    assert ours["bootstrap_mean"] == pytest.approx(theirs._mean, abs=1e-4)  # float32 sums there; another seed: 0.4 off
+    low, high = ours["ci"]
+    assert (high - low) / 2 == pytest.approx(theirs._ci, abs=0.05)  # another seed: 0.17 off
+    assert theirs._ci > 2  # a real interval, so the comparison above could fail
+
+
+def test_sacrebleus_paired_test_agrees_on_a_clear_difference(monkeypatch):
+    """sacrebleu's paired-bs p-value is another statistic (see bootstrap_p_value); both must reject here."""
+    from sacrebleu.significance import PairedTest
+
+    monkeypatch.setenv("SACREBLEU_SEED", "12345")
+    mixed = [g if i % 3 else b for i, (g, b) in enumerate(zip(GOOD, BAD))]
+    _, scores = PairedTest([("good", GOOD), ("mixed", mixed)], {"BLEU": sacrebleu.BLEU()}, [REFS], "bs", 1000)()
+    theirs = scores["BLEU"][1]
+    statistic, _ = SacreBleuScorer("bleu").corpus_statistic({"good": GOOD, "mixed": mixed}, [REFS])
+    segment = {s: [0.0] * len(REFS) for s in ("good", "mixed")}
+    (pair,) = paired_bootstrap_systems(segment, resamples=1000, seed=12345, corpus_statistic=statistic)["pairs"]
+    assert theirs.p_value < 0.05 and pair["p_value"] < 0.05 and pair["verdict"] == "good better"
+    assert pair["difference"] == pytest.approx(scores["BLEU"][0].score - theirs.score, abs=1e-9)
