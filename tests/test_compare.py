@@ -1,11 +1,15 @@
-"""Paired bootstrap over systems, with corpus BLEU/chrF as sacrebleu computes it."""
+"""``evaluate.py compare``: paired bootstrap over systems, corpus BLEU/chrF as sacrebleu computes it, CLI errors."""
 from __future__ import annotations
+
+import json
+import sys
 
 import numpy as np
 import pytest
 import sacrebleu
 
 from nlgmetrics.baselines import SacreBleuScorer
+from nlgmetrics.cli import evaluate
 from nlgmetrics.metaeval import bootstrap_p_value, paired_bootstrap_systems
 from nlgmetrics.metaeval import compare as compare_module
 
@@ -195,3 +199,148 @@ def test_sacrebleus_paired_test_agrees_on_a_clear_difference(monkeypatch):
     (pair,) = paired_bootstrap_systems(segment, resamples=1000, seed=12345, corpus_statistic=statistic)["pairs"]
     assert theirs.p_value < 0.05 and pair["p_value"] < 0.05 and pair["verdict"] == "good better"
     assert pair["difference"] == pytest.approx(scores["BLEU"][0].score - theirs.score, abs=1e-9)
+
+
+# --- the command -------------------------------------------------------------------------------------------
+
+def run(capsys, *argv):
+    code = evaluate.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out.strip().splitlines(), captured.err.strip().splitlines()
+
+
+@pytest.fixture()
+def files(tmp_path):
+    paths = {}
+    for name, lines in {"ref": REFS, "good": GOOD, "bad": BAD, "other_ref": OTHER_REFS}.items():
+        paths[name] = tmp_path / f"{name}.txt"
+        paths[name].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "copy").mkdir()
+    paths["copy"] = tmp_path / "copy" / "good.txt"
+    paths["copy"].write_text("\n".join(GOOD) + "\n", encoding="utf-8")
+    return paths
+
+
+def test_compare_chrf_end_to_end(capsys, files, tmp_path):
+    out, table = tmp_path / "result.json", tmp_path / "table.md"
+    code, stdout, _ = run(capsys, "compare", "--metric", "chrf", "--hyps", str(files["good"]), str(files["bad"]),
+                          str(files["copy"]), "--refs", str(files["ref"]), str(files["other_ref"]),
+                          "--bootstrap", "300", "--out", str(out), "--markdown", str(table), "--quiet")
+    assert code == 0
+    result = json.loads(stdout[-1])
+    assert [s["name"] for s in result["systems"]] == ["good-1", "bad", "good-2"]  # clashing stems made unique
+    assert result["systems"][0]["score"] == pytest.approx(
+        sacrebleu.CHRF().corpus_score(GOOD, [REFS, OTHER_REFS]).score, abs=1e-9)
+    verdicts = {(p["a"], p["b"]): p["verdict"] for p in result["pairs"]}
+    assert verdicts == {("good-1", "bad"): "good-1 better", ("good-1", "good-2"): "no significant difference",
+                        ("bad", "good-2"): "good-2 better"}
+    assert result["pairs"][1]["difference"] == 0.0 and result["pairs"][1]["ties"] == len(REFS)
+    assert result["signature"].startswith("chrf|corpus|nrefs:2|") and "|paired-bs:300|seed:0|" in result["signature"]
+    assert result["segment_signature"].startswith("chrf|nrefs:var")
+    assert "not corrected for the 3 comparisons" in result["settings"]["multiple_comparisons"]
+    assert json.loads(out.read_text()) == {k: v for k, v in result.items() if k != "truncated"}
+    text = table.read_text()
+    assert "| good-1 | bad |" in text and "good-2 better" in text and "chrf|corpus" in text
+
+
+def test_compare_bleu_names_and_seed(capsys, files):
+    common = ["compare", "--metric", "bleu", "--hyps", str(files["good"]), str(files["bad"]), "--refs",
+              str(files["ref"]), "--names", "base,small", "--bootstrap", "200", "--quiet"]
+    _, first, _ = run(capsys, *common, "--seed", "1")
+    _, again, _ = run(capsys, *common, "--seed", "1")
+    _, other, _ = run(capsys, *common, "--seed", "2")
+    first, again, other = (json.loads(x[-1]) for x in (first, again, other))
+    assert first == again and first["pairs"][0]["ci"] != other["pairs"][0]["ci"]
+    assert [s["name"] for s in first["systems"]] == ["base", "small"]
+    assert first["systems"][0]["score"] == pytest.approx(sacrebleu.BLEU().corpus_score(GOOD, [REFS]).score)
+    assert first["pairs"][0]["verdict"] == "base better" and first["pairs"][0]["ci"][0] > 0
+
+
+def test_all_systems_are_scored_in_one_call_with_shared_pairs_once(capsys, files, tmp_path, monkeypatch):
+    module = tmp_path / "compare_counting_metric.py"
+    module.write_text("CALLS = []\n\ndef overlap(hyps, refs, srcs):\n    CALLS.append(len(hyps))\n"
+                      "    return [len(set(h.split()) & set(r[0].split())) / len(set(r[0].split())) "
+                      "for h, r in zip(hyps, refs)]\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    code, stdout, _ = run(capsys, "compare", "--metric", "py:compare_counting_metric:overlap", "--hyps",
+                          str(files["good"]), str(files["bad"]), str(files["copy"]), "--refs", str(files["ref"]),
+                          "--bootstrap", "100", "--quiet")
+    assert code == 0
+    calls = sys.modules["compare_counting_metric"].CALLS
+    assert calls == [2 * len(REFS)]  # one call; the copy of 'good' is not scored again
+    result = json.loads(stdout[-1])
+    assert result["settings"]["system_score"] == "mean of segment scores"
+    assert result["systems"][0]["score"] == result["systems"][2]["score"] > result["systems"][1]["score"]
+
+
+def test_compare_a_model_metric_on_a_tiny_encoder(capsys, files, tiny):
+    code, stdout, _ = run(capsys, "compare", "--metric", "bertscore", "--encoder", str(tiny["encoder"]), "--hyps",
+                          str(files["good"]), str(files["copy"]), "--refs", str(files["ref"]),
+                          "--bootstrap", "100", "--quiet")
+    assert code == 0
+    result = json.loads(stdout[-1])
+    (pair,) = result["pairs"]
+    assert pair["difference"] == 0.0 and pair["verdict"] == "no significant difference"
+    code, stdout, _ = run(capsys, "score", "--metric", "bertscore", "--encoder", str(tiny["encoder"]), "--hyps",
+                          str(files["good"]), "--refs", str(files["ref"]), "--quiet")
+    assert result["systems"][0]["score"] == pytest.approx(json.loads(stdout[-1])["system_score"], abs=1e-6)
+    assert result["signature"].startswith("bertscore|encoder:")
+
+
+def test_mismatched_line_counts_name_the_file_and_write_nothing(capsys, files, tmp_path):
+    short = tmp_path / "short.txt"
+    short.write_text("\n".join(GOOD[:5]) + "\n", encoding="utf-8")
+    out = tmp_path / "result.json"
+    code, stdout, stderr = run(capsys, "compare", "--metric", "chrf", "--hyps", str(files["good"]), str(short),
+                               "--refs", str(files["ref"]), "--out", str(out), "--quiet")
+    assert code == 1 and stdout == [] and len(stderr) == 1
+    assert stderr[0] == f"error: system short {short}: 5 lines, but the references have {len(REFS)}"
+    assert not out.exists()
+
+
+def test_fewer_than_two_systems_is_an_error(capsys, files):
+    code, stdout, stderr = run(capsys, "compare", "--metric", "chrf", "--hyps", str(files["good"]), "--refs",
+                               str(files["ref"]), "--quiet")
+    assert code == 1 and stdout == []
+    assert stderr == ["error: compare needs at least 2 systems (--hyps A.txt B.txt ...), got 1"]
+
+
+def test_bad_names_and_alpha_are_errors(capsys, files):
+    base = ["compare", "--metric", "chrf", "--hyps", str(files["good"]), str(files["bad"]), "--refs",
+            str(files["ref"]), "--quiet"]
+    code, _, stderr = run(capsys, *base, "--names", "x,x")
+    assert code == 1 and "--names must be unique" in stderr[-1]
+    code, _, stderr = run(capsys, *base, "--names", "x,y,z")
+    assert code == 1 and "3 name(s) for 2 --hyps files" in stderr[-1]
+    code, _, stderr = run(capsys, *base, "--alpha", "0")
+    assert code == 1 and "--alpha" in stderr[-1]
+
+
+def test_too_few_resamples_for_any_verdict_warn(capsys, files):
+    code, stdout, stderr = run(capsys, "compare", "--metric", "chrf", "--hyps", str(files["good"]), str(files["bad"]),
+                               "--refs", str(files["ref"]), "--bootstrap", "20", "--quiet")
+    assert code == 0 and any("no p-value can fall below 0.05" in line for line in stderr)
+    assert json.loads(stdout[-1])["pairs"][0]["verdict"] == "no significant difference"
+
+
+def test_devices_shard_the_one_scoring_call(capsys, files, monkeypatch):
+    """``--devices N`` reaches build_scorer: the single call goes to a ProcessScorer with N processes.
+
+    The processes themselves are replaced here (spawning them costs seconds; tests/test_parallel.py checks that
+    N processes give one process's scores bit for bit).
+    """
+    from nlgmetrics.parallel import ProcessScorer
+
+    calls = []
+
+    def fake_score(self, hyps, refs, srcs=None):
+        calls.append((self.processes, len(hyps)))
+        return SacreBleuScorer("chrf").score(hyps, refs)
+
+    monkeypatch.setattr(ProcessScorer, "score", fake_score)
+    argv = ["compare", "--metric", "chrf", "--hyps", str(files["good"]), str(files["bad"]), "--refs",
+            str(files["ref"]), "--bootstrap", "100", "--quiet"]
+    code, stdout, _ = run(capsys, *argv, "--devices", "2")
+    assert code == 0 and calls == [(2, 2 * len(REFS))]
+    _, single, _ = run(capsys, *argv)
+    assert json.loads(stdout[-1]) == json.loads(single[-1])
