@@ -103,6 +103,21 @@ def test_resampled_means_are_those_of_an_explicit_index_draw(monkeypatch):
     assert blocked["pairs"][0]["ci"] == pytest.approx(whole["pairs"][0]["ci"], abs=1e-12)
 
 
+@pytest.mark.parametrize("correction", ["none", "bonferroni"])
+def test_a_significant_verdict_always_comes_with_an_interval_that_excludes_zero(correction):
+    """The p-value and the interval are read off the same draws; a verdict the interval contradicts would be a bug."""
+    verdicts = 0
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        shared = rng.normal(0, 1, 40)
+        systems = {name: shared + rng.normal(shift, 0.3, 40) for name, shift in (("A", 0), ("B", 0.1), ("C", 0.2))}
+        for pair in paired_bootstrap_systems(systems, resamples=199, seed=seed, correction=correction)["pairs"]:
+            if pair["verdict"] != "no significant difference":
+                verdicts += 1
+                assert pair["ci"][0] > 0 if pair["difference"] > 0 else pair["ci"][1] < 0
+    assert 10 < verdicts < 110  # both outcomes occur, so the loop tested something
+
+
 def test_p_value_counts_resamples_without_the_observed_sign():
     draws = np.array([0.5] * 97 + [0.0, -0.1, -0.2])
     assert bootstrap_p_value(0.4, draws) == pytest.approx(2 * (3 + 1) / 101)  # zero counts against

@@ -93,8 +93,9 @@ def bootstrap_p_value(observed: float, draws: np.ndarray) -> float:
     ``(#{|d*| - mean|d*| > |d|} + 1) / (B + 1)``, the resampled absolute differences shifted to mean zero as a
     null distribution; ``comet-compare`` takes its p-value from a paired t-test on segment scores and uses the
     bootstrap only for win shares. The sign count is chosen because it agrees with the reported interval:
-    p < alpha exactly when at most about alpha/2 of the draws fall on the far side of 0, i.e. when the
-    equal-tailed (1 - alpha) interval of the difference excludes 0 (up to the quantile interpolation).
+    p < alpha means fewer than alpha/2 of the draws lie across 0, so the equal-tailed (1 - alpha) interval
+    of the difference excludes 0 (for every B: the k draws across 0 sort below the lower quantile's
+    position). The converse can fail only at the boundary, where the ``+1`` leaves p just above alpha.
     """
     if observed == 0:
         return 1.0
