@@ -153,6 +153,7 @@ def test_bonferroni_multiplies_p_values_and_widens_difference_intervals():
     ({"segment_scores": {"A": [1.0], "B": [2.0]}, "resamples": 0}, "resamples"),
     ({"segment_scores": {"A": [1.0], "B": [2.0]}, "alpha": 1.5}, "alpha"),
     ({"segment_scores": {"A": [1.0], "B": [2.0]}, "correction": "holm"}, "correction"),
+    ({"segment_scores": {"A": [1.0, 2.0], "B": [2.0, float("nan")]}}, "system B: segment 1 has the score nan"),
 ])
 def test_bad_arguments_are_value_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):

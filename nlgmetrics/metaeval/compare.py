@@ -137,8 +137,14 @@ def paired_bootstrap_systems(
     lengths = {name: len(s) for name, s in scores.items()}
     if len(set(lengths.values())) != 1 or not lengths[names[0]]:
         raise ValueError(f"every system needs scores for the same non-empty set of segments, got {lengths}")
+    for name, values in scores.items():
+        bad = np.flatnonzero(~np.isfinite(values))
+        if len(bad):  # a NaN would compare false everywhere and turn into a confident verdict
+            raise ValueError(f"system {name}: segment {int(bad[0])} has the score {values[bad[0]]} (not finite)")
     if corpus_statistic is not None:
         for name in names:
+            if name not in corpus_statistic.stats:
+                raise ValueError(f"{corpus_statistic.name}: no statistics for system {name}")
             rows = len(np.asarray(corpus_statistic.stats[name]))
             if rows != lengths[name]:
                 raise ValueError(f"{corpus_statistic.name} of {name}: {rows} segments, but {lengths[name]} scores")
