@@ -6,12 +6,13 @@ always comes with its peers measured on the same rows in the same run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from nlgmetrics.baselines.embedding import mean_pooled, token_embeddings
 from nlgmetrics.inputs import check_pairs
+from nlgmetrics.metaeval.compare import CorpusStatistic
 from nlgmetrics.metaeval.scorer import toolkit_version
 
 _VERSION = toolkit_version()
@@ -47,6 +48,28 @@ class SacreBleuScorer:
         signature = metric.get_signature()
         signature.info["nrefs"] = "var"
         return f"{self.name}|{signature}|nlgmetrics:{_VERSION}"
+
+    def corpus_statistic(
+        self, systems: Mapping[str, Sequence[str]], references: Sequence[Sequence[str]],
+    ) -> tuple[CorpusStatistic, str]:
+        """Corpus BLEU/chrF of several systems as sufficient statistics, and the corpus metric's signature.
+
+        ``references`` are sacrebleu's reference streams (one list per reference set, aligned with every system).
+        The corpus metric is sacrebleu's default ``BLEU()`` / ``CHRF()``, i.e. what ``sacrebleu`` prints for a
+        system (not this scorer's sentence BLEU with effective order). Statistics come from sacrebleu's own
+        ``_extract_corpus_statistics`` and scores from its ``_compute_score_from_stats``, the two methods its
+        ``--paired-bs`` test uses, so a resample's score is sacrebleu's formula, not a re-implementation.
+        """
+        import sacrebleu
+
+        kind = sacrebleu.BLEU if self.name == "bleu" else sacrebleu.CHRF
+        metric = kind(references=references)  # references tokenised once, cached for every system
+        stats = {name: np.asarray(metric._extract_corpus_statistics(hyps, None), dtype=np.int64)
+                 for name, hyps in systems.items()}
+        signature = f"{self.name}|corpus|{metric.get_signature()}|nlgmetrics:{_VERSION}"  # nrefs known from the cache
+        statistic = CorpusStatistic(stats, lambda summed: float(metric._compute_score_from_stats(summed).score),
+                                    f"corpus {self.name} (sacrebleu corpus_score)")
+        return statistic, signature
 
 
 def item_chunks(hyps: Sequence[str], ref_lists: Sequence[Sequence[str]], max_texts: int) -> list[tuple[int, int]]:

@@ -1,6 +1,9 @@
 """Scoring and measuring entry point.
 
     python evaluate.py score       --metric NAME --hyps F --refs F [F ...] [--srcs F] [--out F.jsonl]
+    python evaluate.py compare     --metric NAME --hyps A.txt B.txt [C.txt ...] --refs F [F ...] [--srcs F]
+                                   [--names A,B,C] [--bootstrap N] [--seed S] [--alpha A] [--correction bonferroni]
+                                   [--out F.json] [--markdown F.md]
     python evaluate.py correlate   --metric NAME --data F.jsonl [--limit N] [--skip N] [--human KEY]
     python evaluate.py adversarial --metric NAME --data F.jsonl [--reference-free]
     python evaluate.py stress      --metric NAME[,NAME...] --data F.jsonl [--tests T,...] [--limit N] --out DIR
@@ -69,6 +72,12 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
     g.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: GPU if present)")
     g.add_argument("--quiet", action="store_true",
                    help="no progress bars and no library warnings (transformers, Lightning, datasets)")
+
+
+def _add_devices_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--devices", type=positive_int, default=1,
+                        help="score in N processes (one per GPU with --device cuda, else CPU processes); the scores "
+                             "are identical to one process's")
 
 
 def build_scorer(name: str, args: argparse.Namespace) -> Any:
@@ -210,6 +219,106 @@ def cmd_score(args: argparse.Namespace) -> dict:
                 handle.write(json.dumps({"index": index, "score": value}) + "\n")
     return {"metric": args.metric, "system_score": float(sum(scores) / len(scores)), "n": len(scores),
             "signature": scorer.signature()}
+
+
+def _write_report(report: dict, json_path: str | None, markdown_path: str | None,
+                  render: Callable[[dict], str]) -> None:
+    """The result as indented JSON and as Markdown (``render``), each written atomically, when asked for."""
+    from nlgmetrics.metaeval import atomic_write
+
+    if json_path:
+        with atomic_write(json_path) as handle:
+            handle.write(json.dumps(_json_safe(report), indent=1, ensure_ascii=False) + "\n")
+    if markdown_path:
+        with atomic_write(markdown_path) as handle:
+            handle.write(render(report))
+
+
+def system_names(paths: Sequence[str], requested: str | None) -> list[str]:
+    """``--names A,B,...`` or the files' stems; clashing stems (``a/out.txt``, ``b/out.txt``) get ``-1``, ``-2``.
+
+    Names key the JSON and the verdicts ("out-2 better"), so they must be unique and say which file they are.
+    """
+    from nlgmetrics.metaeval import InputError
+
+    if requested is not None:
+        names = [n.strip() for n in requested.split(",")]
+        if len(names) != len(paths) or not all(names):
+            raise InputError(f"--names: {len(names)} name(s) for {len(paths)} --hyps files (give one per file)")
+        if len(set(names)) != len(names):
+            raise InputError(f"--names must be unique, got {requested!r}")
+        return names
+    stems = [Path(p).stem for p in paths]
+    taken = set(stems)
+    names: list[str] = []
+    number = dict.fromkeys(stems, 0)
+    for stem in stems:
+        if stems.count(stem) == 1:
+            names.append(stem)
+            continue
+        name = stem
+        while name in taken:  # also steps over a file really called out-1.txt
+            number[stem] += 1
+            name = f"{stem}-{number[stem]}"
+        taken.add(name)
+        names.append(name)
+    return names
+
+
+def cmd_compare(args: argparse.Namespace) -> dict:
+    """Several systems' outputs on one test set: scores, paired-bootstrap intervals and a verdict per pair.
+
+    Every system is scored in one call (hypotheses of all systems one after another, references repeated), so
+    a model loads once and a (hypothesis, references, source) triple two systems share is scored once and
+    gets the same score in both. For bleu/chrf the system score is sacrebleu's corpus statistic, re-computed
+    on each resample; segment scores (sentence BLEU/chrF) then give only the wins, ties and losses.
+    """
+    from nlgmetrics.metaeval import InputError, check_same_length, paired_bootstrap_systems, read_lines
+    from nlgmetrics.metaeval.compare import markdown_table
+
+    if len(args.hyps) < 2:
+        raise InputError(f"compare needs at least 2 systems (--hyps A.txt B.txt ...), got {len(args.hyps)}")
+    if args.bootstrap < 1:
+        raise InputError("--bootstrap must be >= 1 resample")
+    if not 0 < args.alpha < 1:
+        raise InputError(f"--alpha must be between 0 and 1, got {args.alpha}")
+    names = system_names(args.hyps, args.names)
+    ref_files = [read_lines(f, "references") for f in args.refs]
+    srcs = read_lines(args.srcs, "sources") if args.srcs else None
+    n = check_same_length(srcs=srcs, **{f"refs[{i}]": r for i, r in enumerate(ref_files)})
+    systems: dict[str, list[str]] = {}
+    for name, path in zip(names, args.hyps):
+        hyps = read_lines(path, f"system {name}")
+        if len(hyps) != n:
+            raise InputError(f"system {name} {path}: {len(hyps)} lines, but the references have {n}")
+        systems[name] = hyps
+    refs = [list(r) for r in zip(*ref_files)]
+    args.reference_free_scoring = False
+    scorer = build_scorer(args.metric, args)
+    rows = [{"hyp": hyp, "refs": refs[i], "src": srcs[i] if srcs else None}
+            for hyps in systems.values() for i, hyp in enumerate(hyps)]
+    flat = _row_scores(scorer, rows)
+    _save_stats(scorer, args)
+    segment = {name: flat[k * n:(k + 1) * n] for k, name in enumerate(systems)}
+    corpus, signature, extra = None, scorer.signature(), {}
+    if args.metric in ("bleu", "chrf"):
+        from nlgmetrics.baselines import SacreBleuScorer
+
+        extra["segment_signature"] = signature  # sentence-level scores: wins, ties and losses only
+        corpus, signature = SacreBleuScorer(args.metric).corpus_statistic(systems, ref_files)
+    result = paired_bootstrap_systems(segment, args.bootstrap, args.seed, args.alpha, corpus, args.correction)
+    for system, path in zip(result["systems"], args.hyps):
+        system["file"] = str(path)
+    result = {"metric": args.metric, **result,
+              "signature": f"{signature}|paired-bs:{args.bootstrap}|seed:{args.seed}|alpha:{args.alpha}"
+                           + (f"|correction:{args.correction}" if args.correction != "none" else ""), **extra}
+    pairs = len(result["pairs"]) if args.correction == "bonferroni" else 1
+    if 2 / (args.bootstrap + 1) * pairs >= args.alpha:
+        print(f"warning: with {args.bootstrap} resamples no p-value can fall below {args.alpha}"
+              f"{' after the Bonferroni correction' if pairs > 1 else ''}; every verdict is 'no significant "
+              "difference' (raise --bootstrap)", file=sys.stderr)
+    _write_report(result, args.out, args.markdown, markdown_table)
+    return result
 
 
 def _human_key(rows: Sequence[dict], requested: str | None) -> str:
@@ -501,7 +610,7 @@ def cmd_make_adversarial(args: argparse.Namespace) -> dict:
 
 def cmd_robustness(args: argparse.Namespace) -> dict:
     """MARS Table 4: each item's candidate vs 50%-reordered and context-sentence copies of it (stress.robustness)."""
-    from nlgmetrics.metaeval import InputError, atomic_write, read_jsonl
+    from nlgmetrics.metaeval import InputError, read_jsonl
     from nlgmetrics.stress.robustness import markdown_table, run_robustness
 
     rows = _one_row_per_item(read_jsonl(args.data), args.limit)
@@ -513,11 +622,7 @@ def cmd_robustness(args: argparse.Namespace) -> dict:
     report = run_robustness(metrics, [r["hyp"] for r in rows], [list(r["refs"]) for r in rows],
                             srcs if any(srcs) else None, seed=args.seed)
     report["data"] = str(args.data)
-    with atomic_write(args.out) as handle:
-        handle.write(json.dumps(_json_safe(report), indent=1, ensure_ascii=False) + "\n")
-    if args.markdown:
-        with atomic_write(args.markdown) as handle:
-            handle.write(markdown_table(report))
+    _write_report(report, args.out, args.markdown, markdown_table)
     return report
 
 
@@ -530,9 +635,24 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--srcs", help="sources/contexts, one per line (MARS context, reference-free MENLI)")
     p.add_argument("--reference-free", action="store_true", help="MENLI with the source as premise")
     p.add_argument("--out", help="per-segment scores as JSON lines")
-    p.add_argument("--devices", type=positive_int, default=1,
-                   help="score in N processes (one per GPU with --device cuda, else CPU processes); the scores are "
-                        "identical to one process's")
+    _add_devices_option(p)
+    _add_metric_options(p)
+    p = sub.add_parser("compare", help="two or more systems on the same references: paired-bootstrap intervals "
+                                       "and a significance verdict per pair")
+    p.add_argument("--hyps", nargs="+", required=True, help="one file per system, one segment per line (UTF-8)")
+    p.add_argument("--refs", nargs="+", required=True, help="one file per reference set, aligned with every system")
+    p.add_argument("--srcs", help="sources/contexts, one per line (MARS context)")
+    p.add_argument("--names", help="comma-separated system names, one per --hyps file (default: the file stems)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="paired bootstrap resamples of the segments")
+    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (the same draws for every system)")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="significance level of the verdicts; intervals are at 1 - alpha")
+    p.add_argument("--correction", choices=("none", "bonferroni"), default="none",
+                   help="multiple comparisons with 3+ systems: none (each pair on its own, said so in the JSON) or "
+                        "bonferroni (p-values times the number of pairs, wider difference intervals)")
+    p.add_argument("--out", help="also write the result JSON here (indented)")
+    p.add_argument("--markdown", help="write the system and pair tables as Markdown here")
+    _add_devices_option(p)
     _add_metric_options(p)
     p = sub.add_parser("correlate", help="correlation with human judgments (WMT20 tau-like, Kendall, Pearson)")
     p.add_argument("--data", required=True, help="judged JSONL (schema in ../shared/data/README.md)")
@@ -546,9 +666,7 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--human-systems", help="comma-separated systems that are human references (reported with and "
                                            "without them), or 'none'; default: the rows' human_system field, else "
                                            "whole names ref-X/Human-X")
-    p.add_argument("--devices", type=positive_int, default=1,
-                   help="score in N processes (one per GPU with --device cuda, else CPU processes); the scores are "
-                        "identical to one process's")
+    _add_devices_option(p)
     _add_metric_options(p)
     p = sub.add_parser("adversarial", help="MENLI adversarial preference accuracy")
     p.add_argument("--data", required=True, help="adversarial JSONL (ref, hyp_para, hyp_adv_based, ...)")
@@ -594,8 +712,9 @@ def make_parser() -> argparse.ArgumentParser:
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], dict]] = {
-    "score": cmd_score, "correlate": cmd_correlate, "adversarial": cmd_adversarial, "stress": cmd_stress,
-    "stress-report": cmd_stress_report, "make-adversarial": cmd_make_adversarial, "robustness": cmd_robustness,
+    "score": cmd_score, "compare": cmd_compare, "correlate": cmd_correlate, "adversarial": cmd_adversarial,
+    "stress": cmd_stress, "stress-report": cmd_stress_report, "make-adversarial": cmd_make_adversarial,
+    "robustness": cmd_robustness,
     "self-bias": lambda args: selfbias.cmd_self_bias(args, build_scorer),
     "devmix": lambda args: devmix.cmd_devmix(args, build_scorer, _row_scores),
 }
