@@ -35,7 +35,7 @@ METRICS = ("bertscore", "menli")
 KINDS = ("short", "paragraph")
 NAME = "scaling"
 COLUMNS = ["metric", "texts", "segments", "distinct_texts", "seconds", "segments_per_s", "peak_rss_mb",
-           "rss_after_load_mb", "mb_per_1k_segments", "status"]
+           "rss_after_load_mb", "mb_per_1k_segments", "load_1m", "status"]
 
 
 def pool(kind: str) -> Pairs:
@@ -152,6 +152,8 @@ def notes(args: argparse.Namespace) -> list[str]:
         "after loading and a warm-up; mb_per_1k_segments: the growth between the two per 1000 segments.",
         f"A size is not run when its time or memory, projected linearly from the last measured size, passes "
         f"{args.time_budget / 60:.0f} min or {args.rss_limit_mb / 1024:.1f} GB; the row says which.",
+        "load_1m: the machine's 1-minute load average (the larger of before and after the row); with 2 cores, a "
+        "load well above 2 means other jobs shared the CPU and that row's seconds are inflated (memory is not).",
     ]
 
 
@@ -193,9 +195,13 @@ def main() -> None:
                     rows.append({"metric": metric, "texts": kind, "segments": size, "status": reason})
                 else:
                     print(f"{time.strftime('%H:%M:%S')} {metric} {kind} {size}: running", flush=True)
+                    load_before = load_average()
                     result, run = run_worker(Path(__file__), ["--worker", metric, "--texts", kind, "--size",
                                                               str(size), "--seed", str(args.seed)], args.rss_limit_mb)
                     row = row_from_run(metric, kind, size, result, run.peak_rss_mb, run.killed_over_mb, run.returncode)
+                    # the larger of the machine's 1-minute load before and after: above ~2 (the cores) other work
+                    # shared the CPU and the row's time is inflated; its memory is not
+                    row["load_1m"] = max(load_before, load_average())
                     rows.append(row)
                     print(f"{time.strftime('%H:%M:%S')} {metric} {kind} {size}: {row}", flush=True)
                     if row["status"] == "ok":
