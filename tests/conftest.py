@@ -33,3 +33,16 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from tiny_models import build_all
 
     return build_all(tmp_path_factory.mktemp("tiny_models"))
+
+
+@pytest.fixture
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A per-test ``$NLGMETRICS_CACHE``: conversion tests never write into the user's cache."""
+    monkeypatch.setenv("NLGMETRICS_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture
+def user_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real packaged models convert into the user's cache (once per machine), as they would in use."""
+    monkeypatch.delenv("NLGMETRICS_CACHE", raising=False)

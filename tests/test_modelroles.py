@@ -83,18 +83,9 @@ def test_corrupt_model_directory_is_a_clear_error(tmp_path):
 @pytest.mark.slow
 def test_packaged_smollm2_converts_once_and_ranks_fluent_text_above_shuffled():
     """MODELS.md sanity: perplexity 28-106 on normal sentences vs thousands on shuffled ones."""
-    import math
-
-    import torch
+    from lm_sanity import fluent_and_shuffled
 
     loaded = load_model("causal_lm", "packaged:smollm2")
     assert loaded.model.config.num_hidden_layers == 30
-
-    def perplexity(text):
-        enc = loaded.tokenizer(text, return_tensors="pt")
-        with torch.inference_mode():
-            return math.exp(float(loaded.model(**enc, labels=enc["input_ids"]).loss))
-
-    fluent = perplexity("The weather was cold, so we stayed at home and read books by the fire.")
-    shuffled = perplexity("fire cold books home the stayed by so, read we and The at weather was the.")
+    fluent, shuffled = fluent_and_shuffled(loaded)
     assert fluent < 150 and shuffled > 10 * fluent

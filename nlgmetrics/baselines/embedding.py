@@ -61,10 +61,18 @@ def token_embeddings(
 def mean_pooled(
     loaded: Any, texts: Sequence[str], batch_size: int = 64, max_length: int = 256, progress: bool = False
 ) -> np.ndarray:
-    """[N, hidden] mean of token embeddings (all-MiniLM-L6-v2's own pooling; SEScore's and MARS's too)."""
+    """[N, hidden] mean of token embeddings (all-MiniLM-L6-v2's own pooling; SEScore's and MARS's too).
+
+    A model whose folder names a ``sentence_prefix`` (e5: ``query: ``) gets it before every text: e5 was trained
+    with prefixes and its model card asks for them. Token-level matching (``token_embeddings``, BERTScore) never
+    adds it: the prefix's tokens would become matchable tokens of every text.
+    """
     import torch
     from tqdm.auto import tqdm
 
+    prefix = getattr(loaded, "sentence_prefix", "")
+    if prefix:
+        texts = [prefix + text for text in texts]
     tokenizer, model = loaded.tokenizer, loaded.model
     max_length = window_cap(model, max_length)
     device = next(model.parameters()).device

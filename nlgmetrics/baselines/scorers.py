@@ -188,4 +188,7 @@ class CosineScorer(_EncoderScorer):
         return lambda h, r: float(pooled[row[h]] @ pooled[row[r]])
 
     def signature(self) -> str:
-        return f"{self.name}|encoder:{self.encoder}@{self._model().hash}|pool:mean|version:{_VERSION}"
+        loaded = self._model()
+        prefix = getattr(loaded, "sentence_prefix", "")  # e5 folders name one; it changes every score
+        shown = f"|prefix:{prefix.strip()}" if prefix else ""
+        return f"{self.name}|encoder:{self.encoder}@{loaded.hash}|pool:mean{shown}|version:{_VERSION}"

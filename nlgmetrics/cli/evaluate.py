@@ -58,10 +58,13 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
     g.add_argument("--normalization", default="set",
                    help="menli+<metric>: 'set' (min-max over the scored set) or a stored stats JSON file")
     g.add_argument("--save-normalization", help="menli+<metric>: write the min-max stats fitted here to this JSON")
-    g.add_argument("--encoder", default="packaged:minilm", help="encoder role value for bertscore/cosine")
+    g.add_argument("--encoder", default="packaged:minilm",
+                   help="encoder role value for bertscore/cosine (offline: packaged:minilm, packaged:mpnet, "
+                        "packaged:me5-small)")
     g.add_argument("--layer", type=int, default=None, help="hidden layer for bertscore (default: last)")
     g.add_argument("--causal-lm", default="packaged:smollm2",
-                   help="causal_lm role value for lm-likelihood / lm-ratio (GPT-PPL-style fluency)")
+                   help="causal_lm role value for lm-likelihood / lm-ratio (GPT-PPL-style fluency); offline: "
+                        "packaged:smollm2, or opt-in packaged:gemma3-270m (Gemma Terms of Use, not an OSI licence)")
     g.add_argument("--checkpoint", default=None, help="sescore: checkpoint folder (default: the shipped one)")
     g.add_argument("--mars-config", default=None, help="mars: YAML config (default: configs/mars/offline.yaml)")
     g.add_argument("--ablation", default=None,

