@@ -29,7 +29,7 @@ class GrowingLayer(DynamicLayer):
     hold, so attention reads the same numbers.
     """
 
-    min_growth = 64  # positions added at least per reallocation: a short prefill still leaves room for steps
+    min_growth = 64  # spare positions at least per allocation: a short prefill still leaves room for steps
 
     def __init__(self) -> None:
         super().__init__()
@@ -72,8 +72,8 @@ class GrowingLayer(DynamicLayer):
         if not self.is_initialized:
             self.lazy_initialization(key_states, value_states)
         need = self.length + key_states.shape[-2]
-        if need > self.capacity:
-            self._reallocate(key_states, value_states, max(need, self.capacity + max(self.capacity // 2, self.min_growth)))
+        if need > self.capacity:  # room for half as much again: a fork's copy need not grow on its first step
+            self._reallocate(key_states, value_states, need + max(need // 2, self.min_growth))
         assert self._key_buffer is not None and self._value_buffer is not None
         self._key_buffer[:, :, self.length : need] = key_states
         self._value_buffer[:, :, self.length : need] = value_states

@@ -363,11 +363,11 @@ def test_growing_cache_gives_the_dynamic_caches_states_bit_for_bit(tiny, arch, m
     assert len(new) == len(old) and all(torch.equal(a, b) for a, b in zip(new, old))
     assert all(type(layer) is GrowingLayer for layer in batch.cache.layers)
     assert not any(isinstance(layer, GrowingLayer) for layer in old_batch.cache.layers)
-    # appends copy only the new positions: the first layer's buffer was allocated for 64 positions and grew
-    # twice (128, 192) for a width of 143, instead of being copied on each of the 91 steps; the repeat and the
-    # reorder made new buffers, dropping a row moved the others down inside the buffer
+    # appends copy only the new positions: the first layer's buffer was allocated for 5 + 64 positions and grew
+    # twice (to 1.5x the width then needed) for a width of 143, instead of being copied on each of the 91 steps;
+    # the repeat and the reorder made new buffers, dropping a row moved the others down inside the buffer
     first = batch.cache.layers[0]
-    assert batch.mask.shape[1] == 143 and first.capacity == 192
+    assert batch.mask.shape[1] == 143 and 143 < first.capacity <= 143 * 3 // 2
     assert [kind for layer, kind in reallocations if layer is first] == ["grow", "select", "grow", "grow", "select"]
 
 
