@@ -84,6 +84,7 @@ class ClozeAugmenter:
         self.planning = planning
         self._vocab: tuple[torch.Tensor, torch.Tensor] | None = None
         self.skip_trailing_text = True  # False only to measure the saving (bench/bench_mars.py); same output
+        self.growing_cache = True  # False = transformers' DynamicCache, only to measure (bench_mars_length.py)
 
     # -- vocabulary ---------------------------------------------------------------------------------------------
     def _vocab_masks(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -206,7 +207,7 @@ class ClozeAugmenter:
     def _decode(self, rows: list[_Row]) -> None:
         tok = self.tokenizer
         pad = tok.pad_token_id if tok.pad_token_id is not None else self._start_ids()[0]
-        batch = LockstepBatch(self.model, pad)
+        batch = LockstepBatch(self.model, pad, self.growing_cache)
         self._prefill(rows, batch)
         active = [r for r in rows if not r.done]
         if len(active) < len(rows):

@@ -15,7 +15,7 @@ from tiny_models import build_bert, build_causal_lm  # noqa: E402
 
 from mars import MARS, build, geometric_weights, mean_pooled_embeddings  # noqa: E402
 from mars.cloze import ClozeAugmenter, ClozeJob  # noqa: E402
-from mars.lockstep import LockstepBatch  # noqa: E402
+from mars.lockstep import GrowingLayer, LockstepBatch  # noqa: E402
 from mars.naive import MaskedLMFiller  # noqa: E402
 from mars.planning import plan_logits_parameters, scope_parameter_names  # noqa: E402
 from mars.template import TextBlock  # noqa: E402
@@ -327,3 +327,65 @@ def test_skipping_trailing_text_changes_nothing_but_the_work(tiny, tmp_path, mon
         work[skip] = sum(fed)
     assert results[True] == results[False]
     assert work[True] < work[False]
+
+
+# The growing KV cache (issue 16) is a speed change only: the same states bit for bit, the same augmented texts
+def _lockstep_trace(lm, growing: bool) -> tuple[list[torch.Tensor], LockstepBatch]:
+    """Every hidden state of a decode that appends, hides guesses, repeats, drops, forks and reorders rows."""
+    batch = LockstepBatch(lm.model, lm.tokenizer.pad_token_id, growing)
+    states = list(batch.step([[1, 5, 9], [1, 7], [1, 4, 4, 8, 2]]))
+    batch.keep_rows([0, 0, 1, 2])  # a shared prefix becomes copies: a new buffer
+    for t in range(90):  # past the first capacity (64 positions), so the buffer grows while rows decode
+        states += batch.step([[10 + t % 7], [20 + t % 5, 21][: 1 + t % 2], [], [30 + t % 3]])
+        if t % 9 == 4:
+            batch.hide_last(1, 1)  # a rejected guess becomes a hole
+    batch.keep_rows([0, 2, 3])  # a finished row leaves: the others move down inside the buffer
+    states += batch.step([[3], [4], [5]])
+    states += batch.fork(2, 2).step([[6], [7, 8]])
+    batch.keep_rows([2, 0])  # reorder: a new buffer
+    states += batch.step([[9], [10, 11]])
+    return states, batch
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_growing_cache_gives_the_dynamic_caches_states_bit_for_bit(tiny, arch, monkeypatch):
+    lm = load_model("causal_lm", tiny[arch])
+    reallocations = []
+    reallocate = GrowingLayer._reallocate
+
+    def counting(self, *args, **kwargs):
+        reallocations.append((self, "grow" if kwargs.get("rows") is None else "select"))
+        return reallocate(self, *args, **kwargs)
+
+    monkeypatch.setattr(GrowingLayer, "_reallocate", counting)
+    new, batch = _lockstep_trace(lm, growing=True)
+    old, old_batch = _lockstep_trace(lm, growing=False)
+    assert len(new) == len(old) and all(torch.equal(a, b) for a, b in zip(new, old))
+    assert all(type(layer) is GrowingLayer for layer in batch.cache.layers)
+    assert not any(isinstance(layer, GrowingLayer) for layer in old_batch.cache.layers)
+    # appends copy only the new positions: the first layer's buffer was allocated for 5 + 64 positions and grew
+    # twice (to 1.5x the width then needed) for a width of 143, instead of being copied on each of the 91 steps;
+    # the repeat and the reorder made new buffers, dropping a row moved the others down inside the buffer
+    first = batch.cache.layers[0]
+    assert batch.mask.shape[1] == 143 and 143 < first.capacity <= 143 * 3 // 2
+    assert [kind for layer, kind in reallocations if layer is first] == ["grow", "select", "grow", "grow", "select"]
+
+
+@pytest.mark.parametrize("arch,cloze", [("llama", {}), ("gpt2", {"judge_lookahead": -1, "text_chunk": 0})])
+def test_growing_cache_leaves_every_augmented_text_unchanged(tiny, arch, cloze):
+    scorer = build({
+        "models": {"causal_lm": tiny[arch], "encoder": tiny["encoder"], "spacy": "packaged:en_core_web_sm"},
+        "masking": {"ratios": [0.0, 0.2, 0.4, 0.6, 0.8]}, "cloze": cloze, "cache_dir": None, "progress": False,
+        "device": "cpu",
+    })
+    long_ref = " ".join(REFS + REFS[:2])  # long enough for the cache to outgrow its first capacity while rows decode
+    refs, srcs = REFS + [long_ref], SRCS + [SRCS[0]]
+    jobs = [ClozeJob(t, ctx, 11 + i) for per_ref, ctx in zip(scorer.templates(refs, srcs), srcs)
+            for i, t in enumerate(per_ref) if t.ratio > 0]
+    augmenter = ClozeAugmenter(load_model("causal_lm", tiny[arch]), scorer.config.cloze, scorer.config.planning)
+    results = {}
+    for growing in (False, True):
+        augmenter.growing_cache = growing
+        results[growing] = augmenter.augment([jobs])[0]
+    assert results[True] == results[False]
+    assert len(augmenter._encode(long_ref)) > GrowingLayer.min_growth
