@@ -167,7 +167,7 @@ def test_torchmetric_state_merges_across_two_gloo_processes(tmp_path):
     hyps = ["a b", "c d e", "f", "g h", "i j k l", "m"]
     refs = ["a c", "c d", "f g", "h", "i k", "m n o"]
     shards = [(hyps[:4], refs[:4]), (hyps[4:], refs[4:])]  # uneven shards, as the last DDP batch often is
-    mp.start_processes(_ddp_worker, args=(2, port, shards, str(tmp_path)), nprocs=2, start_method="fork")
+    mp.start_processes(_ddp_worker, args=(2, port, shards, str(tmp_path)), nprocs=2, start_method="spawn")
     single = menli_scores(TableNLI(), hyps, refs)
     for rank in (0, 1):
         merged = np.load(tmp_path / f"rank{rank}.npy")

@@ -545,7 +545,7 @@ def test_metric_state_merges_across_two_processes(fitted, tmp_path):
     hyps = ["a cat", "the dog runs .", "house", "a big red car drives", "the man", "she reads a story ."]
     refs = ["a cat .", "the dog runs", "the house", "a red car drives .", ["a man", "the man ."], "she reads ."]
     mp.start_processes(_ddp_worker, args=(2, _free_port(), checkpoint, hyps, refs, str(tmp_path)), nprocs=2,
-                       start_method="fork", join=True)
+                       start_method="spawn", join=True)
     single = SEScore(checkpoint=checkpoint, per_sample=True)
     single.update(hyps, refs)
     expected = single.compute().numpy()
