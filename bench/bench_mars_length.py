@@ -38,6 +38,7 @@ from bench.bench_mars import TARGET_S_PER_REFERENCE, load_roc  # noqa: E402
 from bench.common import REPO, RESULTS, data_dir, write_results  # noqa: E402
 
 WIKITEXT = Path("corpus") / "wikitext_paragraphs_a.txt"
+CONTEXTS = Path("corpus") / "wikitext_paragraphs_b.txt"  # other paragraphs: long contexts (--context-words)
 VARIANTS = {"growing": "new: growing KV cache", "dynamic": "old: DynamicCache (torch.cat per step)"}
 PARTS = ("model", "attention", "cache_append", "keep_rows", "sampling", "absorb", "other")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
@@ -60,6 +61,29 @@ def wikitext_references(words: int, n: int, path: Path | None = None) -> list[st
                 if len(refs) == n:
                     return refs
     raise SystemExit(f"{file} has only {len(refs)} paragraphs with a {words}-word lead, asked for {n}")
+
+
+def wikitext_contexts(words: int, n: int, path: Path | None = None) -> list[str]:
+    """``n`` contexts of exactly ``words`` words, each from consecutive paragraphs of the other WikiText file.
+
+    They are unrelated to the references: only their length matters here (a long source document, as in
+    summarisation, is fed before every row and widens every attention step, up to ``max_context_tokens``).
+    """
+    file = path or data_dir() / CONTEXTS
+    with open(file, encoding="utf-8") as handle:
+        paragraphs = [line.split() for line in handle if line.strip()]
+    out: list[str] = []
+    start = 0
+    while len(out) < n and start < len(paragraphs):
+        taken: list[str] = []
+        while len(taken) < words and start < len(paragraphs):
+            taken += paragraphs[start]
+            start += 1
+        if len(taken) >= words:
+            out.append(" ".join(taken[:words]))
+    if len(out) < n:
+        raise SystemExit(f"{file} has too few words for {n} contexts of {words} words")
+    return out
 
 
 class TimeBoxExceeded(Exception):
@@ -178,15 +202,15 @@ def plot(rows: list[dict], path: Path, threads: int) -> None:
 
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     for variant, label in VARIANTS.items():
-        mine = [r for r in rows if r["variant"] == variant and r["set"] != "roc"]
+        mine = [r for r in rows if r["variant"] == variant and r["set"] == "wikitext"]
         if not mine:
             continue
         for key, style, what in (("cpu_s_per_reference", "o-", "CPU"), ("wall_s_per_reference", "s--", "wall")):
             done = [r for r in mine if r["finished"]]
-            line = ax.plot([r["words"] for r in done], [r[key] for r in done], style, label=f"{label}, {what}")[0]
+            line = ax.plot([r["mean_words"] for r in done], [r[key] for r in done], style, label=f"{label}, {what}")[0]
             boxed = [r for r in mine if not r["finished"]]
             if boxed:
-                ax.plot([r["words"] for r in boxed], [r[key] for r in boxed], style[0], mfc="none",
+                ax.plot([r["mean_words"] for r in boxed], [r[key] for r in boxed], style[0], mfc="none",
                         color=line.get_color(), label=f"{label}, {what}: stopped by the time box")
     ax.axhline(TARGET_S_PER_REFERENCE, color="grey", ls=":", label="target 2 s (wall, 2 cores)")
     ax.set_xlabel("reference words")
@@ -202,6 +226,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--words", type=int, nargs="+", default=[25, 50, 100, 200])
     parser.add_argument("--n", type=int, nargs="+", default=[16, 16, 16, 8], help="references per length")
+    parser.add_argument("--context-words", type=int, default=0,
+                        help="also measure each length with a context of this many words (0 = no such rows)")
     parser.add_argument("--roc", type=int, default=16, help="ROC references for the anchor row (0 = none)")
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--time-box", type=float, default=600.0, help="seconds per run before it is stopped")
@@ -225,6 +251,9 @@ def main() -> None:
     for words, n in zip(args.words, counts):
         refs = wikitext_references(words, n)
         sets.append(("wikitext", words, refs, [""] * len(refs)))
+        if args.context_words:
+            sets.append((f"wikitext+{args.context_words}w context", words, refs,
+                         wikitext_contexts(args.context_words, len(refs))))
 
     scorer = mars.build(args.config, overrides={"cache_dir": None, "progress": False})
     scorer.templates(sets[0][2][:1], sets[0][3][:1])  # warm-up: spaCy pipeline, models, vocabulary masks
@@ -268,18 +297,22 @@ def main() -> None:
         "config": str(args.config), "time_box_s": args.time_box, "words": args.words, "references": counts,
         "roc_references": args.roc, "lockstep_references": scorer.config.cloze.lockstep_references,
         "ratios": [r for r in scorer.config.masking.ratios if r > 0], "target_s_per_reference": TARGET_S_PER_REFERENCE,
-        "torch_threads": torch.get_num_threads(), "load_average_before": list(load_before),
+        "torch_threads": torch.get_num_threads(), "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "load_average_before": list(load_before),
         "load_average_after": list(load_after), "contended": contended, "signature": scorer.signature(),
     }
     notes = [
-        "wikitext rows: leading sentences of WikiText-103 paragraphs, no context; roc: whole stories with their "
-        "first sentence as context. One run per variant and length, new and old in turns.",
+        "wikitext rows: leading sentences of WikiText-103 paragraphs, no context (+context rows: the same references "
+        "after an unrelated WikiText context of that many words); roc: whole stories with their first sentence as "
+        "context. One run per variant and length, new and old in turns; the plot shows the wikitext rows.",
         f"A run stopped by the {args.time_box:.0f} s time box has finished = False; its s/reference is a lower bound.",
         "Shares are of the run's wall time: model = decoding steps less attention and cache appends; absorb = LM "
         "head, log-softmax and judge bookkeeping; other = spaCy masking, tokenisation, Python.",
+        f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}: with other jobs on the cores, 2 threads spinning at "
+        "OpenMP barriers (the default) were over 20x slower than 1 thread; PASSIVE avoids that.",
     ]
     title = (f"MARS augmentation cost over reference length ({torch.get_num_threads()} torch threads, "
-             f"{scorer.config.cloze.lockstep_references} references per lockstep batch, load "
+             f"lockstep batches of up to {scorer.config.cloze.lockstep_references} references, load "
              f"{load_before[0]:.2f} -> {load_after[0]:.2f}{', CONTENDED' if contended else ''})")
     columns = ["set", "variant", "words", "mean_words", "mean_tokens", "references", "finished",
                "wall_s_per_reference", "cpu_s_per_reference", "wall_ms_per_token", "wall_ratio_to_old",
