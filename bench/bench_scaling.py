@@ -153,8 +153,10 @@ def notes(args: argparse.Namespace) -> list[str]:
         f"A size is not run when its time or memory, projected linearly from the last measured size, passes "
         f"{args.time_budget / 60:.0f} min or {args.rss_limit_mb / 1024:.1f} GB; the row says which.",
         "load_1m: the machine's 1-minute load average (the larger of before and after the row); with 2 cores, a "
-        "load well above 2 means other jobs shared the CPU and that row's seconds are inflated (memory is not). Rows "
-        "without it were measured before the column existed (menli short: an earlier run, load not recorded).",
+        "load well above 2 means other jobs shared the CPU and that row's seconds are inflated (memory is not).",
+        "Token lengths for the length-sorted batches are computed 256 texts at a time (before, all texts at once "
+        "held every encoding: +360 MB per 1,000 paragraph pairs; bench/results/scaling_before_chunking.md has the "
+        "rows before BERTScore's item chunking).",
     ]
 
 

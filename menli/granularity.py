@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from menli.pooling import FORMULAS
+from nlgmetrics.modelroles.batching import token_lengths
 
 GRANULARITIES = ("auto", "sentence", "text")
 REDUCTIONS = ("mean", "min")
@@ -52,9 +53,8 @@ def check_granularity(granularity: str, reduce: str) -> None:
 
 def pair_lengths(nli: Any, premises: Sequence[str], hypotheses: Sequence[str]) -> np.ndarray:
     """Token count of each pair as the NLI model would encode it untruncated (special tokens included)."""
-    encoded = nli.tokenizer(list(premises), list(hypotheses), truncation=False, add_special_tokens=True,
-                            verbose=False)  # over-long pairs are the point here, not a warning
-    return np.array([len(ids) for ids in encoded["input_ids"]], dtype=np.int64)
+    # over-long pairs are the point here (no warning); chunked, so paragraphs never sit in memory all at once
+    return np.array(token_lengths(nli.tokenizer, premises, None, hypotheses), dtype=np.int64)
 
 
 def pool_sentence_matrix(probs: np.ndarray, formula: str, reduce: str = "mean",

@@ -45,6 +45,25 @@ def test_truncation_keeps_both_texts(tiny):
     assert probs.shape == (1, 3) and np.isfinite(probs).all()
 
 
+def test_token_lengths_are_the_same_whatever_the_chunk(tiny):
+    """Lengths are computed a chunk at a time (memory); chunking must not change a single length."""
+    from nlgmetrics.modelroles.batching import token_lengths
+
+    tokenizer = load_nli(str(tiny["nli"])).tokenizer
+    rng = np.random.default_rng(3)
+    words = ["the", "old", "man", "reads", "a", "story", "dogs", "run"]
+    premises = [" ".join(rng.choice(words, size=int(rng.integers(1, 90)))) for _ in range(23)]
+    hyps = [" ".join(rng.choice(words, size=int(rng.integers(1, 40)))) for _ in range(23)]
+    whole = tokenizer(premises, hyps, truncation=False)["input_ids"]
+    untruncated = token_lengths(tokenizer, premises, None, hyps, chunk=5)
+    assert untruncated == [len(ids) for ids in whole] and max(untruncated) > 64
+    capped = token_lengths(tokenizer, premises, 64, hyps, chunk=4)
+    assert capped == token_lengths(tokenizer, premises, 64, hyps, chunk=1000) == [min(n, 64) for n in untruncated]
+    assert token_lengths(tokenizer, premises, 16, chunk=7) == token_lengths(tokenizer, premises, 16, chunk=1)
+    with pytest.raises(ValueError, match="23 texts but 2 pair texts"):
+        token_lengths(tokenizer, premises, 64, hyps[:2])
+
+
 def test_length_grouped_batches_cover_everything_once_and_are_seeded():
     lengths = list(np.random.default_rng(1).integers(1, 100, size=103))
     a = length_grouped_order(lengths, 8, np.random.default_rng(5), pool=3)

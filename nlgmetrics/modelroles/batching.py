@@ -52,11 +52,31 @@ def bucketed_batches(lengths: Sequence[int], batch_size: int, cap: int,
     return out
 
 
-def token_lengths(tokenizer: object, texts: Sequence[str], cap: int, pairs: Sequence[str] | None = None) -> list[int]:
-    """Encoded length of each text (or text pair) with special tokens, truncated at ``cap``."""
-    encoded = tokenizer(list(texts), None if pairs is None else list(pairs), add_special_tokens=True,  # type: ignore[operator]
-                        truncation="longest_first" if pairs is not None else True, max_length=cap, verbose=False)
-    return [len(ids) for ids in encoded["input_ids"]]
+LENGTH_CHUNK = 256
+
+
+def token_lengths(tokenizer: object, texts: Sequence[str], cap: int | None, pairs: Sequence[str] | None = None,
+                  chunk: int = LENGTH_CHUNK) -> list[int]:
+    """Encoded length of each text (or text pair) with special tokens, truncated at ``cap`` (``None``: untruncated).
+
+    Tokenised ``chunk`` texts at a time, keeping only the lengths: a fast tokenizer builds a full encoding per
+    text (tokens, offsets and, under truncation, the overflowing pieces), and for thousands of paragraphs these
+    held at once cost ~360 MB per 1,000 paragraph pairs that the allocator never gave back (measured on TED
+    paragraphs); chunking bounds that to one chunk's worth.
+    """
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1, got {chunk}")
+    if pairs is not None and len(pairs) != len(texts):
+        raise ValueError(f"{len(texts)} texts but {len(pairs)} pair texts")
+    truncation: bool | str = False if cap is None else ("longest_first" if pairs is not None else True)
+    lengths: list[int] = []
+    for start in range(0, len(texts), chunk):
+        encoded = tokenizer(list(texts[start:start + chunk]),  # type: ignore[operator]
+                            None if pairs is None else list(pairs[start:start + chunk]), add_special_tokens=True,
+                            truncation=truncation, max_length=cap, return_attention_mask=False,
+                            return_token_type_ids=False, verbose=False)
+        lengths += [len(ids) for ids in encoded["input_ids"]]
+    return lengths
 
 
 def window_cap(model: object, max_length: int) -> int:
