@@ -22,6 +22,8 @@ from typing import Any, Sequence
 import torch
 from transformers.cache_utils import DynamicCache, DynamicLayer
 
+from nlgmetrics.modelroles.kvcache import returned_cache, with_cache
+
 
 class GrowingLayer(DynamicLayer):
     """A ``DynamicLayer`` whose keys and values live in over-allocated buffers: appending copies only the new
@@ -185,9 +187,9 @@ class LockstepBatch:
         start = self.mask.shape[1]
         with torch.no_grad():
             out = self.base(
-                input_ids=ids, attention_mask=mask, position_ids=positions, past_key_values=self.cache, use_cache=True
+                input_ids=ids, attention_mask=mask, position_ids=positions, **with_cache(self.base, self.cache)
             )
-        self.cache = out.past_key_values
+        self.cache = returned_cache(out)
         self.mask = mask
         hidden = out.last_hidden_state
         results = []

@@ -89,3 +89,30 @@ def test_packaged_smollm2_converts_once_and_ranks_fluent_text_above_shuffled():
     assert loaded.model.config.num_hidden_layers == 30
     fluent, shuffled = fluent_and_shuffled(loaded)
     assert fluent < 150 and shuffled > 10 * fluent
+
+
+def test_kv_cache_keyword_follows_the_installed_forward_signature():
+    """transformers renamed past_key_values to cache; the toolkit asks the model which one it takes."""
+    from dataclasses import dataclass
+
+    from nlgmetrics.modelroles.kvcache import cache_keyword, returned_cache, with_cache
+
+    class Old:
+        def forward(self, input_ids=None, past_key_values=None, use_cache=None):
+            return None
+
+    class New:
+        def forward(self, input_ids=None, cache=None, use_cache=None):
+            return None
+
+    @dataclass
+    class OldOutput:
+        past_key_values: object = None
+
+    @dataclass
+    class NewOutput:
+        cache: object = None
+
+    assert cache_keyword(Old()) == "past_key_values" and cache_keyword(New()) == "cache"
+    assert with_cache(New(), "kv") == {"cache": "kv", "use_cache": True}
+    assert returned_cache(OldOutput("a")) == "a" and returned_cache(NewOutput("b")) == "b"

@@ -18,6 +18,7 @@ import numpy as np
 
 from nlgmetrics.metaeval.scorer import toolkit_version
 from nlgmetrics.modelroles.batching import length_sorted_batches
+from nlgmetrics.modelroles.kvcache import returned_cache, with_cache
 
 
 def _start_id(tokenizer: Any) -> int:
@@ -136,8 +137,8 @@ def sample_continuations(lm: Any, prompts: Sequence[str], max_new_tokens: int = 
         with torch.inference_mode():
             for step in range(max_new_tokens):
                 result = lm.model(input_ids=step_ids, attention_mask=mask, position_ids=step_pos,
-                                  past_key_values=past, use_cache=True, logits_to_keep=1)
-                past = result.past_key_values
+                                  logits_to_keep=1, **with_cache(lm.model, past))
+                past = returned_cache(result)
                 values, indices = result.logits[:, -1].float().topk(min(top_k, result.logits.shape[-1]), dim=-1)
                 probs = torch.softmax(values / temperature, dim=-1).cpu()
                 picks = torch.stack([torch.multinomial(probs[r], 1, generator=g)[0] for r, g in enumerate(generators)])

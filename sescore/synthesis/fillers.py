@@ -19,6 +19,7 @@ from typing import Any, Protocol, Sequence
 
 import numpy as np
 
+from nlgmetrics.modelroles.kvcache import returned_cache, with_cache
 from sescore.synthesis.config import FillerConfig
 from sescore.synthesis.stopwatch import Stopwatch
 from sescore.synthesis.tokens import join_tokens, normalize_whitespace, split_tokens
@@ -386,9 +387,9 @@ class CausalLMFiller(_ModelFiller):
             with clock.measure(f"fill:{self.role}"), torch.inference_mode():
                 result = self.model(
                     input_ids=step_ids, attention_mask=attention, position_ids=step_positions,
-                    past_key_values=past, use_cache=True, **extra,
+                    **with_cache(self.model, past), **extra,
                 )
-            past = result.past_key_values
+            past = returned_cache(result)
             logits = result.logits[:, -1].float().cpu()
             chosen = []
             for row in range(len(prompts)):
