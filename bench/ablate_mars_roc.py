@@ -176,6 +176,24 @@ def augmented_sets(filler: str, split: str, rows: Sequence[dict], cache: Path, t
     return [(t[0], s) for t, s in zip(triples, sets)], info
 
 
+def cached_matrix(folder: Path, encoder: str, similarity: str, hyps: Sequence[str],
+                  reference_sets: Sequence[Sequence[str]]) -> np.ndarray:
+    """``similarity_matrix`` stored under ``folder`` by a hash of its inputs (reruns add fillers, not encodes)."""
+    import hashlib
+
+    key = hashlib.sha256(json.dumps([encoder, similarity, list(hyps), [list(r) for r in reference_sets]])
+                         .encode("utf-8")).hexdigest()[:20]
+    path = folder / f"sim-{key}.npy"
+    if path.exists():
+        return np.load(path, allow_pickle=False)
+    matrix = similarity_matrix(pair_scorer(encoder, similarity), hyps, reference_sets)
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".part.npy")
+    np.save(partial, matrix, allow_pickle=False)
+    partial.replace(path)
+    return matrix
+
+
 def pair_scorer(encoder: str, similarity: str) -> Any:
     from nlgmetrics.baselines import BERTScorer, CosineScorer
 
@@ -221,7 +239,7 @@ def main() -> None:
             pairs, info = augmented_sets(filler, split, rows, cache, timings)
             timing_file.write_text(json.dumps(timings, indent=1))
             hyps, sets = [p[0] for p in pairs], [p[1] for p in pairs]
-            matrices = {(enc, sim): similarity_matrix(pair_scorer(enc, sim), hyps, sets)
+            matrices = {(enc, sim): cached_matrix(cache.parent / "similarities", enc, sim, hyps, sets)
                         for enc in encoders for sim in SIMILARITIES}
             variants = variant_scores(matrices)
             details[f"{filler}|{split}"] = {**info, "timing": timings.get(f"{filler}|{split}")}
@@ -261,6 +279,13 @@ def main() -> None:
                                   "pearson_diff": result["pearson"]["difference"]})
             for key, values in variants.items():
                 all_keys[(filler, split) + key] = values
+            write_summary(args, rows, human, halves, all_keys, table, details, timings)  # a killed run keeps these
+
+
+def write_summary(args: argparse.Namespace, rows: Sequence[dict], human: np.ndarray, halves: np.ndarray,
+                  all_keys: Mapping[tuple, np.ndarray], table: list[dict], details: Mapping[str, Any],
+                  timings: Mapping[str, Any]) -> None:
+    """Overall choice, notes and the results files, from whatever (split, filler) runs are done so far."""
     # one decision over everything: the MARS variant (any filler, split, encoder) best on the select half,
     # compared on the report half with BERTScore of the same encoder on the same split
     mars_keys = [k for k in all_keys if k[4] != "none"]
