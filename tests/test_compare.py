@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 import sacrebleu
 
+from cli_helpers import run
+
 from nlgmetrics.baselines import SacreBleuScorer
-from nlgmetrics.cli import evaluate
 from nlgmetrics.metaeval import bootstrap_p_value, paired_bootstrap_systems
 from nlgmetrics.metaeval import compare as compare_module
 
@@ -218,12 +219,6 @@ def test_sacrebleus_paired_test_agrees_on_a_clear_difference(monkeypatch):
 
 
 # --- the command -------------------------------------------------------------------------------------------
-
-def run(capsys, *argv):
-    code = evaluate.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out.strip().splitlines(), captured.err.strip().splitlines()
-
 
 @pytest.fixture()
 def files(tmp_path):

@@ -3,13 +3,9 @@ import json
 
 import pytest
 
+from cli_helpers import run
+
 from nlgmetrics.cli import evaluate
-
-
-def run(capsys, *argv):
-    code = evaluate.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out.strip().splitlines(), captured.err.strip().splitlines()
 
 
 @pytest.fixture()

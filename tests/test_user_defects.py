@@ -11,16 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from cli_helpers import run
+
 from nlgmetrics.cli import evaluate
 from nlgmetrics.inputs import InputError
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def run(capsys, *argv):
-    code = evaluate.main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out.strip().splitlines(), captured.err.strip().splitlines()
 
 
 # -- Python API input checks ---------------------------------------------------------------------------------------
