@@ -209,7 +209,7 @@ def fmt_key(key: tuple) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--fillers", default="packaged:smollm2,packaged:gemma3-270m", help="causal_lm role values")
-    parser.add_argument("--splits", default=",".join(SPLITS), help=f"comma-separated of {', '.join(SPLITS)}")
+    parser.add_argument("--splits", default="paper,generated,whole", help=f"comma-separated of {', '.join(SPLITS)}")
     parser.add_argument("--encoders", default="packaged:minilm,packaged:mpnet", help="encoder role values")
     parser.add_argument("--limit", type=int, default=0, help="first N items (0 = all 400)")
     parser.add_argument("--cache", default=str(REPO / "runs" / "mars_ablation" / "cache"))
