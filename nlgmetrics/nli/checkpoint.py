@@ -136,6 +136,7 @@ def load_adapter_model(path: str | Path, device: str = "cpu") -> tuple[Any, Any,
             num_labels=len(config.id2label),
             id2label=config.id2label,
             label2id={v: k for k, v in config.id2label.items()},
+            dtype=torch.float32,  # the adapter was trained on float32 weights; converted bases are stored in fp16
         )
     finally:
         hf_logging.set_verbosity(previous)

@@ -321,8 +321,9 @@ def train_nli(config: NLITrainConfig, logger: Any = None) -> dict[str, Any]:
     base = resolve("encoder", config.base)
     tokenizer = AutoTokenizer.from_pretrained(base.location)
     id2label = dict(enumerate(CANONICAL))
-    model = AutoModelForSequenceClassification.from_pretrained(
-        base.location, num_labels=3, id2label=id2label, label2id={v: k for k, v in id2label.items()}
+    model = AutoModelForSequenceClassification.from_pretrained(  # float32: converted bases are stored in fp16
+        base.location, num_labels=3, id2label=id2label, label2id={v: k for k, v in id2label.items()},
+        dtype=torch.float32,
     )
     peft_model = wrap_with_lora(model, config.lora)
     history: list[dict] = []
