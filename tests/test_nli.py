@@ -171,3 +171,22 @@ def test_length_grouped_sampler_shards_ranks_disjointly():
     assert len(shards[0]) == len(shards[1]) == len(single) // 2
     assert shards[0] + shards[1] != [] and not set(map(tuple, shards[0])) & set(map(tuple, shards[1]))
     assert set(map(tuple, shards[0] + shards[1])) <= set(map(tuple, single))
+
+
+@pytest.mark.parametrize("base", ["packaged:minilm", "packaged:me5-small"])
+def test_model_card_names_its_base_and_only_compares_minilm_to_the_minilm_full_fine_tune(tmp_path, base):
+    from nlgmetrics.nli.training import write_model_card
+
+    (tmp_path / "adapter.safetensors").write_bytes(b"\0" * 2**20)
+    report = {"train_rows": 90, "dev_rows": 10, "trainable_parameters": 1234, "temperature": 1.5,
+              "train_seconds": 120.0, "history": [],
+              "tests": {"snli": {"raw": {"n": 5, "accuracy": 0.6, "entailment_ece": 0.1},
+                                 "calibrated": {"n": 5, "accuracy": 0.6, "entailment_ece": 0.05,
+                                                "entailment_brier": 0.2}}}}
+    card = write_model_card(NLITrainConfig(base=base, epochs=1), report, tmp_path,
+                            recipe=("configs/nli/x.yaml",)).read_text()
+    assert card.startswith(f"# NLI adapter: 3-way NLI over {base} (LoRA)")
+    assert "| snli | 5 | 0.600 | 0.100 | 0.050 | 0.200 |" in card
+    assert ("## Against the full fine-tune" in card) == (base == "packaged:minilm")
+    assert "Retrain: `python train.py nli --config configs/nli/x.yaml`." in card
+    assert "1.0 MB" in card and "2.0 min of training" in card

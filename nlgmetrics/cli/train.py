@@ -40,7 +40,7 @@ def _nli(argv: list[str]) -> int:
         overrides["commercial_only"] = True
     config = NLITrainConfig.from_yaml(args.config, overrides)
     logger = WandbLogger(project="nlgmetrics-nli") if args.wandb else CSVLogger("runs", name="nli")
-    report = train_nli(config, logger=logger)
+    report = train_nli(config, logger=logger, recipe=(args.config,))
     print(json.dumps(report))
     return 0
 
