@@ -1,0 +1,114 @@
+"""NLI roles as MENLI metrics on the adversarial suite, side by side, with a paired bootstrap against the first.
+
+Two protocols of ``adversarial/adv_menli_wmt20_de.jsonl``: reference-based (English reference anchors the
+paraphrase and the one-error candidate) and reference-free (the German *source* anchors them: only a
+multilingual NLI model can read it). Each row is a win when the paraphrase scores strictly higher. Rows are
+resampled within their error type, so the statistic stays the protocol's mean over types; both models see the
+same resample, and the table gives the 95% interval of the difference and the share of resamples where a model is
+not better than the first one.
+
+    python bench/compare_nli.py --models packaged:nli-minilm,packaged:nli-me5 [--limit N]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import data_dir, write_results  # noqa: E402
+
+PROTOCOLS = {"reference-based": False, "reference-free (German source)": True}
+
+
+def type_mean_accuracy(wins: np.ndarray, types: np.ndarray) -> float:
+    """The protocol's statistic: accuracy per error type, then the unweighted mean over types."""
+    return float(np.mean([wins[types == t].mean() for t in np.unique(types)]))
+
+
+def stratified_bootstrap_difference(wins_a: np.ndarray, wins_b: np.ndarray, types: Sequence[str],
+                                    resamples: int = 1000, seed: int = 0) -> dict[str, float]:
+    """mean-over-types accuracy of A minus B on the same row resamples (rows drawn with replacement inside each
+    type, so each type keeps its size): 95% interval and the share of resamples where A is not better."""
+    wins_a, wins_b = np.asarray(wins_a, float), np.asarray(wins_b, float)
+    types = np.asarray(types)
+    if not (len(wins_a) == len(wins_b) == len(types)) or len(types) == 0:
+        raise ValueError(f"need equal, non-empty lengths; got {len(wins_a)}, {len(wins_b)}, {len(types)}")
+    rng = np.random.default_rng(seed)
+    groups = [np.flatnonzero(types == t) for t in np.unique(types)]
+    diffs = np.empty(resamples)
+    for r in range(resamples):
+        per_type = []
+        for index in groups:
+            pick = index[rng.integers(0, len(index), len(index))]
+            per_type.append(wins_a[pick].mean() - wins_b[pick].mean())
+        diffs[r] = np.mean(per_type)
+    low, high = np.percentile(diffs, [2.5, 97.5])
+    return {"difference": type_mean_accuracy(wins_a, types) - type_mean_accuracy(wins_b, types),
+            "ci_low": float(low), "ci_high": float(high), "not_better": float(np.mean(diffs <= 0))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="packaged:nli-minilm,packaged:nli-me5",
+                        help="comma-separated NLI role values; the first is the baseline")
+    parser.add_argument("--limit", type=int, help="first N rows (smoke runs)")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--name", default="nli_adversarial", help="results file stem in bench/results")
+    args = parser.parse_args()
+
+    from menli import menli_scores
+    from nlgmetrics.metaeval.adversarial import adversarial_pairs
+    from nlgmetrics.nli import load_nli
+
+    path = data_dir() / "adversarial" / "adv_menli_wmt20_de.jsonl"
+    rows = [json.loads(line) for line in open(path, encoding="utf-8")][: args.limit]
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    if len(set(models)) != len(models) or len(models) < 2:
+        parser.error(f"--models needs two or more distinct NLI role values, got {models}")
+    wins: dict[tuple[str, str], np.ndarray] = {}
+    types_of: dict[str, np.ndarray] = {}
+    seconds: dict[tuple[str, str], float] = {}
+    for model in models:
+        nli = load_nli(model, "cpu")
+        for protocol, reference_free in PROTOCOLS.items():
+            anchors, good, bad, types = adversarial_pairs(rows, reference_free)
+            started = time.perf_counter()
+            scores = menli_scores(nli, good + bad, anchors + anchors, "e", "<->", batch_size=args.batch_size,
+                                  progress=True)
+            seconds[model, protocol] = time.perf_counter() - started
+            wins[model, protocol] = scores[: len(good)] > scores[len(good):]
+            types_of[protocol] = np.asarray(types)
+
+    out = []
+    for protocol in PROTOCOLS:
+        types = types_of[protocol]
+        base = wins[models[0], protocol]
+        for model in models:
+            row = {"protocol": protocol, "model": model, "rows": len(types),
+                   "accuracy": type_mean_accuracy(wins[model, protocol], types),
+                   "seconds": seconds[model, protocol]}
+            if model != models[0]:
+                boot = stratified_bootstrap_difference(wins[model, protocol], base, types, args.resamples)
+                row.update({"diff_to_first": boot["difference"],
+                            "ci95": f"[{boot['ci_low']:+.3f}, {boot['ci_high']:+.3f}]",
+                            "not_better": boot["not_better"]})
+            out.append(row)
+    write_results(args.name, {"models": models, "data": str(path), "limit": args.limit,
+                              "resamples": args.resamples, "menli": "formula e, direction <->"}, out,
+                  ["protocol", "model", "rows", "accuracy", "diff_to_first", "ci95", "not_better", "seconds"],
+                  "MENLI (e, <->) adversarial preference accuracy by NLI model (mean over error types)",
+                  [f"Rows resampled within error type ({args.resamples} resamples, seed 0); not_better = share of resamples where"
+                   f" the model's mean accuracy is not above {models[0]}'s.",
+                   "Reference-free rows anchor on the German source: an English-only NLI model reads it as noise."])
+
+
+if __name__ == "__main__":
+    main()
