@@ -1,6 +1,7 @@
 """NLI: label order from the checkpoint, batching, LoRA training/export/reload and its safety checks."""
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -190,3 +191,21 @@ def test_model_card_names_its_base_and_only_compares_minilm_to_the_minilm_full_f
     assert ("## Against the full fine-tune" in card) == (base == "packaged:minilm")
     assert "Retrain: `python train.py nli --config configs/nli/x.yaml`." in card
     assert "1.0 MB" in card and "2.0 min of training" in card
+
+
+def test_every_shipped_nli_adapter_is_small_fp16_and_names_a_packaged_base():
+    """Issue rule: shipped weights stay in git only as small files (<= 12 MiB each, fp16)."""
+    import yaml
+    from safetensors import safe_open
+
+    from nlgmetrics.modelroles.resolve import PACKAGED
+
+    root = Path(__file__).resolve().parents[1] / "nlgmetrics" / "nli" / "checkpoints"
+    folders = sorted(p for p in root.iterdir() if p.is_dir())
+    assert {f.name for f in folders} >= {"minilm-lora", "me5-lora"}
+    for folder in folders:
+        assert all(f.stat().st_size <= 12 * 2**20 for f in folder.iterdir()), folder
+        config = yaml.safe_load((folder / "nli.yaml").read_text())
+        assert config["base"].startswith("packaged:") and config["base"].split(":", 1)[1] in PACKAGED, config["base"]
+        with safe_open(str(folder / "adapter.safetensors"), "pt") as weights:
+            assert {str(weights.get_slice(k).get_dtype()) for k in weights.keys()} == {"F16"}, folder

