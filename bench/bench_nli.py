@@ -4,6 +4,9 @@ The peer is the same model's forward pass on the same, already tokenised, length
 says how much the toolkit adds (tokenisation, sorting, softmax, pooling) on top of the unavoidable floor.
 
     python bench/bench_nli.py [--model packaged:nli-minilm] [--pairs 2000] [--batch-size 64]
+
+With ``--compare packaged:nli-minilm,packaged:nli-me5`` it instead measures every listed NLI role's
+``predict_proba`` on the same pairs, in turns, with the time ratio to the first model (``nli_models.{json,md}``).
 """
 from __future__ import annotations
 
@@ -23,7 +26,12 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--compare", help="comma-separated NLI role values: side-by-side pairs/s, ratio to the first")
     args = parser.parse_args()
+    if args.compare:
+        compare_models([m.strip() for m in args.compare.split(",") if m.strip()], args.pairs, args.batch_size,
+                       args.repeats)
+        return
 
     import torch
 
@@ -72,6 +80,37 @@ def main() -> None:
     write_results("nli", {"model": args.model, "hash": nli.hash, "batch_size": args.batch_size}, rows_out,
                   ["what", "items", "unit", "seconds", "per_second", "ratio_to_bare"],
                   f"NLI throughput ({args.model}, CPU, batch {args.batch_size})")
+
+
+def compare_models(models: list[str], n_pairs: int, batch_size: int, repeats: int) -> None:
+    """``predict_proba`` pairs/s of each NLI role on the same SNLI pairs, measured in turns; ratio to ``models[0]``."""
+    import time
+
+    from nlgmetrics.nli import load_nli
+
+    rows = [json.loads(line) for line in open(data_dir() / "nli" / "test_snli.jsonl", encoding="utf-8")][:n_pairs]
+    premises = [r["premise"] for r in rows]
+    hypotheses = [r["hypothesis"] for r in rows]
+    loaded, load_seconds = {}, {}
+    for model in models:
+        started = time.perf_counter()
+        loaded[model] = load_nli(model, "cpu")
+        load_seconds[model] = time.perf_counter() - started
+    calls = {m: (lambda nli=nli: nli.predict_proba(premises, hypotheses, batch_size=batch_size))
+             for m, nli in loaded.items()}
+    for call in calls.values():  # warm-up
+        call()
+    times = interleaved_best_times(calls, repeats=repeats)
+    first = times[models[0]]
+    rows_out = [{"model": m, "params_m": round(sum(p.numel() for p in loaded[m].model.parameters()) / 1e6, 1),
+                 "pairs": len(rows), "seconds": times[m], "pairs_per_s": len(rows) / times[m],
+                 "time_ratio_to_first": times[m] / first, "load_s": load_seconds[m]} for m in models]
+    write_results("nli_models", {"models": models, "batch_size": batch_size, "repeats": repeats}, rows_out,
+                  ["model", "params_m", "pairs", "seconds", "pairs_per_s", "time_ratio_to_first", "load_s"],
+                  f"NLI roles side by side (predict_proba on {len(rows)} SNLI test pairs, CPU, batch {batch_size},"
+                  f" best of {repeats} in turns)",
+                  [f"time_ratio_to_first > 1 means slower than {models[0]}; load_s includes the first-use"
+                   " conversion of a packaged base if it was not cached yet."])
 
 
 if __name__ == "__main__":
