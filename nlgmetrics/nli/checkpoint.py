@@ -70,6 +70,18 @@ def read_adapter_config(path: str | Path) -> AdapterConfig:
         raise ModelRoleError(f"NLI checkpoint {path}: {CONFIG_NAME} misses or mistypes a field ({error})") from error
 
 
+def build_classifier(base_location: str | Path, id2label: dict[int, str]) -> Any:
+    """The sequence classifier an adapter is trained on and merged into, in float32 whatever the base's stored
+    dtype (converted bases such as me5-small are stored in fp16 and transformers 5 keeps the stored dtype)."""
+    import torch
+    from transformers import AutoModelForSequenceClassification
+
+    return AutoModelForSequenceClassification.from_pretrained(
+        base_location, num_labels=len(id2label), id2label=id2label, label2id={v: k for k, v in id2label.items()},
+        dtype=torch.float32,
+    )
+
+
 def wrap_with_lora(model: Any, lora: LoraShape) -> Any:
     """Return a peft model whose only trainable parameters are the adapter and the saved modules."""
     from peft import LoraConfig, get_peft_model
@@ -107,7 +119,7 @@ def load_adapter_model(path: str | Path, device: str = "cpu") -> tuple[Any, Any,
     from peft import set_peft_model_state_dict
     from safetensors import SafetensorError
     from safetensors.torch import load_file
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoTokenizer
 
     path = Path(path)
     config = read_adapter_config(path)
@@ -131,13 +143,7 @@ def load_adapter_model(path: str | Path, device: str = "cpu") -> tuple[Any, Any,
     previous = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the head is "newly initialised" only until the adapter overwrites it
     try:
-        model = AutoModelForSequenceClassification.from_pretrained(
-            base.location,
-            num_labels=len(config.id2label),
-            id2label=config.id2label,
-            label2id={v: k for k, v in config.id2label.items()},
-            dtype=torch.float32,  # the adapter was trained on float32 weights; converted bases are stored in fp16
-        )
+        model = build_classifier(base.location, config.id2label)
     finally:
         hf_logging.set_verbosity(previous)
     peft_model = wrap_with_lora(model, config.lora)

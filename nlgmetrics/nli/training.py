@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from nlgmetrics.nli.checkpoint import AdapterConfig, LoraShape, save_adapter, wrap_with_lora
+from nlgmetrics.nli.checkpoint import AdapterConfig, LoraShape, build_classifier, save_adapter, wrap_with_lora
 from nlgmetrics.nli.labels import CANONICAL
 
 NONCOMMERCIAL_SOURCES = ("sick", "anli")
@@ -312,7 +312,7 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
     import pytorch_lightning as pl
     import torch
     from scipy.special import softmax
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    from transformers import AutoTokenizer
 
     from nlgmetrics.modelroles import fingerprint, resolve
     from nlgmetrics.resources import refuse_shipped_output
@@ -324,10 +324,7 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
     base = resolve("encoder", config.base)
     tokenizer = AutoTokenizer.from_pretrained(base.location)
     id2label = dict(enumerate(CANONICAL))
-    model = AutoModelForSequenceClassification.from_pretrained(  # float32: converted bases are stored in fp16
-        base.location, num_labels=3, id2label=id2label, label2id={v: k for k, v in id2label.items()},
-        dtype=torch.float32,
-    )
+    model = build_classifier(base.location, id2label)
     peft_model = wrap_with_lora(model, config.lora)
     history: list[dict] = []
     if config.init_from:
