@@ -27,11 +27,6 @@ from bench.common import data_dir, write_results  # noqa: E402
 PROTOCOLS = {"reference-based": False, "reference-free (German source)": True}
 
 
-def type_mean_accuracy(wins: np.ndarray, types: np.ndarray) -> float:
-    """The protocol's statistic: accuracy per error type, then the unweighted mean over types."""
-    return float(np.mean([wins[types == t].mean() for t in np.unique(types)]))
-
-
 def stratified_bootstrap_difference(wins_a: np.ndarray, wins_b: np.ndarray, types: Sequence[str],
                                     resamples: int = 1000, seed: int = 0) -> dict[str, float]:
     """mean-over-types accuracy of A minus B on the same row resamples (rows drawn with replacement inside each
@@ -42,16 +37,16 @@ def stratified_bootstrap_difference(wins_a: np.ndarray, wins_b: np.ndarray, type
         raise ValueError(f"need equal, non-empty lengths; got {len(wins_a)}, {len(wins_b)}, {len(types)}")
     rng = np.random.default_rng(seed)
     groups = [np.flatnonzero(types == t) for t in np.unique(types)]
-    diffs = np.empty(resamples)
-    for r in range(resamples):
-        per_type = []
-        for index in groups:
-            pick = index[rng.integers(0, len(index), len(index))]
-            per_type.append(wins_a[pick].mean() - wins_b[pick].mean())
-        diffs[r] = np.mean(per_type)
+    win_gap = wins_a - wins_b
+
+    def type_mean(picks: list[np.ndarray]) -> float:  # the protocol's statistic: unweighted mean over types
+        return float(np.mean([win_gap[pick].mean() for pick in picks]))
+
+    diffs = np.array([type_mean([index[rng.integers(0, len(index), len(index))] for index in groups])
+                      for _ in range(resamples)])
     low, high = np.percentile(diffs, [2.5, 97.5])
-    return {"difference": type_mean_accuracy(wins_a, types) - type_mean_accuracy(wins_b, types),
-            "ci_low": float(low), "ci_high": float(high), "not_better": float(np.mean(diffs <= 0))}
+    return {"difference": type_mean(groups), "ci_low": float(low), "ci_high": float(high),
+            "not_better": float(np.mean(diffs <= 0))}
 
 
 def main() -> None:
@@ -65,7 +60,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from menli import menli_scores
-    from nlgmetrics.metaeval.adversarial import adversarial_pairs
+    from nlgmetrics.metaeval import adversarial_scores, preference_accuracy
     from nlgmetrics.nli import load_nli
 
     path = data_dir() / "adversarial" / "adv_menli_wmt20_de.jsonl"
@@ -73,30 +68,29 @@ def main() -> None:
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     if len(set(models)) != len(models) or len(models) < 2:
         parser.error(f"--models needs two or more distinct NLI role values, got {models}")
-    wins: dict[tuple[str, str], np.ndarray] = {}
-    types_of: dict[str, np.ndarray] = {}
+    scored: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, list[str]]] = {}
     seconds: dict[tuple[str, str], float] = {}
     for model in models:
         nli = load_nli(model, "cpu")
+
+        def score_against(hyps: list[str], anchors: list[str]) -> np.ndarray:
+            return menli_scores(nli, hyps, anchors, "e", "<->", batch_size=args.batch_size, progress=True)
+
         for protocol, reference_free in PROTOCOLS.items():
-            anchors, good, bad, types = adversarial_pairs(rows, reference_free)
             started = time.perf_counter()
-            scores = menli_scores(nli, good + bad, anchors + anchors, "e", "<->", batch_size=args.batch_size,
-                                  progress=True)
+            scored[model, protocol] = adversarial_scores(score_against, rows, reference_free)
             seconds[model, protocol] = time.perf_counter() - started
-            wins[model, protocol] = scores[: len(good)] > scores[len(good):]
-            types_of[protocol] = np.asarray(types)
 
     out = []
     for protocol in PROTOCOLS:
-        types = types_of[protocol]
-        base = wins[models[0], protocol]
+        good, bad, types = scored[models[0], protocol]
+        base = good > bad
         for model in models:
+            good, bad, types = scored[model, protocol]
             row = {"protocol": protocol, "model": model, "rows": len(types),
-                   "accuracy": type_mean_accuracy(wins[model, protocol], types),
-                   "seconds": seconds[model, protocol]}
+                   "accuracy": preference_accuracy(good, bad, types)["mean"], "seconds": seconds[model, protocol]}
             if model != models[0]:
-                boot = stratified_bootstrap_difference(wins[model, protocol], base, types, args.resamples)
+                boot = stratified_bootstrap_difference(good > bad, base, types, args.resamples)
                 row.update({"diff_to_first": boot["difference"],
                             "ci95": f"[{boot['ci_low']:+.3f}, {boot['ci_high']:+.3f}]",
                             "not_better": boot["not_better"]})

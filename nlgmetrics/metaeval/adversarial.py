@@ -43,9 +43,15 @@ def preference_accuracy(good_scores: Sequence[float], bad_scores: Sequence[float
             "n": int(len(types))}
 
 
-def run_adversarial(score_against: ScoreAgainst, rows: Sequence[dict], reference_free: bool = False) -> dict:
-    """Score good and bad candidates against their anchors in ONE call (so set-level normalisation is shared)."""
+def adversarial_scores(score_against: ScoreAgainst, rows: Sequence[dict], reference_free: bool = False
+                       ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(good scores, bad scores, error types): good and bad candidates scored against their anchors in ONE call
+    (so set-level normalisation is shared)."""
     anchors, good, bad, types = adversarial_pairs(rows, reference_free)
-    scores = list(score_against(good + bad, anchors + anchors))
-    n = len(good)
-    return preference_accuracy(scores[:n], scores[n:], types)
+    scores = np.asarray(list(score_against(good + bad, anchors + anchors)), float)
+    return scores[: len(good)], scores[len(good):], types
+
+
+def run_adversarial(score_against: ScoreAgainst, rows: Sequence[dict], reference_free: bool = False) -> dict:
+    """Per-type and mean preference accuracy of ``score_against`` on MENLI-format rows."""
+    return preference_accuracy(*adversarial_scores(score_against, rows, reference_free))
