@@ -20,6 +20,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import data_dir, interleaved_best_times, write_results  # noqa: E402
 
 
+def snli_pairs(n: int) -> tuple[list[str], list[str]]:
+    """Premises and hypotheses of the first ``n`` SNLI test pairs."""
+    rows = [json.loads(line) for line in open(data_dir() / "nli" / "test_snli.jsonl", encoding="utf-8")][:n]
+    return [r["premise"] for r in rows], [r["hypothesis"] for r in rows]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", default="packaged:nli-minilm")
@@ -39,9 +45,7 @@ def main() -> None:
     from nlgmetrics.modelroles.batching import length_sorted_batches
     from nlgmetrics.nli import load_nli
 
-    rows = [json.loads(line) for line in open(data_dir() / "nli" / "test_snli.jsonl", encoding="utf-8")][: args.pairs]
-    premises = [r["premise"] for r in rows]
-    hypotheses = [r["hypothesis"] for r in rows]
+    premises, hypotheses = snli_pairs(args.pairs)
     nli = load_nli(args.model, "cpu")
     lengths = [len(p) + len(h) for p, h in zip(premises, hypotheses)]
     batches = length_sorted_batches(lengths, args.batch_size)
@@ -59,7 +63,7 @@ def main() -> None:
     def toolkit_pairs() -> None:
         nli.predict_proba(premises, hypotheses, batch_size=args.batch_size)
 
-    half = len(rows) // 2
+    half = len(premises) // 2
     hyps, refs = hypotheses[:half], premises[:half]  # <-> scores each segment with two NLI passes
 
     def toolkit_menli() -> None:
@@ -70,10 +74,10 @@ def main() -> None:
                                    repeats=args.repeats)
     t_bare, t_pairs, t_menli = times["bare"], times["pairs"], times["menli"]
     rows_out = [
-        {"what": "bare model forward (pre-tokenised)", "items": len(rows), "unit": "pairs", "seconds": t_bare,
-         "per_second": len(rows) / t_bare, "ratio_to_bare": 1.0},
-        {"what": "nli.predict_proba", "items": len(rows), "unit": "pairs", "seconds": t_pairs,
-         "per_second": len(rows) / t_pairs, "ratio_to_bare": t_pairs / t_bare},
+        {"what": "bare model forward (pre-tokenised)", "items": len(premises), "unit": "pairs", "seconds": t_bare,
+         "per_second": len(premises) / t_bare, "ratio_to_bare": 1.0},
+        {"what": "nli.predict_proba", "items": len(premises), "unit": "pairs", "seconds": t_pairs,
+         "per_second": len(premises) / t_pairs, "ratio_to_bare": t_pairs / t_bare},
         {"what": "MENLI e <-> (2 pairs/segment)", "items": half, "unit": "segments", "seconds": t_menli,
          "per_second": half / t_menli, "ratio_to_bare": t_menli / t_bare},
     ]
@@ -88,9 +92,7 @@ def compare_models(models: list[str], n_pairs: int, batch_size: int, repeats: in
 
     from nlgmetrics.nli import load_nli
 
-    rows = [json.loads(line) for line in open(data_dir() / "nli" / "test_snli.jsonl", encoding="utf-8")][:n_pairs]
-    premises = [r["premise"] for r in rows]
-    hypotheses = [r["hypothesis"] for r in rows]
+    premises, hypotheses = snli_pairs(n_pairs)
     loaded, load_seconds = {}, {}
     for model in models:
         started = time.perf_counter()
@@ -103,11 +105,11 @@ def compare_models(models: list[str], n_pairs: int, batch_size: int, repeats: in
     times = interleaved_best_times(calls, repeats=repeats)
     first = times[models[0]]
     rows_out = [{"model": m, "params_m": round(sum(p.numel() for p in loaded[m].model.parameters()) / 1e6, 1),
-                 "pairs": len(rows), "seconds": times[m], "pairs_per_s": len(rows) / times[m],
+                 "pairs": len(premises), "seconds": times[m], "pairs_per_s": len(premises) / times[m],
                  "time_ratio_to_first": times[m] / first, "load_s": load_seconds[m]} for m in models]
     write_results("nli_models", {"models": models, "batch_size": batch_size, "repeats": repeats}, rows_out,
                   ["model", "params_m", "pairs", "seconds", "pairs_per_s", "time_ratio_to_first", "load_s"],
-                  f"NLI roles side by side (predict_proba on {len(rows)} SNLI test pairs, CPU, batch {batch_size},"
+                  f"NLI roles side by side (predict_proba on {len(premises)} SNLI test pairs, CPU, batch {batch_size},"
                   f" best of {repeats} in turns)",
                   [f"time_ratio_to_first > 1 means slower than {models[0]}; load_s includes the first-use"
                    " conversion of a packaged base if it was not cached yet."])
