@@ -124,6 +124,26 @@ def test_lm_ratio_is_candidate_minus_best_reference(tiny):
         ratio.score(hyps, None)
 
 
+def test_lm_ratio_sends_each_distinct_text_to_the_lm_once(tiny, monkeypatch):
+    """Judged sets repeat every reference for every system: the LM must not score them again per row."""
+    import nlgmetrics.baselines.lm_likelihood as module
+
+    seen = []
+    real = module.continuation_logprobs
+
+    def spy(lm, contexts, texts, *args, **kwargs):
+        seen.extend(zip(contexts, texts))
+        return real(lm, contexts, texts, *args, **kwargs)
+
+    ratio = LMLikelihoodScorer(str(tiny["gpt2"]), relative=True)
+    expected = ratio.score(TEXTS[:2], [TEXTS[2], TEXTS[2]])
+    monkeypatch.setattr(module, "continuation_logprobs", spy)
+    hyps, refs = [TEXTS[0], TEXTS[1], TEXTS[0]], [[TEXTS[2], TEXTS[3]], [TEXTS[2]], [TEXTS[2], TEXTS[3]]]
+    scores = ratio.score(hyps, refs)
+    assert len(seen) == len(set(seen)) == 4
+    assert scores[0] == scores[2] and scores[1] == pytest.approx(expected[1])
+
+
 def test_menli_plus_lm_ratio_composes_from_the_cli(tiny, tmp_path):
     import json
 

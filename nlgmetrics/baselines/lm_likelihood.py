@@ -205,8 +205,13 @@ class LMLikelihoodScorer:
                     texts.append(one)
                     owners.append(index)
             contexts = contexts + [contexts[i] for i in owners[len(hyps):]]
-        totals, counts = continuation_logprobs(self._lm(), contexts, texts, self.batch_size, progress=self.progress)
+        # each distinct (context, text) once: judged sets repeat every reference for every system
+        distinct = list(dict.fromkeys(zip(contexts, texts)))
+        where = {pair: i for i, pair in enumerate(distinct)}
+        totals, counts = continuation_logprobs(self._lm(), [c for c, _ in distinct], [t for _, t in distinct],
+                                               self.batch_size, progress=self.progress)
         means = np.where(counts > 0, totals / np.maximum(counts, 1), -np.inf)
+        means = means[[where[pair] for pair in zip(contexts, texts)]]
         if not self.relative:
             return [float(m) for m in means]
         best = np.full(len(hyps), -np.inf)
