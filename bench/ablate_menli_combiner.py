@@ -1,0 +1,211 @@
+"""Which partner should MENLI's combiner take, at which weight? Chosen on the dev mix's select half, reported on
+its report half and on the dev adversarial suite.
+
+MENLI's paper adds a similarity metric to NLI because NLI alone is blind to fluency and to small lexical damage.
+The candidates here: BERTScore (the paper's choice), chrF, and the causal-LM likelihood ratio `lm-ratio` (a
+fluency signal). Each combination is ``w * MinMax(MENLI) + (1 - w) * MinMax(partner)`` with both ranges fitted
+once on the pooled select half and then fixed (stored in the JSON), never on the scored set, for w in 0, 0.1,
+..., 1. The choice is the (partner, w) with the best mean tau-like over the mix's sets on the select half; the
+report half then gets tau-likes and a paired item bootstrap (items resampled within each set) against BERTScore
+with the same encoder, for the chosen combination, MENLI alone and each partner at its own select-best weight.
+
+    python bench/ablate_menli_combiner.py [--mix devmix/default.yaml] [--cache runs/devmix_cache]
+
+Scores are cached per set and half (the same cache `evaluate.py devmix --cache` uses), so a rerun is cheap.
+Writes bench/results/menli_combiner.{json,md}.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import REPO, RESULTS, data_dir, machine  # noqa: E402
+
+PARTNERS = ("bertscore", "chrf", "lm-ratio")
+WEIGHTS = tuple(round(0.1 * k, 1) for k in range(11))
+
+
+def reference_scores(scorer, rows: list[dict]) -> list[float]:
+    """One score per judged row against its references only: sources never enter (``lm-ratio`` is meant as a
+    fluency signal, not as the source-conditioned likelihood it becomes when given the article or MT source);
+    each distinct (hypothesis, references) is scored once."""
+    unique = list(dict.fromkeys((r["hyp"], tuple(r["refs"])) for r in rows))
+    where = {key: i for i, key in enumerate(unique)}
+    scores = scorer.score([h for h, _ in unique], [list(refs) for _, refs in unique], None)
+    return [float(scores[where[(r["hyp"], tuple(r["refs"]))]]) for r in rows]
+
+
+def fit_ranges(sets: Sequence[dict], names: Sequence[str]) -> dict:
+    """One fixed min-max range per metric, fitted on the rows of ``sets`` pooled (the select half)."""
+    import numpy as np
+
+    from menli import MinMax
+
+    return {name: MinMax.fit(np.concatenate([s["scores"][name] for s in sets])) for name in names}
+
+
+def combined(scores: dict, ranges: dict, partner: str, weight: float):
+    """MENLI's combination of stored scores with the fixed ranges (``menli.combine``)."""
+    from menli import CombinationStats, combine
+
+    return combine(scores["menli"], scores[partner], weight, CombinationStats(ranges["menli"], ranges[partner]))
+
+
+def mean_tau(sets: Sequence[dict], ranges: dict, partner: str, weight: float) -> float:
+    """Unweighted mean over sets of the WMT20 tau-like of the combination."""
+    import numpy as np
+
+    from nlgmetrics.metaeval import tau_like
+
+    return float(np.mean([tau_like(combined(s["scores"], ranges, partner, weight), s["human"], s["items"])
+                          for s in sets]))
+
+
+def choose(sets: Sequence[dict], ranges: dict, partners: Sequence[str] = PARTNERS,
+           weights: Sequence[float] = WEIGHTS) -> tuple[dict, dict, str]:
+    """(grid of mean tau-like per partner and weight, best weight per partner, best partner) on ``sets``.
+
+    Ties go to the weight nearer 0.5, then to the earlier partner: a tie is no evidence for an extreme.
+    """
+    grid = {p: {w: mean_tau(sets, ranges, p, w) for w in weights} for p in partners}
+    best = {p: max(weights, key=lambda w: (grid[p][w], -abs(w - 0.5))) for p in partners}
+    chosen = max(partners, key=lambda p: grid[p][best[p]])
+    return grid, best, chosen
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mix", default="devmix/default.yaml")
+    parser.add_argument("--cache", default=str(REPO / "runs" / "devmix_cache"))
+    parser.add_argument("--adversarial", default="adversarial/adv_menli_wmt20_de.jsonl",
+                        help="adversarial suite under the data folder ('' to skip)")
+    parser.add_argument("--limit-items", type=int, help="at most N items per set and half (smoke runs)")
+    parser.add_argument("--bootstrap", type=int, default=1000)
+    parser.add_argument("--name", default="menli_combiner", help="result file stem under bench/results")
+    args = parser.parse_args()
+
+    import numpy as np
+    import torch
+
+    torch.set_num_threads(int(os.environ.get("NLGMETRICS_THREADS", "2")))
+    from nlgmetrics.cli.devmix import _cached_scores
+    from nlgmetrics.cli.evaluate import build_scorer, make_parser
+    from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, preference_accuracy, read_jsonl, tau_like
+    from nlgmetrics.metaeval.adversarial import adversarial_pairs
+    from nlgmetrics.metaeval.devmix import load_mix, set_rows
+
+    cli = make_parser().parse_args(["devmix", "--half", "select", "--metric", "menli", "--quiet"])
+    cli.reference_free_scoring = False
+    names = ("menli", *PARTNERS)
+    scorers = {name: build_scorer(name, cli) for name in names}
+    mix = load_mix(args.mix)
+    cache = Path(args.cache)
+    root = data_dir()
+    started = time.perf_counter()
+
+    def scores_of(rows: list[dict], tag: str, what: str) -> dict:
+        out = {}
+        for name in names:
+            t0 = time.perf_counter()
+            out[name] = np.asarray(_cached_scores(scorers[name], rows, reference_scores, cache, tag))
+            print(f"{what} {name}: {len(rows)} rows, {time.perf_counter() - t0:.0f} s", flush=True)
+        return out
+
+    halves: dict[str, list[dict]] = {}
+    for half in ("select", "report"):
+        halves[half] = []
+        for entry in mix["sets"]:
+            rows = set_rows(entry, root, half, int(mix["split_seed"]), args.limit_items)
+            tag = f"refonly-{Path(entry['path']).stem}-{half}-{mix['split_seed']}"
+            halves[half].append({"set": entry["name"], "human": [float(r["scores"][entry["human"]]) for r in rows],
+                                 "items": [(r.get("lp"), r.get("item_id")) for r in rows],
+                                 "scores": scores_of(rows, tag, f"{half} {entry['name']}")})
+
+    ranges = fit_ranges(halves["select"], names)
+    grid, best_w, chosen = choose(halves["select"], ranges)
+
+    candidates = {"menli": ("bertscore", 1.0), "menli+bertscore@0.2 (paper-style default)": ("bertscore", 0.2)}
+    for partner in PARTNERS:
+        candidates[f"{partner} alone"] = (partner, 0.0)
+        if 0.0 < best_w[partner] < 1.0 and (partner, best_w[partner]) not in candidates.values():
+            candidates[f"menli+{partner}@{best_w[partner]}"] = (partner, best_w[partner])
+    report_rows = []
+    for label, (partner, w) in candidates.items():
+        sets = [(combined(s["scores"], ranges, partner, w), s["scores"]["bertscore"], s["human"], s["items"])
+                for s in halves["report"]]
+        report_rows.append({
+            "variant": label, "partner": partner, "weight": w,
+            "select_mean_tau": mean_tau(halves["select"], ranges, partner, w),
+            "report_tau": {s["set"]: tau_like(c, s["human"], s["items"]) for (c, *_), s in zip(sets, halves["report"])},
+            "report_mean_tau": mean_tau(halves["report"], ranges, partner, w),
+            "vs_bertscore": paired_bootstrap_tau_like_mix(sets, args.bootstrap, 0),
+            "chosen": w == best_w[chosen] and (partner == chosen or w == 1.0),
+        })
+
+    adversarial = None
+    if args.adversarial:
+        rows = read_jsonl(root / args.adversarial)
+        anchors, good, bad, types = adversarial_pairs(rows)
+        pairs = [{"hyp": h, "refs": [a]} for h, a in zip(good + bad, anchors + anchors)]
+        both = scores_of(pairs, f"refonly-{Path(args.adversarial).stem}", "adversarial")
+        adversarial = {"data": args.adversarial, "rows": len(rows), "accuracy": {}}
+        for row in report_rows:
+            scores = combined(both, ranges, row["partner"], row["weight"])
+            adversarial["accuracy"][row["variant"]] = preference_accuracy(scores[: len(good)], scores[len(good):],
+                                                                          types)["mean"]
+
+    result = {
+        "mix": args.mix, "split_seed": mix["split_seed"], "limit_items": args.limit_items,
+        "signatures": {name: scorers[name].signature() for name in names},
+        "ranges": {name: {"low": r.low, "high": r.high} for name, r in ranges.items()},
+        "select_grid": {p: {str(w): v for w, v in g.items()} for p, g in grid.items()},
+        "chosen": {"partner": chosen, "weight": best_w[chosen]}, "report": report_rows,
+        "adversarial": adversarial, "seconds": round(time.perf_counter() - started, 1), "machine": machine(),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{args.name}.json").write_text(json.dumps(result, indent=1, default=str))
+    (RESULTS / f"{args.name}.md").write_text(markdown(result))
+    print(markdown(result))
+
+
+def markdown(result: dict) -> str:
+    sets = list(result["report"][0]["report_tau"])
+    lines = [f"# MENLI's combiner partner and weight: chosen on the select half, reported on the report half "
+             f"(split seed {result['split_seed']})", "",
+             "| variant | select mean tau | " + " | ".join(f"report {s}" for s in sets)
+             + " | report mean | vs BERTScore [95% CI] | P(not better) | adversarial acc. |",
+             "|---|---|" + "---|" * len(sets) + "---|---|---|---|"]
+    for row in result["report"]:
+        boot = row["vs_bertscore"]
+        adv = (result["adversarial"] or {}).get("accuracy", {}).get(row["variant"])
+        name = f"**{row['variant']}** (chosen)" if row["chosen"] else row["variant"]
+        lines.append(f"| {name} | {row['select_mean_tau']:.4f} | "
+                     + " | ".join(f"{row['report_tau'][s]:.4f}" for s in sets)
+                     + f" | {row['report_mean_tau']:.4f} | {boot['difference']:+.4f} [{boot['ci95'][0]:+.4f}, "
+                       f"{boot['ci95'][1]:+.4f}] | {boot['share_a_not_better']:.3f} | "
+                     + (f"{adv:.3f}" if adv is not None else "-") + " |")
+    lines += ["", "Select-half mean tau-like by weight w of MENLI (w = 0: the partner alone, w = 1: MENLI alone):", "",
+              "| partner | " + " | ".join(result["select_grid"][PARTNERS[0]]) + " |",
+              "|---|" + "---|" * len(result["select_grid"][PARTNERS[0]])]
+    for partner, grid in result["select_grid"].items():
+        lines.append(f"| {partner} | " + " | ".join(f"{v:.4f}" for v in grid.values()) + " |")
+    lines += ["", "- Metrics: " + "; ".join(f"`{s}`" for s in result["signatures"].values()),
+              "- Ranges (min-max, pooled select half, then fixed): "
+              + ", ".join(f"{n} [{r['low']:.4g}, {r['high']:.4g}]" for n, r in result["ranges"].items()),
+              "- vs BERTScore: mean over sets of tau-like(variant) - tau-like(BERTScore, same encoder) on the report "
+              "half; items resampled within each set; P(not better) = share of resamples with difference <= 0.",
+              "- Adversarial: mean preference accuracy over error types, reference-based, with the same fixed ranges."
+              if result["adversarial"] else "- Adversarial suite not run.",
+              f"- {result['seconds']:.0f} s; machine {result['machine']}"]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,190 @@
+"""MENLI variants (and the partners its combiner could take) through the blind-spot suite, resumably.
+
+`evaluate.py stress` scores one configuration per run. Comparing MENLI's granularities and sentence pools needs
+the same sentence pairs again and again, so here every MENLI variant shares one NLI model behind one pair cache,
+and every metric's per-(hypothesis, reference) score is stored in a JSON file after each chunk: a killed run
+resumes where it stopped, and a later run with more metrics rescores nothing it already has. Combinations
+(`menli+<metric>`) are then a fixed-weight, fixed-range sum of stored component scores (see ``--combine``).
+
+    python bench/stress_menli.py --set-up tedmt --metrics menli-s-mean,menli-s-min --out docs/stress/tedmt_zhen_menli
+    python bench/stress_menli.py --set-up thumb --metrics menli-s-mean,menli-s-min,bertscore --out ...
+    python bench/stress_menli.py --set-up tedmt --metrics ... --combine menli-s-mean+bertscore:0.2:stats.json
+
+Set-ups are those of docs/stress/README.md (`tedmt`: TED-MT zh-en refs[0] as gold against refs[1]; `wmt21`:
+WMT21 de-en ref-A against ref-B; `thumb`: THumB CNN/DM refs[0] against refs[1], 100 items). Scores go to
+``runs/stress_scores/<set-up>.json`` (not committed: it is a cache, rebuilt by rerunning).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import REPO, data_dir  # noqa: E402
+
+SETUPS = {
+    "tedmt": ("multiref/multiref_tedmt_zhen_2refs.jsonl", ["--gold-ref", "0", "--ref-index", "1"]),
+    "wmt21": ("multiref/multiref_wmt21_deen_2refs_allsys.jsonl", ["--gold-ref", "0", "--ref-index", "1"]),
+    "thumb": ("judgments/summ_thumb_cnndm_10refs.jsonl", ["--gold-ref", "0", "--ref-index", "1", "--limit", "100"]),
+}
+
+# MENLI variants: e, <->, the packaged NLI model; k1 = each sentence's best lexical neighbour plus its positional
+# twin (bench/results/menli_granularity.md: Spearman 0.971 to scoring every sentence pair, at 1/5 of the cost)
+MENLI_VARIANTS = {
+    "menli": {"granularity": "text"},
+    "menli-s-mean": {"granularity": "auto", "sentence_reduce": "mean", "sentence_candidates": 1},
+    "menli-s-min": {"granularity": "auto", "sentence_reduce": "min", "sentence_candidates": 1},
+}
+OTHER_METRICS = ("bertscore", "chrf", "lm-ratio")
+
+
+def row_key(hyp: str, ref: Any) -> str:
+    return hashlib.sha1(json.dumps([hyp, ref], ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+class ScoreStore:
+    """{metric: {row key: score}} in one JSON file, rewritten atomically after every chunk."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.scores: dict[str, dict[str, float]] = json.loads(path.read_text()) if path.exists() else {}
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        part = self.path.with_suffix(".part")
+        part.write_text(json.dumps(self.scores))
+        os.replace(part, self.path)
+
+    def metric(self, name: str, fn: Callable[[list[str], list], Sequence[float]], chunk: int,
+               ) -> Callable[[Sequence[str], Sequence, Any], list[float]]:
+        """A stress metric that scores only rows it has not stored, ``chunk`` rows per stored step."""
+        table = self.scores.setdefault(name, {})
+
+        def score(hyps: Sequence[str], refs: Sequence, srcs: Any) -> list[float]:
+            keys = [row_key(h, r) for h, r in zip(hyps, refs)]
+            todo = list(dict.fromkeys(i for i, k in enumerate(keys) if k not in table))
+            print(f"{name}: {len(keys) - len(todo)} stored, {len(todo)} to score", flush=True)
+            started = time.perf_counter()
+            for start in range(0, len(todo), chunk):
+                rows = todo[start: start + chunk]
+                values = fn([hyps[i] for i in rows], [refs[i] for i in rows])
+                table.update((keys[i], float(v)) for i, v in zip(rows, values))
+                self.save()
+                done = start + len(rows)
+                rate = done / (time.perf_counter() - started)
+                print(f"{name}: {done}/{len(todo)} rows, {rate:.2f} rows/s, "
+                      f"~{(len(todo) - done) / rate / 60:.0f} min left", flush=True)
+            return [table[k] for k in keys]
+
+        return score
+
+
+def build_metric(name: str, cli_args: argparse.Namespace, shared: dict) -> Callable[[list[str], list], Sequence[float]]:
+    if name in MENLI_VARIANTS:
+        from menli import menli_scores
+        from nlgmetrics.nli import PairCache, load_nli
+
+        if "nli" not in shared:
+            shared["nli"] = PairCache(load_nli(cli_args.nli_model), max_pairs=3_000_000)
+        options = MENLI_VARIANTS[name]
+        return lambda h, r: menli_scores(shared["nli"], h, r, "e", "<->", "max", batch_size=64, progress=False,
+                                         **options)
+    if name in OTHER_METRICS:
+        from nlgmetrics.cli.evaluate import build_scorer
+
+        scorer = build_scorer(name, cli_args)
+        return lambda h, r: scorer.score(h, r, None)
+    raise SystemExit(f"unknown metric {name!r}; choose from {', '.join([*MENLI_VARIANTS, *OTHER_METRICS])}")
+
+
+def combined_metric(spec: str, store: ScoreStore) -> tuple[str, Callable]:
+    """``nli+metric:w:stats.json`` -> a stress metric over stored scores with a fixed weight and fixed ranges."""
+    from menli import CombinationStats, combine
+
+    pair, weight, stats_path = spec.split(":")
+    nli_name, metric_name = pair.split("+")
+    stats = CombinationStats.load(stats_path)
+
+    def score(hyps: Sequence[str], refs: Sequence, srcs: Any) -> list[float]:
+        keys = [row_key(h, r) for h, r in zip(hyps, refs)]
+        missing = [n for n in (nli_name, metric_name) if any(k not in store.scores.get(n, {}) for k in keys)]
+        if missing:
+            raise SystemExit(f"{spec}: no stored scores of {missing} for every row; score them first (--metrics)")
+        return list(combine([store.scores[nli_name][k] for k in keys], [store.scores[metric_name][k] for k in keys],
+                            float(weight), stats))
+
+    return f"{pair}@{weight}", score
+
+
+def passed_table(reports: Sequence[str | Path]) -> str:
+    """Markdown: one row per report (its folder name), one column per metric, "passed/judged" from report.json."""
+    loaded = [(Path(r).name if Path(r).is_dir() else Path(r).parent.name,
+               json.loads((Path(r) / "report.json" if Path(r).is_dir() else Path(r)).read_text())) for r in reports]
+    metrics = list(dict.fromkeys(m for _, rep in loaded for m in rep["metrics"]))
+    lines = ["| report | " + " | ".join(metrics) + " |", "|---|" + "---|" * len(metrics)]
+    for name, rep in loaded:
+        cells = []
+        for m in metrics:
+            s = rep["summary"].get(m)
+            cells.append(f"{s['passed']}/{s['passed'] + s['failed']}" if s else "-")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    if len(sys.argv) > 1 and sys.argv[1] == "--table":  # python bench/stress_menli.py --table DIR [DIR ...]
+        print(passed_table(sys.argv[2:]), end="")
+        return
+    parser.add_argument("--set-up", required=True, choices=sorted(SETUPS))
+    parser.add_argument("--metrics", default="menli-s-mean,menli-s-min",
+                        help=f"comma-separated: {', '.join([*MENLI_VARIANTS, *OTHER_METRICS])}")
+    parser.add_argument("--combine", default="", help="comma-separated nli+metric:weight:stats.json")
+    parser.add_argument("--out", required=True, help="report folder (report.json, report.md, plots/)")
+    parser.add_argument("--store", help="score file (default runs/stress_scores/<set-up>.json)")
+    parser.add_argument("--chunk", type=int, default=1000, help="rows scored between two saves")
+    parser.add_argument("--limit", type=int, help="first N items (smoke runs)")
+    args = parser.parse_args()
+
+    import torch
+
+    torch.set_num_threads(int(os.environ.get("NLGMETRICS_THREADS", "2")))
+    from nlgmetrics.cli.evaluate import _source_text, _stress_rows, make_parser
+    from nlgmetrics.stress import run_blindspot, write_report
+
+    path, options = SETUPS[args.set_up]
+    data = str(data_dir() / path)
+    if args.limit:  # the last --limit given wins
+        options = [*options, "--limit", str(args.limit)]
+    cli_args = make_parser().parse_args(["stress", "--data", data, "--out", args.out, "--metric", "x", "--quiet",
+                                         *options])
+    gold, refs, rows, setup = _stress_rows(cli_args)
+    srcs = [_source_text(r.get("src")) for r in rows]  # as evaluate.py stress: copy_source needs them
+    store = ScoreStore(Path(args.store) if args.store else REPO / "runs" / "stress_scores" / f"{args.set_up}.json")
+    shared: dict = {}
+    metrics = {name: store.metric(name, build_metric(name, cli_args, shared), args.chunk)
+               for name in args.metrics.split(",") if name}
+    for spec in filter(None, args.combine.split(",")):
+        name, fn = combined_metric(spec, store)
+        metrics[name] = fn
+    started = time.perf_counter()
+    report = run_blindspot(metrics, gold, refs, srcs if any(srcs) else None)
+    report["data"] = data
+    report["setup"] = {**setup, "metrics": {n: MENLI_VARIANTS.get(n, n) for n in metrics},
+                       "nli_model": cli_args.nli_model, "script": "bench/stress_menli.py"}
+    if "nli" in shared:
+        report["setup"]["nli_pairs"] = {"scored": shared["nli"].misses, "from_cache": shared["nli"].hits}
+    write_report(report, args.out)
+    print(json.dumps({"out": args.out, "seconds": round(time.perf_counter() - started, 1),
+                      "summary": report["summary"]}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""bench/ablate_menli_combiner.py (partner and weight chosen on one half with fixed ranges) and
+bench/stress_menli.py (stored per-row scores: resumable, and combinations computed from them)."""
+import json
+
+import numpy as np
+import pytest
+
+from bench.ablate_menli_combiner import choose, combined, fit_ranges, mean_tau, reference_scores
+from bench.stress_menli import ScoreStore, combined_metric, row_key
+
+
+def _set(name, human, menli, partners, items):
+    return {"set": name, "human": list(human), "items": list(items),
+            "scores": {"menli": np.asarray(menli, float), **{k: np.asarray(v, float) for k, v in partners.items()}}}
+
+
+def test_choose_finds_the_partner_and_weight_that_rank_like_the_humans():
+    # two candidates per item; humans prefer the first. MENLI is right on items 0-1, wrong on 2-3; "good" is
+    # right on 2-3 with a larger margin only where MENLI is wrong, so only a mix of both ranks every item
+    human = [1, 0] * 4
+    items = np.repeat(np.arange(4), 2)
+    menli = [0.9, 0.1, 0.9, 0.1, 0.4, 0.6, 0.4, 0.6]
+    good = [0.5, 0.5, 0.5, 0.5, 0.9, 0.1, 0.9, 0.1]
+    noise = [0.2, 0.8, 0.3, 0.7, 0.5, 0.5, 0.6, 0.4]
+    sets = [_set("a", human, menli, {"good": good, "noise": noise}, items)]
+    ranges = fit_ranges(sets, ["menli", "good", "noise"])
+    grid, best, chosen = choose(sets, ranges, partners=("noise", "good"), weights=(0.0, 0.5, 1.0))
+    assert chosen == "good" and best["good"] == 0.5
+    assert grid["good"][0.5] == 1.0 and grid["good"][1.0] == grid["noise"][1.0] == 0.0  # MENLI alone: 2 right, 2 wrong
+    assert mean_tau(sets, ranges, "good", 0.0) == 0.0
+
+
+def test_combination_uses_the_fixed_ranges_not_the_scored_rows():
+    sets = [_set("a", [1, 0], [0.0, 1.0], {"p": [10.0, 20.0]}, [0, 0])]
+    ranges = fit_ranges(sets, ["menli", "p"])
+    one_row = {"menli": np.array([0.5]), "p": np.array([15.0])}
+    assert combined(one_row, ranges, "p", 0.25) == pytest.approx([0.5])  # a single row keeps its place in the range
+    assert combined({"menli": np.array([1.0]), "p": np.array([30.0])}, ranges, "p", 0.5) == pytest.approx([1.5])
+
+
+class _Counting:
+    def __init__(self):
+        self.calls = []
+
+    def score(self, hyps, refs, srcs):
+        assert srcs is None
+        self.calls.append(list(hyps))
+        return [len(h) + len(r) for h, r in zip(hyps, refs)]
+
+
+def test_reference_scores_score_each_distinct_row_once_without_sources():
+    rows = [{"hyp": "ab", "refs": ["x"], "src": "S"}, {"hyp": "abc", "refs": ["x", "y"]}, {"hyp": "ab", "refs": ["x"]}]
+    scorer = _Counting()
+    assert reference_scores(scorer, rows) == [3.0, 5.0, 3.0]
+    assert scorer.calls == [["ab", "abc"]]
+
+
+def test_score_store_resumes_and_only_scores_new_rows(tmp_path):
+    path = tmp_path / "scores.json"
+    first = _Counting()
+    store = ScoreStore(path)
+    metric = store.metric("m", lambda h, r: first.score(h, r, None), chunk=2)
+    assert metric(["a", "bb", "ccc"], ["x", "x", "x"], None) == [2, 3, 4]
+    assert first.calls == [["a", "bb"], ["ccc"]]  # saved after every chunk
+    again = _Counting()
+    resumed = ScoreStore(path).metric("m", lambda h, r: again.score(h, r, None), chunk=2)
+    assert resumed(["ccc", "dddd", "a"], ["x", "x", "x"], None) == [4, 5, 2]
+    assert again.calls == [["dddd"]]
+    assert not path.with_suffix(".part").exists()
+    assert set(json.loads(path.read_text())["m"]) == {row_key(h, "x") for h in ("a", "bb", "ccc", "dddd")}
+
+
+def test_combined_stress_metric_reads_stored_scores_with_fixed_stats(tmp_path):
+    store = ScoreStore(tmp_path / "s.json")
+    store.scores = {"menli-s-mean": {row_key("h", "r"): 0.5}, "bertscore": {row_key("h", "r"): 0.9}}
+    stats = tmp_path / "stats.json"
+    stats.write_text(json.dumps({"nli": {"low": 0.0, "high": 1.0}, "metric": {"low": 0.8, "high": 1.0}}))
+    name, metric = combined_metric(f"menli-s-mean+bertscore:0.2:{stats}", store)
+    assert name == "menli-s-mean+bertscore@0.2"
+    assert metric(["h"], ["r"], None) == pytest.approx([0.2 * 0.5 + 0.8 * 0.5])
+    with pytest.raises(SystemExit, match="no stored scores"):
+        metric(["other"], ["r"], None)
+
+
+def test_passed_table_counts_passed_of_judged_per_report(tmp_path):
+    from bench.stress_menli import passed_table
+
+    for name, summary in (("a", {"m": {"passed": 3, "failed": 1, "too_few": 2}}),
+                          ("b", {"m": {"passed": 1, "failed": 0, "too_few": 0}, "n": {"passed": 0, "failed": 2}})):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "report.json").write_text(json.dumps({"metrics": list(summary), "summary": summary}))
+    table = passed_table([tmp_path / "a", tmp_path / "b" / "report.json"])
+    assert table.splitlines()[2:] == ["| a | 3/4 | - |", "| b | 1/1 | 0/2 |"]
