@@ -141,3 +141,18 @@ def test_paired_bootstrap_correlation_for_one_candidate_per_item():
     assert kendall["ci95"][0] < kendall["difference"] < kendall["ci95"][1]
     with pytest.raises(ValueError, match="statistic must be"):
         paired_bootstrap_correlation(good, poor, human, "spearman")
+
+
+def test_set_rows_leave_out_empty_outputs_and_say_so(tmp_path):
+    """Judged WebNLG holds empty system outputs; the scorers reject them, so the mix drops them (with a warning),
+    as `correlate` does, instead of crashing a selection run half-way."""
+    from nlgmetrics.metaeval.devmix import set_rows
+
+    rows = [{"item_id": i, "system": s, "hyp": "" if (i, s) == (0, "a") else f"out {i} {s}", "refs": [f"ref {i}"],
+             "scores": {"h": float(i)}} for i in range(10) for s in "ab"]
+    path = tmp_path / "judged.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    entry = {"name": "toy", "path": str(path), "human": "h"}
+    with pytest.warns(UserWarning, match="toy: 1 rows with an empty hypothesis"):
+        kept = set_rows(entry, tmp_path, "select", 0, None) + set_rows(entry, tmp_path, "report", 0, None)
+    assert len(kept) == 19 and all(r["hyp"] for r in kept)

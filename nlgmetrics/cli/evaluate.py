@@ -361,24 +361,6 @@ def human_systems(rows: Sequence[dict], flag: str | None) -> tuple[list[str], st
     return [s for s in systems if _WMT_HUMAN.match(s)], "WMT naming (whole name ref-X or Human-X)"
 
 
-def usable_rows(rows: Sequence[dict]) -> tuple[list[dict], list[dict]]:
-    """Rows that can be scored, and the skipped ones with the reason.
-
-    Judged data sometimes holds empty system outputs; the Python API rejects empty candidates, and ``correlate``
-    applies the same policy by leaving such rows out and listing them in its result (never scored silently).
-    """
-    keep, skipped = [], []
-    for row in rows:
-        refs = [r for r in row["refs"] if isinstance(r, str) and r.strip()]
-        reason = "empty hyp" if not row["hyp"].strip() else ("no non-empty reference" if not refs else None)
-        if reason:
-            skipped.append({"item_id": row.get("item_id"), "lp": row.get("lp"), "system": row.get("system"),
-                            "reason": reason})
-        else:
-            keep.append(row if len(refs) == len(row["refs"]) else {**row, "refs": refs})
-    return keep, skipped
-
-
 def _source_text(src: Any) -> str:
     """The source as one string: data-to-text inputs (WebNLG) are lists of triples, one per line."""
     if src is None:
@@ -403,6 +385,8 @@ def cmd_correlate(args: argparse.Namespace) -> dict:
     for number, row in enumerate(rows, 1):
         if not isinstance(row.get("hyp"), str) or not isinstance(row.get("refs"), list) or not row["refs"]:
             raise InputError(f"{args.data}: row {number} lacks 'hyp' or 'refs'")
+    from nlgmetrics.metaeval import usable_rows
+
     rows, skipped = usable_rows(rows)
     if not rows:
         raise InputError(f"{args.data}: every row has an empty hypothesis or reference")

@@ -6,10 +6,10 @@ from nlgmetrics.metaeval.correlation import (
 )
 from nlgmetrics.metaeval.split import rows_in_half, split_items
 from nlgmetrics.metaeval.scorer import FunctionScorer, Scorer, as_scorer
-from nlgmetrics.metaeval.textio import InputError, atomic_write, check_same_length, first_items, read_jsonl, read_lines, validate_texts
+from nlgmetrics.metaeval.textio import InputError, atomic_write, check_same_length, first_items, read_jsonl, read_lines, usable_rows, validate_texts
 
 __all__ = [
     "CorpusStatistic", "FunctionScorer", "InputError", "Scorer", "adversarial_pairs", "adversarial_scores", "as_scorer", "atomic_write", "bootstrap_p_value", "check_same_length",
     "correlation_report", "first_items", "kendall_b", "paired_bootstrap_correlation", "paired_bootstrap_systems", "paired_bootstrap_tau_like", "paired_bootstrap_tau_like_mix", "pearson", "preference_accuracy", "read_jsonl", "read_lines",
-    "rows_in_half", "run_adversarial", "split_items", "system_pearson", "tau_like", "validate_texts",
+    "rows_in_half", "run_adversarial", "split_items", "system_pearson", "tau_like", "usable_rows", "validate_texts",
 ]

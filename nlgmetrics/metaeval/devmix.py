@@ -5,6 +5,7 @@ dev loader), so both read exactly the same rows of exactly the same half.
 """
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 MIX_KEYS = {"name", "path", "human", "exclude_systems", "limit_items"}
@@ -40,7 +41,7 @@ def load_mix(path: str | Path) -> dict:
 def set_rows(entry: dict, root: Path, half: str, split_seed: int, limit_items: int | None) -> list[dict]:
     """The rows of one set's half: judged by ``entry['human']``, excluded systems dropped, at most
     ``limit_items`` items (in file order within the half)."""
-    from nlgmetrics.metaeval import InputError, first_items, read_jsonl, rows_in_half
+    from nlgmetrics.metaeval import InputError, first_items, read_jsonl, rows_in_half, usable_rows
 
     path = Path(entry["path"])
     path = path if path.is_absolute() else root / path
@@ -50,6 +51,10 @@ def set_rows(entry: dict, root: Path, half: str, split_seed: int, limit_items: i
             and r.get("system") not in excluded]
     if not rows:
         raise InputError(f"{path}: no row has human score '{entry['human']}'")
+    rows, skipped = usable_rows(rows)
+    if skipped:  # the correlate policy: empty outputs are left out and said, never scored
+        warnings.warn(f"{entry['name']}: {len(skipped)} rows with an empty hypothesis or no non-empty reference "
+                      f"left out (first: {skipped[0]})", stacklevel=2)
     rows = rows_in_half(rows, half, split_seed)
     limit = entry.get("limit_items") if limit_items is None else limit_items
     return first_items(rows, limit)

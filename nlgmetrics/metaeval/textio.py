@@ -137,3 +137,21 @@ def atomic_write(path: str | Path, mode: str = "w") -> Iterator[Any]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def usable_rows(rows: Sequence[dict]) -> tuple[list[dict], list[dict]]:
+    """Rows that can be scored, and the skipped ones with the reason.
+
+    Judged data sometimes holds empty system outputs; the Python API rejects empty candidates, and ``correlate``
+    applies the same policy by leaving such rows out and listing them in its result (never scored silently).
+    """
+    keep, skipped = [], []
+    for row in rows:
+        refs = [r for r in row["refs"] if isinstance(r, str) and r.strip()]
+        reason = "empty hyp" if not row["hyp"].strip() else ("no non-empty reference" if not refs else None)
+        if reason:
+            skipped.append({"item_id": row.get("item_id"), "lp": row.get("lp"), "system": row.get("system"),
+                            "reason": reason})
+        else:
+            keep.append(row if len(refs) == len(row["refs"]) else {**row, "refs": refs})
+    return keep, skipped
