@@ -35,11 +35,10 @@ WEIGHTS = tuple(round(0.1 * k, 1) for k in range(11))
 def reference_scores(scorer, rows: list[dict]) -> list[float]:
     """One score per judged row against its references only: sources never enter (``lm-ratio`` is meant as a
     fluency signal, not as the source-conditioned likelihood it becomes when given the article or MT source);
-    each distinct (hypothesis, references) is scored once."""
-    unique = list(dict.fromkeys((r["hyp"], tuple(r["refs"])) for r in rows))
-    where = {key: i for i, key in enumerate(unique)}
-    scores = scorer.score([h for h, _ in unique], [list(refs) for _, refs in unique], None)
-    return [float(scores[where[(r["hyp"], tuple(r["refs"]))]]) for r in rows]
+    each distinct (hypothesis, references) is scored once (``evaluate.py``'s row scoring, sources blanked)."""
+    from nlgmetrics.cli.evaluate import _row_scores
+
+    return [float(s) for s in _row_scores(scorer, [{**r, "src": None} for r in rows])]
 
 
 def fit_ranges(sets: Sequence[dict], names: Sequence[str]) -> dict:

@@ -57,10 +57,11 @@ class ScoreStore:
         self.scores: dict[str, dict[str, float]] = json.loads(path.read_text()) if path.exists() else {}
 
     def save(self) -> None:
+        from nlgmetrics.metaeval import atomic_write
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        part = self.path.with_suffix(".part")
-        part.write_text(json.dumps(self.scores))
-        os.replace(part, self.path)
+        with atomic_write(self.path) as handle:
+            handle.write(json.dumps(self.scores))
 
     def metric(self, name: str, fn: Callable[[list[str], list], Sequence[float]], chunk: int,
                ) -> Callable[[Sequence[str], Sequence, Any], list[float]]:
