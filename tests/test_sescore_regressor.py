@@ -394,6 +394,63 @@ def test_alignment_fit_trains_the_skip(tiny, dataset_dir, dev_file):
     assert math.isfinite(float(trainer.callback_metrics["train_loss"]))
 
 
+# ------------------------------------------------------------------------------ within-reference ranking
+def test_group_by_reference_keeps_every_row_once_in_reference_chunks():
+    from sescore.regressor.datamodule import collate_pairs, group_by_reference
+
+    rows = [{"reference": r, "candidate": f"{r}-{i}", "score": -float(i)} for i, r in enumerate("aabaaab")]
+    groups = group_by_reference(rows, 3)
+    assert [(g["reference"], g["candidates"]) for g in groups] == [
+        ("a", ["a-0", "a-1", "a-3"]), ("a", ["a-4", "a-5"]), ("b", ["b-2", "b-6"])]
+    assert sorted(c for g in groups for c in g["candidates"]) == sorted(r["candidate"] for r in rows)
+    batch = collate_pairs(groups[1:])
+    assert batch["candidate"] == ["a-4", "a-5", "b-2", "b-6"]
+    assert batch["reference"] == ["a", "a", "b", "b"]
+    assert batch["group"].tolist() == [0, 0, 1, 1]
+    assert batch["score"].tolist() == [-4.0, -5.0, -2.0, -6.0]
+    with pytest.raises(ValueError, match="group_size"):
+        group_by_reference(rows, 0)
+
+
+def test_rank_loss_orders_pairs_within_groups_only():
+    from sescore.regressor.module import within_group_rank_loss
+
+    target = torch.tensor([1.0, 0.8, 0.8, 1.0, 0.0])
+    group = torch.tensor([0, 0, 0, 1, 1])
+    right = torch.tensor([0.9, 0.5, 0.4, 0.2, 0.1])  # every ordered pair in order; group 1 far below group 0
+    wrong = torch.tensor([0.4, 0.5, 0.9, 0.1, 0.2])
+    # pairs: (0,1), (0,2) in group 0 (1 and 2 tie: no pair), (3,4) in group 1; never across groups
+    expected = torch.nn.functional.softplus(-torch.tensor([0.4, 0.5, 0.1]) / 0.05).mean()
+    assert torch.allclose(within_group_rank_loss(right, target, group, 0.05), expected)
+    assert within_group_rank_loss(wrong, target, group, 0.05) > within_group_rank_loss(right, target, group, 0.05)
+    ties = within_group_rank_loss(right.requires_grad_(), torch.ones(5), group, 0.05)
+    assert float(ties.detach()) == 0.0 and ties.requires_grad  # no ordered pair: zero that keeps the graph (DDP)
+
+
+def test_rank_loss_fit_on_reference_groups(tiny, dataset_dir, dev_file):
+    from sescore.regressor.datamodule import SEScoreDataModule
+
+    data = SEScoreDataModule(str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), batch_size=4,
+                             eval_batch_size=8, dev_items=None, group_variants=4)
+    data.setup("fit")
+    assert all(len(g["candidates"]) == 4 for g in data.train_records)  # the fixture has 4 variants per reference
+    assert data.describe()["train_pairs"] == 4 * len(data.train_records)
+    batch = next(iter(data.train_dataloader()))
+    assert len(batch["candidate"]) == 16 and batch["group"].tolist() == [g for g in range(4) for _ in range(4)]
+    trainer = _trainer(limit_train_batches=3, limit_val_batches=1)
+    trainer.fit(_module(tiny["encoder"], rank_weight=1.0, encoder_freeze_fraction=0.0), data)
+    assert math.isfinite(float(trainer.callback_metrics["train_rank_loss"]))
+    assert float(trainer.callback_metrics["train_loss"]) > float(trainer.callback_metrics["train_mse"])
+
+    ungrouped = SEScoreDataModule(str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), batch_size=4,
+                                  eval_batch_size=8, dev_items=None)
+    with pytest.raises(ValueError, match="group_variants"):
+        _trainer(limit_train_batches=1, limit_val_batches=1).fit(
+            _module(tiny["encoder"], rank_weight=1.0, encoder_freeze_fraction=0.0), ungrouped)
+    with pytest.raises(ValueError, match="rank_weight"):
+        _module(tiny["encoder"], rank_weight=-1.0)
+
+
 # --------------------------------------------------------------------------------------- bad checkpoints
 def _broken(source: Path, target: Path, how: str) -> Path:
     shutil.copytree(source, target)

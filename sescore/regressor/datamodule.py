@@ -20,11 +20,41 @@ from sescore.regressor.split import split_by_reference
 DEFAULT_DEV_JUDGMENTS = "../shared/data/judgments/mt_mqm_wmt21_ted_zhen.jsonl"
 
 
+def group_by_reference(records: Sequence[dict[str, Any]], group_size: int) -> list[dict[str, Any]]:
+    """Scored rows -> groups {reference, candidates, scores} of at most ``group_size`` variants of one reference.
+
+    A within-reference ranking loss needs the variants of a reference in the same batch; making the group the
+    dataset item keeps every sampler (length buckets, Lightning's DistributedSampler) unchanged. A reference
+    with more variants than ``group_size`` is cut into consecutive chunks, so each row is seen once per epoch.
+    Groups come in first-appearance order of their reference, variants in row order: a pure function of the rows.
+    """
+    if group_size < 1:
+        raise ValueError(f"group_size must be >= 1, got {group_size}")
+    by_reference: dict[str, list[dict[str, Any]]] = {}
+    for record in records:
+        by_reference.setdefault(record["reference"], []).append(record)
+    groups = []
+    for reference, rows in by_reference.items():
+        for start in range(0, len(rows), group_size):
+            chunk = rows[start : start + group_size]
+            groups.append({"reference": reference, "candidates": [r["candidate"] for r in chunk],
+                           "scores": [r["score"] for r in chunk]})
+    return groups
+
+
 def collate_pairs(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Texts as lists, numbers as tensors; dev records also carry row, item, set and human score; judged
-    pairs carry ``better`` and ``worse`` candidates instead of one scored candidate."""
+    pairs carry ``better`` and ``worse`` candidates instead of one scored candidate; reference groups are
+    flattened into rows with a ``group`` index (position of the group in the batch)."""
     if "better" in records[0]:
         return {key: [r[key] for r in records] for key in ("reference", "better", "worse")}
+    if "candidates" in records[0]:
+        return {
+            "candidate": [c for r in records for c in r["candidates"]],
+            "reference": [r["reference"] for r in records for _ in r["candidates"]],
+            "score": torch.tensor([s for r in records for s in r["scores"]], dtype=torch.float32),
+            "group": torch.tensor([g for g, r in enumerate(records) for _ in r["candidates"]], dtype=torch.long),
+        }
     batch: dict[str, Any] = {
         "candidate": [r["candidate"] for r in records],
         "reference": [r["reference"] for r in records],
@@ -40,6 +70,8 @@ def collate_pairs(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _pair_length(record: dict[str, Any]) -> int:
+    if "candidates" in record:
+        return sum(len(c) + len(record["reference"]) for c in record["candidates"])
     if "better" in record:
         return len(record["better"]) + len(record["worse"]) + len(record["reference"])
     return len(record["candidate"]) + len(record["reference"])
@@ -62,7 +94,7 @@ class SEScoreDataModule(pl.LightningDataModule):
         judged_min_gap: scored rows: pairs whose human scores differ by more than this.
         val_fraction: share of distinct references held out for ``val_loss`` (0 turns it off).
         split_seed: key of the reference hash that decides each reference's side.
-        batch_size: training pairs per step (paper: 8).
+        batch_size: training pairs per step (paper: 8); with ``group_variants``, reference groups per step.
         eval_batch_size: pairs per validation step.
         bucket_pool: batches pooled per length sort (1 = nearly random batches, large = nearly sorted).
         shuffle_seed: seed of the training order (and of the batch order within a pool).
@@ -78,6 +110,9 @@ class SEScoreDataModule(pl.LightningDataModule):
         num_workers: DataLoader worker processes.
         labels: ``severity`` (the synthesis scores) or ``uniform`` (every applied edit -1: the paper's
             "w/o severity" ablation; needs the ``num_applied`` column).
+        group_variants: 0 = one training item per row (regression only); N > 0 = each training item is a group
+            of up to N variants of one reference (``group_by_reference``), which the module's within-reference
+            ranking loss (``model.rank_weight``) needs. Validation rows stay ungrouped.
     """
 
     def __init__(
@@ -103,6 +138,7 @@ class SEScoreDataModule(pl.LightningDataModule):
         dev_half: str = "select",
         dev_items_per_set: int | None = 40,
         dev_max_refs: int | None = 2,
+        group_variants: int = 0,
     ) -> None:
         super().__init__()
         if bool(dataset) == bool(judged):
@@ -112,7 +148,13 @@ class SEScoreDataModule(pl.LightningDataModule):
             raise ValueError(f"dev_half must be 'select' (the report half is for reported numbers), got {dev_half!r}")
         if batch_size < 1 or eval_batch_size < 1:
             raise ValueError(f"batch sizes must be >= 1 (batch_size {batch_size}, eval_batch_size {eval_batch_size})")
+        if group_variants < 0:
+            raise ValueError(f"group_variants must be >= 0, got {group_variants}")
+        if group_variants and judged:
+            raise ValueError("group_variants groups synthesis rows by reference; judged pairs are already ranked "
+                             "pairs (set data.group_variants 0 with data.judged)")
         self.save_hyperparameters()
+        self.group_variants = group_variants
         self.dataset = dataset
         self.val_fraction, self.split_seed = val_fraction, split_seed
         self.batch_size, self.eval_batch_size, self.bucket_pool = batch_size, eval_batch_size, bucket_pool
@@ -142,6 +184,8 @@ class SEScoreDataModule(pl.LightningDataModule):
             raise ValueError(f"training data {self.dataset or self.judged}: every reference fell into validation; "
                              f"lower val_fraction ({self.val_fraction}) or add references")
         self.train_records = [records[i] for i in train]
+        if self.group_variants:
+            self.train_records = group_by_reference(self.train_records, self.group_variants)
         self.val_records = _longest_first([records[i] for i in val])
         if self.dev_mix:
             self.dev_records = _longest_first(load_dev_mix(self.dev_mix, self.dev_half, self.dev_items_per_set,
@@ -158,10 +202,11 @@ class SEScoreDataModule(pl.LightningDataModule):
             "judged_score": self.judged_score, "judged_limit": self.judged_limit,
             "dev_mix": self.dev_mix, "dev_half": self.dev_half if self.dev_mix else None,
             "dev_items_per_set": self.dev_items_per_set if self.dev_mix else None,
-            "train_pairs": len(self.train_records),
+            "train_pairs": sum(len(r.get("candidates", (r,))) for r in self.train_records),
+            "train_groups": len(self.train_records) if self.group_variants else None,
             "val_pairs": len(self.val_records), "dev_judgments": self.dev_judgments, "dev_score": self.dev_score,
             "dev_items": self.dev_items, "dev_pairs": len(self.dev_records), "val_fraction": self.val_fraction,
-            "split_seed": self.split_seed, "labels": self.labels,
+            "split_seed": self.split_seed, "labels": self.labels, "group_variants": self.group_variants,
         }
 
     def train_dataloader(self) -> DataLoader:

@@ -21,6 +21,23 @@ from sescore.regressor.scale import describe, to_target
 from sescore.regressor.selection import DevTauLike
 
 
+def within_group_rank_loss(
+    preds: torch.Tensor, target: torch.Tensor, group: torch.Tensor, scale: float
+) -> torch.Tensor:
+    """Mean logistic loss over ordered pairs (i, j) of one group with ``target[i] > target[j]``.
+
+    ``softplus(-(preds[i] - preds[j]) / scale)``: the better variant should score higher. Pairs with equal
+    targets carry no order and are left out; a batch without any ordered pair gives a zero that still depends on
+    ``preds`` (so every parameter keeps a gradient under DDP).
+    """
+    same = group[:, None] == group[None, :]
+    ordered = same & (target[:, None] > target[None, :])
+    if not bool(ordered.any()):
+        return preds.sum() * 0.0
+    margin = preds[:, None] - preds[None, :]
+    return F.softplus(-margin[ordered] / scale).mean()
+
+
 class SEScoreModule(pl.LightningModule):
     """Train the SEScore regressor.
 
@@ -46,7 +63,13 @@ class SEScoreModule(pl.LightningModule):
             arguments above): the second stage of synthetic pre-training then human-judgment fine-tuning.
         pair_scale: temperature of the pairwise logistic loss on judged pairs,
             ``softplus(-(s(better) - s(worse)) / pair_scale)``; score gaps of a few ``pair_scale`` count as
-            settled (scores live in [0, 1], so 0.05 asks for gaps of ~0.1).
+            settled (scores live in [0, 1], so 0.05 asks for gaps of ~0.1). The within-reference ranking loss
+            uses the same temperature.
+        rank_weight: weight of a within-reference ranking loss added to the regression loss (0 = off, the
+            paper's pure regression). Human judgments rank candidates of one reference against each other, which
+            plain MSE never asks for directly: every pair of variants of one reference in the batch whose
+            synthetic scores differ adds ``softplus(-(s(better) - s(worse)) / pair_scale)``, averaged over the
+            batch's pairs. Needs ``data.group_variants > 0`` so that variants of a reference share a batch.
     """
 
     def __init__(
@@ -70,12 +93,15 @@ class SEScoreModule(pl.LightningModule):
         alignment: bool = False,
         init_from: str | None = None,
         pair_scale: float = 0.05,
+        rank_weight: float = 0.0,
     ) -> None:
         super().__init__()
         if not 0.0 <= encoder_freeze_fraction <= 1.0:
             raise ValueError(f"encoder_freeze_fraction must be in [0, 1], got {encoder_freeze_fraction}")
         if pair_scale <= 0:
             raise ValueError(f"pair_scale must be > 0, got {pair_scale}")
+        if not (rank_weight >= 0 and math.isfinite(rank_weight)):
+            raise ValueError(f"rank_weight must be a finite number >= 0, got {rank_weight}")
         self.save_hyperparameters()
         if init_from:
             self.regressor = load_trainable(init_from)
@@ -115,6 +141,14 @@ class SEScoreModule(pl.LightningModule):
         preds = self.regressor(batch["candidate"], batch["reference"], encoder_grad=encoder_grad)
         target = to_target(batch["score"].to(preds.device, preds.dtype), self.config.output_scale)
         loss = F.mse_loss(preds, target)
+        if self.hparams.rank_weight > 0:
+            if "group" not in batch:
+                raise ValueError("model.rank_weight > 0 needs batches of reference groups: set data.group_variants "
+                                 "(e.g. 10) so that variants of one reference share a batch")
+            rank = within_group_rank_loss(preds, target, batch["group"].to(preds.device), self.hparams.pair_scale)
+            self.log("train_mse", loss, batch_size=len(preds))
+            self.log("train_rank_loss", rank, batch_size=len(preds))
+            loss = loss + self.hparams.rank_weight * rank
         self.log("train_loss", loss, prog_bar=True, batch_size=len(preds))
         self.log("encoder_frozen", float(self.encoder_frozen()), batch_size=len(preds))
         return loss
