@@ -660,13 +660,17 @@ def test_lightning_ddp_validation_gathers_dev_predictions(tiny, dataset_dir, dev
 
 
 # ---------------------------------------------------------------------------------------------------- CLI
-def test_train_py_fit_runs_end_to_end(tiny, dataset_dir, tmp_path):
+@pytest.mark.parametrize("config,extra", [
+    ("fit_offline.yaml", []),
+    ("fit_offline_v2.yaml", ["--data.dev_mix", "null", "--data.batch_size", "2"]),  # grouped batches, ranking loss
+])
+def test_train_py_fit_runs_end_to_end(tiny, dataset_dir, tmp_path, config, extra):
     from nlgmetrics.cli import train
 
     dev = _write_dev(tmp_path / "dev.jsonl", items=5)
     export_dir = tmp_path / "exported"
     status = train.main([
-        "fit", "--config", str(Path(__file__).resolve().parents[1] / "configs" / "sescore" / "fit_offline.yaml"),
+        "fit", "--config", str(Path(__file__).resolve().parents[1] / "configs" / "sescore" / config), *extra,
         "--model.encoder", str(tiny["encoder"]), "--model.hidden_sizes", "[16, 8]", "--model.lora_r", "4",
         "--data.dataset", str(dataset_dir), "--data.dev_judgments", str(dev), "--data.val_fraction", "0.2",
         "--trainer.max_epochs", "1", "--trainer.accelerator", "cpu", "--trainer.devices", "1",
@@ -685,6 +689,9 @@ def test_train_py_fit_runs_end_to_end(tiny, dataset_dir, tmp_path):
         logged = [row for row in csv.DictReader(handle) if row.get("val_tau_like")]
     assert logged and all(math.isfinite(float(r["val_tau_like"])) for r in logged)
     assert list((tmp_path / "runs").rglob("config.yaml")), "LightningCLI saves the resolved config"
+    if "v2" in config:
+        assert hparams["record"]["model_hparams"]["rank_weight"] > 0
+        assert hparams["record"]["data"]["group_variants"] == 10
 
 
 # ------------------------------------------------------------------------------- human-judgment fine-tuning

@@ -538,3 +538,115 @@ def test_limit_rows_equal_the_full_runs_first_rows_byte_for_byte(run_setup, tmp_
         assert limited.num_rows == limit * config.variants
         first_rows = full.take(list(range(limited.num_rows)))  # fresh buffers: a slice would serialise differently
         assert _table_bytes(limited) == _table_bytes(first_rows), f"--limit {limit}"
+
+
+# ------------------------------------------------------------------ rule edits (beyond the paper)
+RULES_ONLY = {kind: 1 for kind in ("rule_negation", "rule_number", "rule_name", "rule_noun", "rule_verb",
+                                   "rule_adjective", "rule_pronoun", "rule_agreement")}
+
+
+def test_token_diff_finds_the_one_changed_span() -> None:
+    from sescore.synthesis.rules import RuleEdit, token_diff
+    from sescore.synthesis.tokens import split_tokens as t
+
+    assert token_diff(t("He went home ."), t("He went home .")) is None
+    edit = token_diff(t("He went home today ."), t("He did not go home today ."))
+    assert (edit.operation, edit.start, edit.length, [x.text for x in edit.fill]) == ("replace", 1, 1, ["did", "not", "go"])
+    assert token_diff(t("a b c"), t("a x b c")) == RuleEdit("insert", 1, 0, tuple(t("a x b c")[1:2]))
+    assert token_diff(t("a b c d"), t("a d")) == RuleEdit("delete", 1, 2, ())
+    assert token_diff(t("a b a"), t("a b a a")).operation == "insert"  # repeated tokens: still one span
+
+
+def test_rule_edits_reuse_perturb_and_depend_only_on_the_seed() -> None:
+    from sescore.synthesis.config import RulesConfig
+    from sescore.synthesis.rules import RuleEdit, load_rule_context, rule_edits
+    from sescore.synthesis.tokens import split_tokens
+
+    context = load_rule_context(RulesConfig())
+    text = "The company said John paid 300 dollars for the old car and he was happy."
+    tokens = split_tokens(text)
+    kinds = sorted(RULES_ONLY)
+    made = rule_edits(kinds, [tokens] * len(kinds), list(range(len(kinds))), context, max_span=6)
+    assert rule_edits(kinds[::-1], [tokens] * len(kinds), list(range(len(kinds)))[::-1], context, 6) == made[::-1]
+    by_kind = dict(zip(kinds, made))
+    assert all(isinstance(e, RuleEdit) for e in by_kind.values()), by_kind
+    number = by_kind["rule_number"]
+    assert number.operation == "replace" and tokens[number.start].text == "300" and number.fill[0].text != "300"
+    negation = by_kind["rule_negation"]
+    assert "not" in [x.text for x in negation.fill] or "not" in [x.text for x in tokens[negation.start:][:negation.length]]
+    name = by_kind["rule_name"]
+    assert tokens[name.start].text == "John" and name.fill[0].text not in ("John", "")
+    # a text without numbers: the number rule refuses with a reason instead of raising
+    (refused,) = rule_edits(["rule_number"], [split_tokens("The cat sat on the mat.")], [0], context, 6)
+    assert isinstance(refused, str) and refused.startswith("not applicable")
+    (too_wide,) = rule_edits(["rule_number"], [split_tokens("He paid 10 dollars, 20 euros and 30 pounds.")], [1],
+                              context, 2)
+    assert isinstance(too_wide, str) and "max_span" in too_wide
+
+
+def test_synthesis_with_rule_edits_keeps_the_invariants(tiny_dir: dict[str, Path]) -> None:
+    from sescore.synthesis.config import ConfigError, RulesConfig, validate
+    from sescore.synthesis.rules import load_rule_context
+
+    mix = {**RULES_ONLY, "delete": 1}
+    with pytest.raises(ConfigError, match="rules:"):
+        validate(_config(tiny_dir, mix_single_edit=mix, mix_multi_edit=mix))
+    config = validate(_config(tiny_dir, mix_single_edit=mix, mix_multi_edit=mix, rules=RulesConfig(max_span=6),
+                              max_edits=4, num_edits_lambda=3.0))
+    assert config.fillers_in_use() == {} and config.rule_kinds_in_use() == sorted(RULES_ONLY)
+    assert config.hash() != replace(config, rules=None).hash()
+    models = SynthesisModels({}, _models(config).nli, load_rule_context(config.rules))
+    sentences = [Sentence(i, s) for i, s in enumerate(SENTENCES[:6])]
+    rows = synthesize_group(sentences, models, config)
+    assert rows == synthesize_group(sentences, models, config)  # deterministic
+    alone = synthesize_group(sentences[2:3], models, config)
+    assert alone == [r for r in rows if r["sentence_index"] == 2]  # independent of the group's other sentences
+    applied = [h for r in rows for h in r["history"] if h["status"] == "applied" and h["kind"].startswith("rule_")]
+    assert len({h["kind"] for h in applied}) >= 4, applied
+    assert all(h["filler"] == "rule" and h["operation"] in ("insert", "replace", "delete") for h in applied)
+    for row in rows:
+        assert row["score"] == sum(h["severity"] for h in row["history"])
+        assert (row["candidate"] != row["reference"]) == (row["num_applied"] > 0)
+        texts = [row["reference"]] + [h["text"] for h in row["history"] if h["status"] == "applied"]
+        assert len(set(texts)) == len(texts)  # every applied step changed the text
+
+
+def test_shipped_offline_recipe_keeps_its_documented_hash() -> None:
+    """Adding the optional rules section must not change the hash of recipes written before it (the committed
+    21k-triple dataset and its docs name 8ff15f4bc0df)."""
+    from sescore.synthesis.config import load_config
+
+    assert load_config("configs/sescore/offline_en.yaml").hash() == "8ff15f4bc0df"
+
+
+def test_mix_domains_interleaves_dedupes_and_filters() -> None:
+    from sescore.synthesis.inputs import mix_domains
+
+    news = ["A first news line here.", "  A second   news line here. ", "Too short.", "A first news line here."]
+    wiki = ["One wiki sentence is here. Another wiki sentence is here.", "A first news line here."]
+
+    def split(texts):
+        return [[p + ("" if p.endswith(".") else ".") for p in t.split(". ")] for t in texts]
+
+    per = [mix_domains([news]), mix_domains([wiki], split=split)]
+    assert per[0] == ["A first news line here.", "A second news line here."]
+    assert mix_domains(per) == ["A first news line here.", "One wiki sentence is here.", "A second news line here.",
+                                "Another wiki sentence is here."]  # the wiki copy of the news line is dropped
+    assert mix_domains(per, take=1) == ["A first news line here.", "One wiki sentence is here."]
+
+
+def test_sentences_command_splits_paragraphs_and_never_overwrites(tmp_path: Path, capsys) -> None:
+    from sescore.synthesis.cli import main
+
+    news = _write_input(tmp_path / "news.txt", SENTENCES[:3])
+    paragraphs = _write_input(tmp_path / "paras.txt", [" ".join(SENTENCES[3:6]), " ".join(SENTENCES[6:9])])
+    out = tmp_path / "mixed.txt"
+    assert main(["sentences", "--input", str(news), "--input", f"{paragraphs}:split", "--output", str(out)]) == 0
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert lines[:4] == [SENTENCES[0], SENTENCES[3], SENTENCES[1], SENTENCES[4]]  # round-robin, paragraphs split
+    assert sorted(lines) == sorted(SENTENCES[:9])
+    before = out.read_bytes()
+    assert main(["sentences", "--input", str(news), "--output", str(out)]) == 2
+    assert "exists" in capsys.readouterr().err and out.read_bytes() == before
+    assert main(["sentences", "--input", str(tmp_path / "missing.txt"), "--output", str(tmp_path / "x.txt")]) == 2
+    assert "not found" in capsys.readouterr().err

@@ -3,6 +3,8 @@
     python train.py synthesize --config configs/sescore/offline_en.yaml --input news.txt --output out/ \\
         [--limit N] [--shard-index i --num-shards n] [--seed S] [--block-size B] [--device cpu]
     python train.py synthesize merge out_shard0/ out_shard1/ --output out/
+    python train.py synthesize sentences --input news.txt --input paragraphs.txt:split --output mixed.txt \
+        [--take N] [--min-words 4]
     python train.py synthesize calibrate --config configs/sescore/offline_en.yaml \\
         [--pairs configs/sescore/severity_pairs_en.yaml] [--nli SPEC] [--mode absolute|ratio] [--write]
 
@@ -122,9 +124,54 @@ def _calibrate(argv: list[str]) -> int:
     return 0
 
 
+def _sentences(argv: list[str]) -> int:
+    from nlgmetrics.inputs import positive_int
+    from nlgmetrics.metaeval import atomic_write
+
+    from sescore.synthesis.inputs import InputError, mix_domains, read_sentences
+
+    parser = argparse.ArgumentParser(
+        prog="train.py synthesize sentences",
+        description="one input file from several domains (sentences interleaved round-robin, deduplicated)")
+    parser.add_argument("--input", action="append", required=True,
+                        help="a text file, one sentence per line; FILE:split for paragraphs (split by spaCy)")
+    parser.add_argument("--output", required=True, help="new text file (an existing file is never overwritten)")
+    parser.add_argument("--take", type=positive_int, help="at most N sentences per input")
+    parser.add_argument("--min-words", type=positive_int, default=4, help="drop shorter sentences (default 4)")
+    parser.add_argument("--spacy", default="packaged:en_core_web_sm", help="spaCy pipeline for :split inputs")
+    args = parser.parse_args(argv)
+    if Path(args.output).exists():
+        return _fail(InputError(f"{args.output} exists; choose a new file (synthesis runs pin their input's hash)"))
+    try:
+        sources, splits = [], []
+        for spec in args.input:
+            path, _, how = spec.rpartition(":") if spec.endswith(":split") else (spec, "", "")
+            sources.append([s.text for s in read_sentences(path)[0]])
+            splits.append(how == "split")
+    except _user_errors() as error:
+        return _fail(error)
+    nlp = None
+    if any(splits):
+        from nlgmetrics.modelroles import load_spacy
+
+        nlp = load_spacy(args.spacy)
+
+    def split(texts):
+        return [[s.text for s in doc.sents] for doc in nlp.pipe(texts, batch_size=64)]
+
+    per_source = [mix_domains([lines], None, args.min_words, split if wanted else None)
+                  for lines, wanted in zip(sources, splits)]
+    mixed = mix_domains(per_source, args.take, args.min_words)
+    with atomic_write(args.output) as handle:
+        handle.write("".join(line + "\n" for line in mixed))
+    print(json.dumps({"output": args.output, "sentences": len(mixed),
+                      "per_input": {spec: min(len(p), args.take or len(p)) for spec, p in zip(args.input, per_source)}}))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    commands = {"merge": _merge, "calibrate": _calibrate, "run": _run}
+    commands = {"merge": _merge, "calibrate": _calibrate, "run": _run, "sentences": _sentences}
     if argv and argv[0] in commands:
         return commands[argv[0]](argv[1:])
     return _run(argv)

@@ -21,6 +21,19 @@ EDIT_KINDS: dict[str, tuple[str, str | None]] = {
     "delete": ("delete", None),
     "swap": ("swap", None),
 }
+# rule edits (beyond the paper): errors real systems make, written by nlgmetrics.perturb's pure functions and
+# spaCy instead of a language model; the span they touched is found after the fact (sescore/synthesis/rules.py)
+RULE_PERTURBATIONS: dict[str, str] = {
+    "rule_negation": "menli_negation",          # negation added to / removed from a verb
+    "rule_number": "menli_number",              # wrong numbers
+    "rule_name": "menli_name",                  # wrong person name
+    "rule_noun": "menli_noun_mismatch",         # mistranslated word: a noun replaced by another noun
+    "rule_verb": "menli_verb_mismatch",         # ... a verb by another verb, same inflection
+    "rule_adjective": "menli_adjective_mismatch",
+    "rule_pronoun": "menli_pronoun",            # he -> she, their -> his
+    "rule_agreement": "menli_subject_verb",     # subject-verb disagreement (fluency)
+}
+EDIT_KINDS.update({kind: ("rule", None) for kind in RULE_PERTURBATIONS})
 FILLER_ROLES = ("masked_lm", "seq2seq", "causal_lm")
 
 
@@ -71,6 +84,15 @@ class SeverityConfig:
 
 
 @dataclass(frozen=True)
+class RulesConfig:
+    """Rule edits: the spaCy pipeline that parses each version and how far one rule edit may reach."""
+
+    spacy: str = "packaged:en_core_web_sm"
+    max_span: int = 6  # a rewrite whose changed tokens span more than this (old or new side) is rejected
+    lexicon_names: int = 300  # most frequent first names per gender offered by name swaps
+
+
+@dataclass(frozen=True)
 class SynthesisConfig:
     name: str = "paper_en"
     language: str = "en"
@@ -95,6 +117,7 @@ class SynthesisConfig:
         role="seq2seq", model="facebook/mbart-large-cc25", max_tokens=125, lang_code="en_XX", batch_size=16
     )
     severity: SeverityConfig = SeverityConfig()
+    rules: RulesConfig | None = None  # needed when a mix gives a rule_* kind weight; null keeps old hashes
     sentences_per_call: int = 16  # variants of this many consecutive sentences share each model call
     long_lines: str = "truncate"  # truncate to the fillers' max_tokens, or skip
     bad_utf8: str = "error"  # error (naming the line) or skip
@@ -107,6 +130,8 @@ class SynthesisConfig:
     def hash(self) -> str:
         """Short digest of everything that can change a row (runtime keys excluded)."""
         payload = {k: v for k, v in to_dict(self).items() if k not in self.RUNTIME_KEYS}
+        if payload.get("rules") is None:  # recipes written before rule edits keep their hash
+            payload.pop("rules", None)
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
 
     def fillers_in_use(self) -> dict[str, FillerConfig]:
@@ -115,6 +140,15 @@ class SynthesisConfig:
         for mix in (self.mix_single_edit, self.mix_multi_edit):
             used |= {EDIT_KINDS[k][1] for k, w in mix.items() if w > 0 and EDIT_KINDS[k][1]}
         return {name: getattr(self, name) for name in ("mlm", "seq2seq") if name in used}
+
+    def rule_kinds_in_use(self) -> list[str]:
+        """Rule edit kinds with non-zero weight in either mix (none: no spaCy or lexicon is loaded)."""
+        return sorted({k for mix in (self.mix_single_edit, self.mix_multi_edit) for k, w in mix.items()
+                       if w > 0 and k in RULE_PERTURBATIONS})
+
+
+# sections whose default is null (absent from older recipes) but that are built like the others when given
+_OPTIONAL_SECTIONS: dict[tuple[type, str], type] = {(SynthesisConfig, "rules"): RulesConfig}
 
 
 def to_dict(config: Any) -> dict[str, Any]:
@@ -131,8 +165,9 @@ def _build(cls: type, raw: Any, where: str) -> Any:
     values = {}
     for key, value in raw.items():
         default = getattr(cls(), key) if cls is not SynthesisConfig else getattr(SynthesisConfig(), key)
-        if is_dataclass(default) and value is not None:
-            value = _build(type(default), value, f"{where}.{key}")
+        section = type(default) if is_dataclass(default) else _OPTIONAL_SECTIONS.get((cls, key))
+        if section is not None and value is not None:
+            value = _build(section, value, f"{where}.{key}")
         values[key] = value
     return cls(**values)
 
@@ -155,6 +190,12 @@ def validate(config: SynthesisConfig) -> SynthesisConfig:
         need(not bad, f"{name}: unknown edit kinds {bad}; kinds are {sorted(EDIT_KINDS)}")
         need(all(float(w) >= 0 for w in mix.values()), f"{name}: weights must be >= 0")
         need(sum(float(w) for w in mix.values()) > 0, f"{name}: at least one weight must be > 0")
+    if config.rule_kinds_in_use():
+        need(config.rules is not None, f"the mixes use rule edits {config.rule_kinds_in_use()}; add a 'rules:' "
+             "section (e.g. rules: {max_span: 6})")
+    if config.rules is not None:
+        need(config.rules.max_span >= 1, f"rules.max_span must be >= 1, got {config.rules.max_span}")
+        need(config.rules.lexicon_names >= 1, f"rules.lexicon_names must be >= 1, got {config.rules.lexicon_names}")
     for name in ("delete_span", "seq2seq_span", "swap_distance"):
         span = getattr(config, name)
         need(1 <= span.min <= span.max, f"{name}: need 1 <= min <= max, got {span.min}..{span.max}")
@@ -207,6 +248,7 @@ def with_overrides(config: SynthesisConfig, **changes: Any) -> SynthesisConfig:
 
 
 __all__ = [
-    "EDIT_KINDS", "FILLER_ROLES", "ConfigError", "FillerConfig", "SeverityConfig", "SpanLength", "SynthesisConfig",
+    "EDIT_KINDS", "FILLER_ROLES", "RULE_PERTURBATIONS", "ConfigError", "FillerConfig", "RulesConfig", "SeverityConfig",
+    "SpanLength", "SynthesisConfig",
     "load_config", "to_dict", "validate", "with_overrides",
 ]

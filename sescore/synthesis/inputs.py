@@ -122,4 +122,35 @@ def cap_lengths(
     return out
 
 
-__all__ = ["InputError", "InputReport", "cap_lengths", "longest_prefix_within", "read_sentences"]
+def mix_domains(
+    sources: Sequence[Sequence[str]], take: int | None = None, min_words: int = 4,
+    split: Callable[[Sequence[str]], list[list[str]]] | None = None,
+) -> list[str]:
+    """One synthesis input from several domains: sentences interleaved round-robin across sources.
+
+    Each source's lines are whitespace-normalised, optionally split into sentences (``split`` maps a batch of
+    paragraphs to their sentences, e.g. spaCy's parser), deduplicated (first occurrence wins, also across
+    sources) and kept when they have at least ``min_words`` word tokens; the first ``take`` of each source are
+    used. Interleaving means any prefix of the result, e.g. what ``--limit N`` reads, is a domain mix too.
+    """
+    if min_words < 1:
+        raise ValueError(f"min_words must be >= 1, got {min_words}")
+    seen: set[str] = set()
+    kept: list[list[str]] = []
+    for lines in sources:
+        texts = [normalize_whitespace(line) for line in lines]
+        texts = [t for t in texts if t]
+        pieces = [normalize_whitespace(x) for group in split(texts) for x in group] if split else texts
+        mine = []
+        for text in pieces:
+            if text in seen or sum(any(c.isalnum() for c in t.text) for t in split_tokens(text)) < min_words:
+                continue
+            seen.add(text)
+            mine.append(text)
+            if take is not None and len(mine) >= take:
+                break
+        kept.append(mine)
+    return [source[i] for i in range(max(map(len, kept), default=0)) for source in kept if i < len(source)]
+
+
+__all__ = ["InputError", "InputReport", "cap_lengths", "longest_prefix_within", "mix_domains", "read_sentences"]

@@ -7,16 +7,17 @@ resume point it is processed in, so floating-point batch effects cannot make two
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 import numpy as np
 
 from sescore.synthesis.budget import BudgetTable
-from sescore.synthesis.config import SynthesisConfig
+from sescore.synthesis.config import RULE_PERTURBATIONS, SynthesisConfig
 from sescore.synthesis.edits import apply_edit
 from sescore.synthesis.fillers import Filler, FillRequest
 from sescore.synthesis.planning import PlannedEdit, draw_edit, draw_num_edits, variant_rng
+from sescore.synthesis.rules import RuleContext, RuleEdit, rule_edits
 from sescore.synthesis.severity import entailment_both_ways, severities
 from sescore.synthesis.stopwatch import Stopwatch
 from sescore.synthesis.tokens import Token, join_tokens, split_tokens, words_of
@@ -32,14 +33,18 @@ class Sentence:
 
 @dataclass
 class SynthesisModels:
-    """Loaded fillers by name (``mlm``, ``seq2seq``) and the NLI model (anything with ``predict_proba``)."""
+    """Loaded fillers by name (``mlm``, ``seq2seq``), the NLI model (anything with ``predict_proba``) and, for
+    rule edits, the spaCy pipeline and lexicon."""
 
     fillers: dict[str, Filler]
     nli: Any
+    rules: RuleContext | None = None
 
     def hashes(self) -> dict[str, str]:
         out = {f"filler:{name}": f"{f.spec}@{f.hash}" for name, f in sorted(self.fillers.items())}
         out["nli"] = f"{getattr(self.nli, 'spec', '?')}@{getattr(self.nli, 'hash', '?')}"
+        if self.rules is not None:
+            out["rules"] = self.rules.describe()
         return out
 
 
@@ -94,10 +99,12 @@ def synthesize_group(
                 v.history.append(_step_record(step, first_kind, None, None, "rejected", v.versions[-1]))
             else:
                 edits.append((v, edit))
+        edits, rule_fills = _resolve_rules(edits, models, config, step, clock)
         fills = _fill_all(edits, models, clock)
+        fills = [rule_fills.get(i, fill) for i, fill in enumerate(fills)]
         changed: list[tuple[_Variant, dict, list[Token], BudgetTable]] = []
         for (v, edit), fill in zip(edits, fills):
-            role = models.fillers[edit.filler].role if edit.filler else None
+            role = models.fillers[edit.filler].role if edit.filler else ("rule" if edit.kind in RULE_PERTURBATIONS else None)
             new_tokens = apply_edit(v.tokens, edit.operation, edit.start, edit.length, fill)
             text = join_tokens(new_tokens)
             record = _step_record(step, edit.kind, edit, role, "applied", text)
@@ -137,6 +144,40 @@ def synthesize_group(
             "config_hash": config_hash,
         })
     return rows
+
+
+def _resolve_rules(
+    edits: list[tuple[_Variant, PlannedEdit]], models: SynthesisModels, config: SynthesisConfig, step: int,
+    clock: Stopwatch,
+) -> tuple[list[tuple[_Variant, PlannedEdit]], dict[int, list[Token]]]:
+    """Run the drawn rule edits (one spaCy pass); keep those the budget table accepts as ordinary edits.
+
+    Returns the edits with each kept rule edit turned into its insert/replace/delete (same kind and seed) and
+    the fills of those rule edits by position in the returned list; rejected rule edits are recorded.
+    """
+    rule_positions = [i for i, (_, edit) in enumerate(edits) if edit.operation == "rule"]
+    if not rule_positions:
+        return edits, {}
+    if models.rules is None or config.rules is None:
+        raise ValueError("rule edits need models.rules (spaCy + lexicon) and a 'rules:' config section")
+    with clock.measure("rules"):
+        made = rule_edits([edits[i][1].kind for i in rule_positions], [edits[i][0].tokens for i in rule_positions],
+                          [edits[i][1].fill_seed for i in rule_positions], models.rules, config.rules.max_span)
+    outcome: dict[int, RuleEdit | str] = dict(zip(rule_positions, made))
+    kept: list[tuple[_Variant, PlannedEdit]] = []
+    fills: dict[int, list[Token]] = {}
+    for i, (v, edit) in enumerate(edits):
+        if i not in outcome:
+            kept.append((v, edit))
+            continue
+        result = outcome[i]
+        if isinstance(result, RuleEdit) and v.table.accepts(result.operation, result.start, result.length):
+            fills[len(kept)] = list(result.fill)
+            kept.append((v, replace(edit, operation=result.operation, start=result.start, length=result.length)))
+        else:
+            # not applicable, too wide (rules.max_span) or overlapping an earlier edit: the step makes no edit
+            v.history.append(_step_record(step, edit.kind, None, "rule", "rejected", v.versions[-1]))
+    return kept, fills
 
 
 def _fill_all(edits: list[tuple[_Variant, PlannedEdit]], models: SynthesisModels, clock: Stopwatch) -> list[list[Token]]:

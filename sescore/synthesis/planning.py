@@ -67,7 +67,9 @@ def step_mix(config: SynthesisConfig, step: int, num_edits: int) -> dict[str, fl
 @dataclass(frozen=True)
 class PlannedEdit:
     """One accepted draw. ``length``: tokens covered (span, swap distance, 0 for insert); ``fill_words``: how many
-    words a length-taking filler should write (0 = the filler decides); ``fill_seed`` seeds the filler's picks."""
+    words a length-taking filler should write (0 = the filler decides); ``fill_seed`` seeds the filler's picks.
+    Rule kinds are drawn with operation ``rule`` and start -1: their span is known only after the rule ran
+    (``rules.py``), and the pipeline replaces them with the edit the rule made."""
 
     kind: str
     operation: str
@@ -93,6 +95,9 @@ def draw_edit(
         kind = draw_from(rng, kinds, weights)
         first_kind = first_kind or kind
         operation, filler = EDIT_KINDS[kind]
+        if operation == "rule":  # the rule finds its own span; the budget table judges it once it is known
+            return first_kind, PlannedEdit(kind, operation, None, -1, 0, 0, int(rng.integers(0, 2**63 - 1)),
+                                           attempt + 1)
         start = int(rng.integers(0, table.size))
         fill_words = 0
         if kind == "delete":

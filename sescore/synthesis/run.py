@@ -31,7 +31,12 @@ def load_models(config: SynthesisConfig, device: str | None = None) -> Synthesis
 
     device = device or (None if config.device in (None, "auto") else config.device)
     fillers = {name: build_filler(filler, device) for name, filler in config.fillers_in_use().items()}
-    return SynthesisModels(fillers=fillers, nli=load_nli(config.severity.nli, device=device))
+    rules = None
+    if config.rule_kinds_in_use():
+        from sescore.synthesis.rules import load_rule_context
+
+        rules = load_rule_context(config.rules)
+    return SynthesisModels(fillers=fillers, nli=load_nli(config.severity.nli, device=device), rules=rules)
 
 
 def prepare_sentences(
