@@ -427,6 +427,17 @@ def test_rank_loss_orders_pairs_within_groups_only():
     assert float(ties.detach()) == 0.0 and ties.requires_grad  # no ordered pair: zero that keeps the graph (DDP)
 
 
+def test_layer_mix_can_start_at_the_last_layer(tiny, fitted):
+    uniform = _module(tiny["encoder"]).regressor.layer_mix
+    assert torch.allclose(torch.softmax(uniform.weights, 0), torch.full_like(uniform.weights, 1 / len(uniform.weights)))
+    last = torch.softmax(_module(tiny["encoder"], layer_mix_last_logit=8.0).regressor.layer_mix.weights, 0)
+    assert float(last[-1]) > 0.99 and float(last[:-1].max()) < 0.01
+    with pytest.raises(ValueError, match="layer_mix"):
+        _module(tiny["encoder"], layer_mix=False, layer_mix_last_logit=8.0)
+    with pytest.raises(ValueError, match="init_from"):
+        _module(tiny["encoder"], init_from=str(fitted["folder"]), layer_mix_last_logit=8.0)
+
+
 def test_rank_loss_fit_on_reference_groups(tiny, dataset_dir, dev_file):
     from sescore.regressor.datamodule import SEScoreDataModule
 

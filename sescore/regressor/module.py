@@ -70,6 +70,10 @@ class SEScoreModule(pl.LightningModule):
             plain MSE never asks for directly: every pair of variants of one reference in the batch whose
             synthetic scores differ adds ``softplus(-(s(better) - s(worse)) / pair_scale)``, averaged over the
             batch's pairs. Needs ``data.group_variants > 0`` so that variants of a reference share a batch.
+        layer_mix_last_logit: start the layer mix with this extra logit on the last layer (0 = the plain average
+            of all layers, v1's start). With ``alignment`` the untrained model is F1 on the mixed states, so a large
+            value starts it near BERTScore on the last layer, the baseline it has to beat. Initialisation only:
+            the trained weights are in the checkpoint.
     """
 
     def __init__(
@@ -94,6 +98,7 @@ class SEScoreModule(pl.LightningModule):
         init_from: str | None = None,
         pair_scale: float = 0.05,
         rank_weight: float = 0.0,
+        layer_mix_last_logit: float = 0.0,
     ) -> None:
         super().__init__()
         if not 0.0 <= encoder_freeze_fraction <= 1.0:
@@ -104,6 +109,8 @@ class SEScoreModule(pl.LightningModule):
             raise ValueError(f"rank_weight must be a finite number >= 0, got {rank_weight}")
         self.save_hyperparameters()
         if init_from:
+            if layer_mix_last_logit:
+                raise ValueError("layer_mix_last_logit initialises a new model; init_from keeps its trained mix")
             self.regressor = load_trainable(init_from)
             self.config = self.regressor.config
         else:
@@ -111,6 +118,11 @@ class SEScoreModule(pl.LightningModule):
             self.config = RegressorConfig(encoder, layer_mix, tuple(hidden_sizes), dropout, max_length, output_scale,
                                           lora, alignment)
             self.regressor = build_regressor(self.config)
+            if layer_mix_last_logit:
+                if self.regressor.layer_mix is None:
+                    raise ValueError("layer_mix_last_logit needs layer_mix: true")
+                with torch.no_grad():
+                    self.regressor.layer_mix.weights[-1] = float(layer_mix_last_logit)
         if freeze_embeddings:
             freeze_embedding_tables(self.regressor.encoder)
         self.dev_tau = DevTauLike()

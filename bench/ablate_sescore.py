@@ -1,0 +1,157 @@
+"""SEScore recipe ablation on the dev mix: which training choice helps, decided on the select half.
+
+Each arm is ``train.py fit --config configs/sescore/fit_offline_v2.yaml`` plus a few overrides, exported to
+``runs/sescore/ablation/<arm>`` (never the shipped folder). Every export, and the shipped checkpoint as the
+starting point, is then scored by ``evaluate.py devmix`` against BERTScore with the same encoder: tau-like per
+set, paired item bootstrap, and the mix row (items resampled within each set). Decisions use ``--half select``;
+``--half report`` is for the numbers a README publishes once the recipe is fixed.
+
+    python bench/ablate_sescore.py [--arms v2,no_rank,no_rules] [--max-steps 730] [--val-every 243] [--half select]
+
+The arms' data: the first 1,536 sentences of the two-domain input, synthesised once with the v2 recipe and once
+with the v1 recipe (no rule edits, no swaps), so "no_rules" sees the same references as the others:
+
+    python train.py synthesize sentences --input ../shared/data/corpus/news_en.txt \
+        --input ../shared/data/corpus/wikitext_paragraphs_b.txt:split --take 4000 \
+        --output runs/sescore/inputs/news_wiki_en.txt
+    python train.py synthesize --config configs/sescore/offline_en_v2.yaml --limit 1536 \
+        --input runs/sescore/inputs/news_wiki_en.txt --output runs/sescore/synthesis_offline_en_v2_1536
+    python train.py synthesize --config configs/sescore/offline_en.yaml --limit 1536 \
+        --input runs/sescore/inputs/news_wiki_en.txt --output runs/sescore/synthesis_offline_en_mix_1536
+
+An arm whose fit finished (``<arm>.done.json``) is not retrained, so an interrupted run resumes at the next arm;
+an arm whose dataset is missing is reported as not run. Training logs go to ``runs/sescore/ablation/<arm>.log``.
+Writes bench/results/sescore_ablation_<half>.{json,md}.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import REPO, write_results  # noqa: E402
+
+CONFIG = "configs/sescore/fit_offline_v2.yaml"
+V2_DATA = "runs/sescore/synthesis_offline_en_v2_1536"
+# arm -> (what it tests, dataset, overrides of the v2 recipe)
+ARMS: dict[str, tuple[str, str, list[str]]] = {
+    "v2": ("v2 recipe: rule edits, ranking loss 0.1, dev-mix selection", V2_DATA, []),
+    "no_rank": ("without the ranking loss (rank_weight 0)", V2_DATA, ["--model.rank_weight", "0"]),
+    "rank_only": ("ranking loss 1.0 (ranking dominates)", V2_DATA, ["--model.rank_weight", "1.0"]),
+    "no_severity": ("every edit -1 (paper's w/o severity)", V2_DATA, ["--data.labels", "uniform"]),
+    "no_rules": ("same inputs synthesised without rule edits (offline_en recipe)",
+                 "runs/sescore/synthesis_offline_en_mix_1536", []),
+}
+SHIPPED = "sescore/checkpoints/minilm-news"
+
+
+def fit_arm(arm: str, dataset: str, overrides: list[str], max_steps: int, val_every: int, root: Path) -> dict:
+    """Train one arm unless it already finished; returns its status record."""
+    done = root / f"{arm}.done.json"
+    if done.exists():
+        return json.loads(done.read_text())
+    if not (REPO / dataset / "state.json").is_file():  # save_to_disk writes it last; a running synthesis has none
+        return {"arm": arm, "status": f"not run: dataset {dataset} missing or unfinished"}
+    command = [sys.executable, "train.py", "fit", "--config", CONFIG, "--data.dataset", dataset, *overrides,
+               "--trainer.max_steps", str(max_steps), "--trainer.val_check_interval", str(val_every),
+               "--trainer.enable_progress_bar", "false", "--export.dirpath", str(root / arm),
+               "--trainer.logger.init_args.save_dir", str(root / "logs"),
+               "--trainer.logger.init_args.name", arm]
+    started = time.time()
+    with open(root / f"{arm}.log", "w", encoding="utf-8") as log:
+        status = subprocess.run(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT).returncode
+    record = {"arm": arm, "status": "fit" if status == 0 else f"fit failed (exit {status}, see {arm}.log)",
+              "command": " ".join(command[1:]), "seconds": round(time.time() - started, 1)}
+    if status == 0:
+        done.write_text(json.dumps(record, indent=1))
+    return record
+
+
+def export_init(folder: Path, last_logit: float) -> None:
+    """The v2 architecture before any training, exported like a trained checkpoint (the 'before training' row).
+
+    With token alignment the untrained model is F1 on the layer-mixed states; ``last_logit`` moves the mix's
+    start from the plain average of all layers towards the last layer, the one BERTScore reads.
+    """
+    import yaml
+
+    from nlgmetrics.resources import config_path
+    from sescore.regressor.checkpoint import export_checkpoint
+    from sescore.regressor.module import SEScoreModule
+
+    if (folder / "hparams.yaml").exists():
+        return
+    model = yaml.safe_load(config_path(CONFIG.removeprefix("configs/")).read_text())["model"]
+    model["layer_mix_last_logit"] = float(last_logit)
+    export_checkpoint(SEScoreModule(**model).regressor.eval(), str(folder),
+                      {"selected": f"initialisation (no training), layer_mix_last_logit {last_logit}"})
+
+
+def devmix(checkpoint: str, half: str, cache: str) -> dict:
+    """``evaluate.py devmix`` of one SEScore checkpoint against BERTScore (same encoder): its JSON line."""
+    command = [sys.executable, "evaluate.py", "devmix", "--half", half, "--metric", "sescore", "--checkpoint",
+               checkpoint, "--versus", "bertscore", "--cache", cache, "--quiet"]
+    out = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"devmix failed for {checkpoint}:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--arms", default="v2,no_rank,no_rules", help=f"comma-separated, from {', '.join(ARMS)}")
+    parser.add_argument("--max-steps", type=int, default=730, help="optimizer steps per arm (730: one epoch here)")
+    parser.add_argument("--val-every", type=int, default=243, help="dev-mix validation every N training batches")
+    parser.add_argument("--half", choices=["select", "report"], default="select")
+    parser.add_argument("--init-logits", default="",
+                        help="also score the untrained model with these layer_mix_last_logit values, e.g. 0,4,8")
+    parser.add_argument("--root", default="runs/sescore/ablation")
+    parser.add_argument("--cache", default="runs/devmix_cache")
+    args = parser.parse_args()
+    arms = [a.strip() for a in args.arms.split(",") if a.strip() and a.strip() != "none"]
+    unknown = sorted(set(arms) - set(ARMS))
+    if unknown:
+        raise SystemExit(f"unknown arms {unknown}; arms are {', '.join(ARMS)}")
+    root = REPO / args.root
+    root.mkdir(parents=True, exist_ok=True)
+
+    rows, details = [], {}
+    candidates = [("shipped (minilm-news)", "the shipped checkpoint", SHIPPED, {"status": "shipped"})]
+    for logit in [float(x) for x in args.init_logits.split(",") if x.strip()]:
+        folder = root / f"init_last{logit:g}"
+        export_init(folder, logit)
+        candidates.append((f"init_last{logit:g}", f"v2 architecture untrained, layer_mix_last_logit {logit:g}",
+                           str(folder), {"status": "untrained"}))
+    for arm in arms:
+        what, dataset, overrides = ARMS[arm]
+        record = fit_arm(arm, dataset, overrides, args.max_steps, args.val_every, root)
+        candidates.append((arm, what, str(root / arm), record))
+    for name, what, folder, record in candidates:
+        row = {"arm": name, "what": what, "status": record["status"]}
+        if record["status"] in ("fit", "shipped", "untrained"):
+            result = devmix(folder, args.half, args.cache)
+            details[name] = result
+            for s in result["sets"]:
+                row[s["set"]] = f"{s['tau_like_a']:.3f} ({s['difference']:+.3f})"
+            mean = result["mean"]
+            row["mix difference vs BERTScore [95% CI]"] = (
+                f"{mean['difference']:+.4f} [{mean['ci95'][0]:+.4f}, {mean['ci95'][1]:+.4f}]")
+            row["not better"] = f"{mean['share_a_not_better']:.1%}"
+        rows.append(row)
+    sets = [s["set"] for s in next(iter(details.values()))["sets"]] if details else []
+    columns = ["arm", "what", "status", *sets, "mix difference vs BERTScore [95% CI]", "not better"]
+    notes = [f"dev mix {args.half} half; per set: SEScore tau-like (difference to BERTScore-MiniLM on the same rows)",
+             f"each arm: {args.max_steps} optimizer steps of {CONFIG} with its overrides, best export by the "
+             f"dev-mix select-half tau-like checked every {args.val_every} batches"]
+    write_results(f"sescore_ablation_{args.half}",
+                  {"half": args.half, "max_steps": args.max_steps, "val_every": args.val_every, "details": details},
+                  rows, columns, f"SEScore recipe ablation, dev mix {args.half} half", notes)
+
+
+if __name__ == "__main__":
+    main()
