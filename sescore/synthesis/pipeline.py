@@ -104,7 +104,8 @@ def synthesize_group(
         fills = [rule_fills.get(i, fill) for i, fill in enumerate(fills)]
         changed: list[tuple[_Variant, dict, list[Token], BudgetTable]] = []
         for (v, edit), fill in zip(edits, fills):
-            role = models.fillers[edit.filler].role if edit.filler else ("rule" if edit.kind in RULE_PERTURBATIONS else None)
+            rule = "rule" if edit.kind in RULE_PERTURBATIONS else None
+            role = models.fillers[edit.filler].role if edit.filler else rule
             new_tokens = apply_edit(v.tokens, edit.operation, edit.start, edit.length, fill)
             text = join_tokens(new_tokens)
             record = _step_record(step, edit.kind, edit, role, "applied", text)
