@@ -86,7 +86,7 @@ def export_init(folder: Path, last_logit: float) -> None:
 
     if (folder / "hparams.yaml").exists():
         return
-    model = yaml.safe_load(config_path(CONFIG.removeprefix("configs/")).read_text())["model"]
+    model = yaml.safe_load(config_path(CONFIG).read_text())["model"]
     model["layer_mix_last_logit"] = float(last_logit)
     export_checkpoint(SEScoreModule(**model).regressor.eval(), str(folder),
                       {"selected": f"initialisation (no training), layer_mix_last_logit {last_logit}"})
@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--root", default="runs/sescore/ablation")
     parser.add_argument("--cache", default="runs/devmix_cache")
     args = parser.parse_args()
-    arms = [a.strip() for a in args.arms.split(",") if a.strip() and a.strip() != "none"]
+    arms = [a.strip() for a in args.arms.split(",") if a.strip()]  # --arms "" scores only shipped/untrained
     unknown = sorted(set(arms) - set(ARMS))
     if unknown:
         raise SystemExit(f"unknown arms {unknown}; arms are {', '.join(ARMS)}")
