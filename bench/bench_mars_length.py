@@ -5,10 +5,12 @@ shared data) cut at the first sentence end at or after the target word count (ke
 without a context, so the reference length is the only thing that changes; one ROC row (whole five-sentence
 stories with their first-sentence context, as in ``bench_mars.py``) ties the curve to the 2 s target's data.
 
-The peer is the same references augmented in the same run by the old code path (transformers' ``DynamicCache``,
-which ``torch.cat``s the whole KV cache on every decoding step), in turns (new, old, new, old) so load changes
-hit both alike; the augmented texts of both paths are compared. Each run is time-boxed (``--time-box`` seconds,
-SIGALRM): a run that does not finish is reported as "> box" and its texts are not compared.
+The peer (``--peer``) is the same references augmented in the same run by another variant, in turns so load
+changes hit both alike: ``unbounded`` = the config without its cost bound (``masking.window_words: 0``, the
+paper: every word of the reference may become a blank), or ``dynamic`` = the old code path (transformers'
+``DynamicCache``, which ``torch.cat``s the whole KV cache on every decoding step). The augmented texts of all
+variants are compared (the window changes them only for references longer than it). Each run is time-boxed
+(``--time-box`` seconds, SIGALRM): a run that does not finish is reported as "> box" and its texts are not compared.
 
 Where the time goes comes from simple timers around the decoder's parts (a few microseconds per call):
 model forward without attention and cache, attention (transformers' attention function), KV-cache appends,
@@ -17,6 +19,7 @@ rest (spaCy masking, tokenisation, Python). Wall and CPU seconds are recorded; w
 machine the CPU time includes threads spinning at barriers, so the load average is recorded too.
 
     python bench/bench_mars_length.py [--words 25 50 100 200] [--n 16 16 16 8] [--time-box 600] [--threads 2]
+        [--variants config unbounded] [--peer unbounded] [--name mars_length_window]
 """
 from __future__ import annotations
 
@@ -39,7 +42,11 @@ from bench.common import REPO, RESULTS, data_dir, write_results  # noqa: E402
 
 WIKITEXT = Path("corpus") / "wikitext_paragraphs_a.txt"
 CONTEXTS = Path("corpus") / "wikitext_paragraphs_b.txt"  # other paragraphs: long contexts (--context-words)
-VARIANTS = {"growing": "new: growing KV cache", "dynamic": "old: DynamicCache (torch.cat per step)"}
+VARIANTS = {
+    "config": "config as given (growing KV cache)",
+    "unbounded": "config without the window (masking.window_words 0, the paper)",
+    "dynamic": "config as given, old DynamicCache (torch.cat per step)",
+}
 PARTS = ("model", "attention", "cache_append", "keep_rows", "sampling", "absorb", "other")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(])")
 
@@ -177,7 +184,8 @@ class Profile:
 
 def run_variant(scorer: Any, growing: bool, refs: list[str], srcs: list[str], box: float,
                 profile: Profile) -> dict[str, Any]:
-    """Augment from scratch with one cache kind inside a time box: times, profile, outputs (None if boxed out)."""
+    """Augment from scratch with one scorer and cache kind inside a time box: times, profile, outputs (None if
+    boxed out)."""
     scorer._cache = None  # cache_dir is None: a fresh in-memory cache
     scorer._get("augmenter").growing_cache = growing
     profile.reset()
@@ -229,11 +237,12 @@ def main() -> None:
     parser.add_argument("--context-words", type=int, default=0,
                         help="also measure each length with a context of this many words (0 = no such rows)")
     parser.add_argument("--roc", type=int, default=16, help="ROC references for the anchor row (0 = none)")
-    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--variants", nargs="+", default=["config", "unbounded"], choices=list(VARIANTS))
+    parser.add_argument("--peer", default="unbounded", choices=list(VARIANTS), help="variant the ratios divide by")
     parser.add_argument("--time-box", type=float, default=600.0, help="seconds per run before it is stopped")
     parser.add_argument("--config", default=str(REPO / "configs" / "mars" / "offline.yaml"))
     parser.add_argument("--threads", type=int, default=2, help="torch threads (the target is for 2 CPU cores)")
-    parser.add_argument("--name", default="mars_length", help="results file stem in bench/results/")
+    parser.add_argument("--name", default="mars_length_window", help="results file stem in bench/results/")
     args = parser.parse_args()
     if len(args.n) not in (1, len(args.words)):
         raise SystemExit("--n takes one count or one per --words entry")
@@ -256,6 +265,9 @@ def main() -> None:
                          wikitext_contexts(args.context_words, len(refs))))
 
     scorer = mars.build(args.config, overrides={"cache_dir": None, "progress": False})
+    unbounded = mars.build(args.config, overrides={"cache_dir": None, "progress": False, "masking.window_words": 0})
+    unbounded._models = scorer._models  # the same loaded models (LM, spaCy, idf): only the masking differs
+    scorers = {"config": scorer, "unbounded": unbounded, "dynamic": scorer}
     scorer.templates(sets[0][2][:1], sets[0][3][:1])  # warm-up: spaCy pipeline, models, vocabulary masks
     augmenter = scorer._get("augmenter")
     augmenter._vocab_masks()
@@ -266,9 +278,9 @@ def main() -> None:
     load_before = os.getloadavg()
     rows: list[dict[str, Any]] = []
     for kind, words, refs, srcs in sets:
-        runs = {v: run_variant(scorer, v == "growing", refs, srcs, args.time_box, profile) for v in args.variants}
+        runs = {v: run_variant(scorers[v], v != "dynamic", refs, srcs, args.time_box, profile) for v in args.variants}
         finished = {v: r for v, r in runs.items() if r["outputs"] is not None}
-        old = runs.get("dynamic")
+        old = runs.get(args.peer)
         tokens = sum(len(tokenizer(r, add_special_tokens=False)["input_ids"]) for r in refs)
         for variant, run in runs.items():
             n = len(refs)
@@ -282,8 +294,8 @@ def main() -> None:
                 "finished": run["outputs"] is not None,
                 "wall_s_per_reference": run["wall"] / n, "cpu_s_per_reference": run["cpu"] / n,
                 "wall_ms_per_token": 1000 * run["wall"] / tokens,
-                "wall_ratio_to_old": (run["wall"] / old["wall"]) if old and old["outputs"] is not None else None,
-                "cpu_ratio_to_old": (run["cpu"] / old["cpu"]) if old and old["outputs"] is not None else None,
+                "wall_ratio_to_peer": (run["wall"] / old["wall"]) if old and old["outputs"] is not None else None,
+                "cpu_ratio_to_peer": (run["cpu"] / old["cpu"]) if old and old["outputs"] is not None else None,
                 "identical_texts": identical, "steps": run["steps"], "max_cache_width": run["max_width"],
                 "padding_share": 1 - run["real_tokens"] / run["slots"] if run["slots"] else None,
                 **{f"{p}_share": parts[p] / run["wall"] for p in PARTS},
@@ -295,7 +307,8 @@ def main() -> None:
     contended = max(load_before[0], load_after[0]) > torch.get_num_threads() + 0.5
     result = {
         "config": str(args.config), "time_box_s": args.time_box, "words": args.words, "references": counts,
-        "roc_references": args.roc, "lockstep_references": scorer.config.cloze.lockstep_references,
+        "roc_references": args.roc, "window_words": scorer.config.masking.window_words,
+        "peer": args.peer, "lockstep_references": scorer.config.cloze.lockstep_references,
         "ratios": [r for r in scorer.config.masking.ratios if r > 0], "target_s_per_reference": TARGET_S_PER_REFERENCE,
         "torch_threads": torch.get_num_threads(), "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "load_average_before": list(load_before),
@@ -304,7 +317,7 @@ def main() -> None:
     notes = [
         "wikitext rows: leading sentences of WikiText-103 paragraphs, no context (+context rows: the same references "
         "after an unrelated WikiText context of that many words); roc: whole stories with their first sentence as "
-        "context. One run per variant and length, new and old in turns; the plot shows the wikitext rows.",
+        "context. One run per variant and length, variants in turns; the plot shows the wikitext rows.",
         f"A run stopped by the {args.time_box:.0f} s time box has finished = False; its s/reference is a lower bound.",
         "Shares are of the run's wall time: model = decoding steps less attention and cache appends; absorb = LM "
         "head, log-softmax and judge bookkeeping; other = spaCy masking, tokenisation, Python.",
@@ -315,8 +328,8 @@ def main() -> None:
              f"lockstep batches of up to {scorer.config.cloze.lockstep_references} references, load "
              f"{load_before[0]:.2f} -> {load_after[0]:.2f}{', CONTENDED' if contended else ''})")
     columns = ["set", "variant", "words", "mean_words", "mean_tokens", "references", "finished",
-               "wall_s_per_reference", "cpu_s_per_reference", "wall_ms_per_token", "wall_ratio_to_old",
-               "cpu_ratio_to_old", "identical_texts", "steps", "max_cache_width"] + [f"{p}_share" for p in PARTS]
+               "wall_s_per_reference", "cpu_s_per_reference", "wall_ms_per_token", "wall_ratio_to_peer",
+               "cpu_ratio_to_peer", "identical_texts", "steps", "max_cache_width"] + [f"{p}_share" for p in PARTS]
     write_results(args.name, result, rows, columns, title, notes)
     plot(rows, RESULTS / f"{args.name}.png", torch.get_num_threads())
 

@@ -47,6 +47,11 @@ class MaskingConfig:
     default_cost: int = 1  # paper
     lowercase: bool = True  # assumption: LCS and idf lookups compare lowercased words
     unmaskable_pos: tuple[str, ...] = ("SPACE",)  # assumption: whitespace tokens are never blanks
+    # ours (cost bound, not in the paper): only the first N maskable words of a reference may become blanks, and
+    # each ratio's budget counts those N. The LM never reads past the last blank (the rest is copied verbatim), so
+    # augmenting a reference costs at most what an N-word reference costs, whatever its length; shorter references
+    # are untouched. 0 = no bound (the paper).
+    window_words: int = 0
 
 
 @dataclass(frozen=True)
@@ -112,6 +117,8 @@ class MARSConfig:
         """Fields that change augmented references (not ratios: the cache is keyed per ratio)."""
         masking = dict(_plain(dataclasses.asdict(self.masking)))
         masking.pop("ratios")
+        if not masking.get("window_words"):
+            masking.pop("window_words", None)  # no bound: the hash (and cache keys) of configs written before it
         cloze = dict(_plain(dataclasses.asdict(self.cloze)))
         cloze.pop("lockstep_references")  # speed only (float rounding aside, see README)
         out: dict[str, Any] = {
@@ -165,6 +172,8 @@ def _validate(config: MARSConfig) -> None:
         raise ValueError(f"masking.ratios must be increasing and distinct (weights follow their order), got {ratios}")
     if m.lcs_cost < 0 or m.default_cost < 0:
         raise ValueError("masking costs must be non-negative integers")
+    if isinstance(m.window_words, bool) or not isinstance(m.window_words, int) or m.window_words < 0:
+        raise ValueError(f"masking.window_words must be an integer >= 0 (0 = no bound), got {m.window_words!r}")
     if m.min_idf <= 0 or m.idf_smoothing < 0:
         raise ValueError("masking.min_idf must be > 0 and masking.idf_smoothing >= 0")
     if config.augmenter not in AUGMENTERS:

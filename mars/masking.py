@@ -3,7 +3,8 @@
 Priority v_i = alpha(POS_i) / idf(x_i): frequent words and detail words (adjectives, adverbs) go first.
 Cost w_i = lcs_cost for words on the longest common subsequence with the context (they carry the context and
 should survive), default_cost otherwise. For each ratio lambda the mask maximises sum v_i under
-sum w_i <= floor(lambda * N), N = number of (non-space) reference words.
+sum w_i <= floor(lambda * N), N = number of (non-space) reference words (of the first ``window_words`` of them
+when that cost bound is set).
 """
 from __future__ import annotations
 
@@ -80,6 +81,22 @@ def choose_mask(
     return mask
 
 
+def window(maskable: Sequence[bool], words: int) -> list[bool]:
+    """Keep only the first ``words`` maskable positions maskable (``words`` = 0: all of them).
+
+    Why the start of the reference: the cloze LM reads the reference left to right up to its last blank and
+    never past it, so a window at the start is the only placement that bounds the LM's reading as well as its
+    writing (a later window would still make it read everything before).
+    """
+    if words <= 0:
+        return list(maskable)
+    out, seen = [], 0
+    for ok in maskable:
+        out.append(bool(ok) and seen < words)
+        seen += bool(ok)
+    return out
+
+
 def build_templates(
     reference: AnalysedText, context_words: Sequence[str], ratios: Sequence[float], idf: IdfTable,
     config: MaskingConfig,
@@ -88,6 +105,7 @@ def build_templates(
     priorities = mask_priorities(reference.words, reference.pos, idf, config)
     costs = mask_costs(reference.words, context_words, config)
     maskable = [bool(w.strip()) and tag not in config.unmaskable_pos for w, tag in zip(reference.words, reference.pos)]
+    maskable = window(maskable, config.window_words)
     templates = []
     for ratio in ratios:
         mask = choose_mask(priorities, costs, ratio, maskable) if ratio > 0 else [False] * len(costs)

@@ -15,7 +15,7 @@ from mars.functional import geometric_weights, weighted_cosine
 from mars.idf import DEFAULT_IDF_PATH, IdfTable, fit_idf, load_idf, save_idf
 from mars.knapsack import solve_knapsack
 from mars.lcs import lcs_positions
-from mars.masking import AnalysedText, build_templates, choose_mask, mask_costs, mask_priorities
+from mars.masking import AnalysedText, build_templates, choose_mask, mask_costs, mask_priorities, window
 from mars.planning import draw, plan_logits_head, plan_logits_hidden, sampling_probs
 from mars.template import Blank, Template, TextBlock, template_from_mask
 
@@ -146,6 +146,30 @@ def test_build_templates_one_per_ratio_and_context_words_survive():
         assert t.display().startswith("she called")  # the LCS with the context is never masked at these budgets
 
 
+def test_window_keeps_only_the_first_maskable_words_maskable():
+    assert window([True, False, True, True, True], 2) == [True, False, True, False, False]
+    assert window([True, False, True], 0) == [True, False, True]
+    assert window([True, True], 5) == [True, True]
+
+
+def test_window_words_bounds_the_blanks_and_each_ratios_budget():
+    """Issue 16: a long reference is masked only in its first N words, so the LM never reads its tail."""
+    words = "she called for help and waited for the tow truck .".split()
+    reference = AnalysedText(tuple(words), tuple([" "] * 10 + [""]),
+                             ("PRON", "VERB", "ADP", "NOUN", "CCONJ", "VERB", "ADP", "DET", "NOUN", "NOUN", "PUNCT"))
+    idf = IdfTable(10, {"the": 10, "for": 9, "and": 9, ".": 10, "she": 8, "help": 2, "tow": 1, "truck": 1})
+    ratios = [0.0, 0.2, 0.4, 0.6, 0.8]
+    unbounded = build_templates(reference, [], ratios, idf, MaskingConfig())
+    bounded = build_templates(reference, [], ratios, idf, MaskingConfig(window_words=5))
+    assert [t.n_masked for t in bounded] == [0, 1, 2, 3, 4]  # floor(lambda * 5), no LCS costs without context
+    assert [t.n_masked for t in unbounded] == [0, 2, 4, 6, 8]
+    for t in bounded:
+        assert t.original() == " ".join(words)
+        assert t.display().endswith(" ".join(words[5:]))  # the tail after the window is one verbatim text block
+    assert build_templates(reference, [], ratios, idf, MaskingConfig(window_words=11)) == unbounded
+    assert build_templates(reference, [], ratios, idf, MaskingConfig(window_words=0)) == unbounded
+
+
 # --- idf ----------------------------------------------------------------------------------------------------------
 
 def test_fit_idf_counts_documents_not_occurrences(tmp_path):
@@ -190,6 +214,9 @@ def test_config_rejects_unknown_keys_and_bad_values():
         load_config(None, ablation="naive")
     with pytest.raises(ValueError, match="unknown ablation"):
         load_config(None, ablation="nope")
+    for bad in (-1, 1.5, True):
+        with pytest.raises(ValueError, match="window_words must be an integer"):
+            load_config({"masking": {"window_words": bad}})
 
 
 def test_overrides_ablations_and_hashes():
@@ -205,6 +232,10 @@ def test_overrides_ablations_and_hashes():
     assert stable_hash(base.scoring_dict()) != stable_hash(q_changed.scoring_dict())
     assert stable_hash(base.augmentation_dict()) != stable_hash(no_plan.augmentation_dict())
     assert isinstance(load_config(base), MARSConfig)
+    # the window is part of what changes augmented references; 0 (no bound) keeps the hashes of older configs
+    assert "window_words" not in load_config(None, {"masking.window_words": 0}).augmentation_dict()["masking"]
+    assert stable_hash(load_config(None, {"masking.window_words": 64}).augmentation_dict()) != \
+        stable_hash(base.augmentation_dict())
 
 
 # --- score maths ------------------------------------------------------------------------------------------------

@@ -389,3 +389,33 @@ def test_growing_cache_leaves_every_augmented_text_unchanged(tiny, arch, cloze):
         results[growing] = augmenter.augment([jobs])[0]
     assert results[True] == results[False]
     assert len(augmenter._encode(long_ref)) > GrowingLayer.min_growth
+
+
+# The window (issue 16's cost bound): the LM stops at the window, so long references cost what short ones do
+def test_window_bounds_the_lm_work_and_leaves_short_references_alone(tiny, monkeypatch):
+    long_ref = " ".join([REFS[0], REFS[1], REFS[2], REFS[0]])  # ~50 words
+    refs, srcs = [REFS[2], long_ref], ["", SRCS[0]]
+    fed: list[int] = []
+    step = LockstepBatch.step
+
+    def counting_step(self, chunks):
+        fed.append(sum(len(c) for c in chunks))
+        return step(self, chunks)
+
+    monkeypatch.setattr(LockstepBatch, "step", counting_step)
+    out, work = {}, {}
+    for words in (0, 12, 1000):
+        scorer = build({
+            "models": {"causal_lm": tiny["llama"], "encoder": tiny["encoder"], "spacy": "packaged:en_core_web_sm"},
+            "masking": {"ratios": [0.0, 0.4, 0.8], "window_words": words}, "cloze": {"lockstep_references": 2},
+            "cache_dir": None, "progress": False, "device": "cpu",
+        })
+        fed.clear()
+        out[words] = scorer.augment(refs, srcs)
+        work[words] = sum(fed)
+    assert out[1000] == out[0] and work[1000] == work[0]  # a window longer than every reference changes nothing
+    assert out[12][0] == out[0][0]  # the 10-word reference fits the window: same augmentations
+    tail = long_ref.split()[14:]  # spaCy words = whitespace words here; 12 words + slack for a fill's length
+    for augmented in out[12][1][1:]:
+        assert augmented != long_ref and augmented.split()[-len(tail):] == tail
+    assert work[12] < work[0] / 2
