@@ -154,13 +154,16 @@ def select_and_report(variants: Mapping[tuple, np.ndarray], human: np.ndarray, h
     return out
 
 
-def augmented_sets(filler: str, split: str, rows: Sequence[dict], cache: Path, timings: dict) -> tuple[list, dict]:
-    """[reference, aug 0.2, 0.4, 0.6, 0.8] per item, from the cache or generated now (timed)."""
+def augmented_sets(filler: str, split: str, rows: Sequence[dict], cache: Path, timings: dict,
+                   overrides: Mapping[str, Any] | None = None) -> tuple[list, dict]:
+    """[reference, aug 0.2, 0.4, 0.6, 0.8] per item, from the cache or generated now (timed); ``overrides`` are
+    further MARS config values (dotted keys) on top of the offline config."""
     import mars
 
     triples = [roc_split(r["hyp"], r["ref"], r["src"], split) for r in rows]
     scorer = mars.build(REPO / "configs" / "mars" / "offline.yaml",
-                        overrides={"models.causal_lm": filler, "cache_dir": str(cache), "progress": True})
+                        overrides={**(overrides or {}), "models.causal_lm": filler, "cache_dir": str(cache),
+                                   "progress": True})
     refs, srcs = [t[1] for t in triples], [t[2] for t in triples]
     missing = sum(any(scorer.cache.get(r, s, x) is None for x in AUG_RATIOS) for r, s in dict.fromkeys(zip(refs, srcs)))
     started, load = time.perf_counter(), load_average()
@@ -201,6 +204,19 @@ def pair_scorer(encoder: str, similarity: str) -> Any:
     return lambda hyps, refs: scorer.score(hyps, refs)
 
 
+def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
+    """``KEY=VALUE`` strings to a dict, each VALUE read as YAML (``0`` is an int, ``[0.2, 0.4]`` a list)."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SystemExit(f"--override takes KEY=VALUE, got {item!r}")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
 def fmt_key(key: tuple) -> str:
     encoder, sim, ratios, q = key
     return f"{sim} {ratios}" + ("" if ratios == "none" else f" q={q:g}")
@@ -216,7 +232,11 @@ def main() -> None:
     parser.add_argument("--split-seed", type=int, default=0, help="seed of the select/report item split")
     parser.add_argument("--resamples", type=int, default=1000, help="paired bootstrap resamples")
     parser.add_argument("--name", default=NAME, help="results file name under bench/results")
+    parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                        help="MARS config value on top of configs/mars/offline.yaml, e.g. masking.window_words=0 "
+                             "(repeatable; VALUE is YAML; use its own --cache, timings live beside the cache)")
     args = parser.parse_args()
+    overrides = parse_overrides(args.override)
 
     from nlgmetrics.metaeval.split import split_items
 
@@ -236,7 +256,7 @@ def main() -> None:
     all_keys: dict[tuple, np.ndarray] = {}
     for split in splits:
         for filler in fillers:
-            pairs, info = augmented_sets(filler, split, rows, cache, timings)
+            pairs, info = augmented_sets(filler, split, rows, cache, timings, overrides)
             timing_file.write_text(json.dumps(timings, indent=1))
             hyps, sets = [p[0] for p in pairs], [p[1] for p in pairs]
             matrices = {(enc, sim): cached_matrix(cache.parent / "similarities", enc, sim, hyps, sets)
@@ -326,7 +346,10 @@ def write_summary(args: argparse.Namespace, rows: Sequence[dict], human: np.ndar
     columns = ["split", "filler", "encoder", "variant", "select_kendall", "report_kendall", "bertscore_kendall",
                "kendall_diff", "kendall_ci95", "kendall_not_better", "report_pearson", "bertscore_pearson",
                "pearson_diff", "pearson_not_better"]
+    if args.override:
+        notes.append(f"MARS config overrides on top of configs/mars/offline.yaml: {', '.join(args.override)}.")
     write_results(args.name, {"items": len(rows), "split_seed": args.split_seed, "resamples": args.resamples,
+                              "overrides": parse_overrides(args.override),
                               "overall": {"chosen": list(best), "baseline": list(baseline), **overall},
                               "details": details, "every_variant": every},
                   table, columns, "MARS on ROC stories: ablation against BERTScore with the same encoder", notes)

@@ -70,3 +70,10 @@ def test_every_ratio_set_and_q_is_a_variant_and_none_is_the_plain_similarity():
     variants = ablation.variant_scores({("enc", "cosine"): sim})
     assert len(variants) == 1 + (len(ablation.RATIO_SETS) - 1) * len(ablation.QS)
     np.testing.assert_allclose(variants[("enc", "cosine", "none", ablation.QS[0])], sim[:, 0])
+
+
+def test_overrides_are_yaml_values_and_bad_ones_are_named():
+    assert ablation.parse_overrides(["masking.window_words=48", "masking.ratios=[0.0, 0.4]"]) == {
+        "masking.window_words": 48, "masking.ratios": [0.0, 0.4]}
+    with pytest.raises(SystemExit, match="KEY=VALUE.*'window'"):
+        ablation.parse_overrides(["window"])
