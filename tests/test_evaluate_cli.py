@@ -242,6 +242,15 @@ def test_quiet_reaches_the_model_metrics_progress_bars(quiet, tmp_path):
     assert evaluate.build_scorer("sescore", args).progress is (not quiet)
 
 
+def test_mars_window_words_flag_overrides_the_config():
+    base = ["score", "--metric", "mars", "--hyps", "h", "--refs", "r"]
+    default = evaluate.build_scorer("mars", evaluate.make_parser().parse_args(base)).config.masking.window_words
+    unbounded = evaluate.build_scorer("mars", evaluate.make_parser().parse_args(base + ["--mars-window-words", "0"]))
+    assert unbounded.config.masking.window_words == 0 and default > 0  # the shipped config bounds the cost
+    with pytest.raises(ValueError, match="window_words must be an integer >= 0"):
+        evaluate.build_scorer("mars", evaluate.make_parser().parse_args(base + ["--mars-window-words", "-3"]))
+
+
 def test_correlate_versus_adds_a_paired_bootstrap(capsys, tmp_path):
     code, stdout, _ = run(capsys, "correlate", "--metric", "chrf", "--versus", "bleu", "--bootstrap", "50",
                           "--data", str(_judged(tmp_path)), "--quiet")

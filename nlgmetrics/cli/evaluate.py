@@ -71,6 +71,9 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
                    help="mars: full, no_planning, no_context, no_planning_no_context or naive")
     g.add_argument("--mars-cache", default=None,
                    help="mars: folder of the augmentation cache (default: the config's cache_dir)")
+    g.add_argument("--mars-window-words", type=int, default=None, metavar="N",
+                   help="mars: only the first N words of a reference may be masked, which bounds the cost of long "
+                        "references (default: the config's masking.window_words; 0 = no bound, the paper)")
     g.add_argument("--batch-size", type=int, default=64, help="texts (or NLI pairs) per model call")
     g.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: GPU if present)")
     g.add_argument("--quiet", action="store_true",
@@ -125,6 +128,8 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
         overrides: dict[str, Any] = {"progress": progress}
         if getattr(args, "mars_cache", None):
             overrides["cache_dir"] = args.mars_cache
+        if getattr(args, "mars_window_words", None) is not None:
+            overrides["masking.window_words"] = args.mars_window_words
         return mars.build(config, ablation=args.ablation, overrides=overrides)
     if name in ("bleu", "chrf"):
         return SacreBleuScorer(name)
