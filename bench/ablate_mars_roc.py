@@ -205,16 +205,13 @@ def pair_scorer(encoder: str, similarity: str) -> Any:
 
 
 def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` strings to a dict, each VALUE read as YAML (``0`` is an int, ``[0.2, 0.4]`` a list)."""
-    import yaml
+    """``--override`` values through ``mars.config.parse_overrides``; a malformed one stops the bench by name."""
+    from mars.config import parse_overrides as parse
 
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise SystemExit(f"--override takes KEY=VALUE, got {item!r}")
-        out[key.strip()] = yaml.safe_load(value)
-    return out
+    try:
+        return parse(items)
+    except ValueError as error:
+        raise SystemExit(f"--override: {error}") from None
 
 
 def fmt_key(key: tuple) -> str:
@@ -236,7 +233,7 @@ def main() -> None:
                         help="MARS config value on top of configs/mars/offline.yaml, e.g. masking.window_words=0 "
                              "(repeatable; VALUE is YAML; use its own --cache, timings live beside the cache)")
     args = parser.parse_args()
-    overrides = parse_overrides(args.override)
+    args.overrides = overrides = parse_overrides(args.override)
 
     from nlgmetrics.metaeval.split import split_items
 
@@ -349,7 +346,7 @@ def write_summary(args: argparse.Namespace, rows: Sequence[dict], human: np.ndar
     if args.override:
         notes.append(f"MARS config overrides on top of configs/mars/offline.yaml: {', '.join(args.override)}.")
     write_results(args.name, {"items": len(rows), "split_seed": args.split_seed, "resamples": args.resamples,
-                              "overrides": parse_overrides(args.override),
+                              "overrides": args.overrides,
                               "overall": {"chosen": list(best), "baseline": list(baseline), **overall},
                               "details": details, "every_variant": every},
                   table, columns, "MARS on ROC stories: ablation against BERTScore with the same encoder", notes)

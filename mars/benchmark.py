@@ -39,20 +39,13 @@ def load_rows(n: int, path: str | None = None) -> list[dict[str, Any]]:
     return rows
 
 
-def _overrides(pairs: list[str]) -> dict[str, Any]:
-    out = {}
-    for pair in pairs:
-        key, _, value = pair.partition("=")
-        out[key] = json.loads(value) if value[:1] in "[{0123456789-tfn\"" else value
-    return out
-
-
 def speed(args: argparse.Namespace) -> None:
     """Seconds per reference to augment it at every nonzero ratio (models loaded before timing)."""
+    from mars.config import parse_overrides
     from mars.scorer import build
 
     torch.set_num_threads(args.threads)
-    scorer = build(args.config, overrides={"cache_dir": None, "progress": False, **_overrides(args.set)})
+    scorer = build(args.config, overrides={"cache_dir": None, "progress": False, **parse_overrides(args.set)})
     rows = load_rows(args.n, args.data)
     refs, srcs = [r["refs"][0] for r in rows], [r["src"] for r in rows]
     scorer.templates(refs[:1], srcs[:1])

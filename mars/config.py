@@ -12,7 +12,7 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 ALGORITHM_VERSION = 1  # bump when augmentation code changes its output for the same config (invalidates caches)
 
@@ -251,6 +251,20 @@ def config_from_dict(values: Mapping[str, Any]) -> MARSConfig:
         else:
             kwargs[key] = value
     return MARSConfig(**kwargs)
+
+
+def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
+    """Command-line ``KEY=VALUE`` strings to an overrides dict for ``apply_overrides``; each VALUE is read as YAML
+    (``0`` is an int, ``[0.2, 0.4]`` a list, ``fast`` a string), so the command line spells values as configs do."""
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"an override takes KEY=VALUE, got {item!r}")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
 
 
 def apply_overrides(values: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
