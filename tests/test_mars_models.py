@@ -299,6 +299,19 @@ def test_mars_scorer_is_a_scorer_so_protocols_keep_its_signature(tiny, tmp_path)
     assert as_scorer(scorer).signature().startswith("MARS|")
 
 
+def _count_fed_tokens(monkeypatch) -> list[int]:
+    """Tokens fed to the LM per lockstep step, appended to the returned list (the LM's work)."""
+    fed: list[int] = []
+    step = LockstepBatch.step
+
+    def counting_step(self, chunks):
+        fed.append(sum(len(c) for c in chunks))
+        return step(self, chunks)
+
+    monkeypatch.setattr(LockstepBatch, "step", counting_step)
+    return fed
+
+
 # speed changes must not change augmented references: skipping text after the last blank is output-neutral
 @pytest.mark.parametrize("arch,cloze", [("llama", {}), ("gpt2", {"judge_lookahead": -1, "text_chunk": 0})])
 def test_skipping_trailing_text_changes_nothing_but_the_work(tiny, tmp_path, monkeypatch, arch, cloze):
@@ -310,14 +323,7 @@ def test_skipping_trailing_text_changes_nothing_but_the_work(tiny, tmp_path, mon
     jobs = [ClozeJob(t, ctx, 7 + i) for per_ref, ctx in zip(scorer.templates(REFS, SRCS), SRCS)
             for i, t in enumerate(per_ref) if t.ratio > 0]
     assert any(j.template.blanks and isinstance(j.template.blocks[-1], TextBlock) for j in jobs)  # text to skip
-    fed = []
-    step = LockstepBatch.step
-
-    def counting_step(self, chunks):
-        fed.append(sum(len(c) for c in chunks))
-        return step(self, chunks)
-
-    monkeypatch.setattr(LockstepBatch, "step", counting_step)
+    fed = _count_fed_tokens(monkeypatch)
     augmenter = ClozeAugmenter(load_model("causal_lm", tiny[arch]), scorer.config.cloze, scorer.config.planning)
     results, work = {}, {}
     for skip in (False, True):
@@ -395,14 +401,7 @@ def test_growing_cache_leaves_every_augmented_text_unchanged(tiny, arch, cloze):
 def test_window_bounds_the_lm_work_and_leaves_short_references_alone(tiny, monkeypatch):
     long_ref = " ".join([REFS[0], REFS[1], REFS[2], REFS[0]])  # ~50 words
     refs, srcs = [REFS[2], long_ref], ["", SRCS[0]]
-    fed: list[int] = []
-    step = LockstepBatch.step
-
-    def counting_step(self, chunks):
-        fed.append(sum(len(c) for c in chunks))
-        return step(self, chunks)
-
-    monkeypatch.setattr(LockstepBatch, "step", counting_step)
+    fed = _count_fed_tokens(monkeypatch)
     out, work = {}, {}
     for words in (0, 12, 1000):
         scorer = build({
