@@ -156,3 +156,23 @@ def test_set_rows_leave_out_empty_outputs_and_say_so(tmp_path):
     with pytest.warns(UserWarning, match="toy: 1 rows with an empty hypothesis"):
         kept = set_rows(entry, tmp_path, "select", 0, None) + set_rows(entry, tmp_path, "report", 0, None)
     assert len(kept) == 19 and all(r["hyp"] for r in kept)
+
+
+def test_devmix_versus_encoder_compares_two_encoders_on_the_same_rows(capsys, tmp_path, tiny):
+    mix = _write_mix(tmp_path)
+    base = ["devmix", "--mix", str(mix), "--data-root", str(tmp_path), "--metric", "bertscore", "--versus",
+            "bertscore", "--half", "select", "--bootstrap", "20", "--quiet", "--sets", "two"]
+    cache = tmp_path / "cache"
+    code, out, err = _run(capsys, *base, "--encoder", str(tiny["encoder"]), "--versus-encoder", str(tiny["bert_mlm"]),
+                          "--cache", str(cache))
+    assert code == 0, err
+    result = json.loads(out[-1])
+    assert f"encoder:{tiny['encoder']}@" in result["signature"]
+    assert f"encoder:{tiny['bert_mlm']}@" in result["versus_signature"]
+    assert result["label_a"] == f"bertscore ({tiny['encoder']})" and result["label_b"].endswith(f"({tiny['bert_mlm']})")
+    stored = [json.loads(p.read_text())["scores"] for p in sorted(cache.iterdir())]
+    assert len(stored) == 2 and stored[0] != stored[1]  # each encoder scored the rows itself
+    code, out, err = _run(capsys, *base, "--encoder", str(tiny["encoder"]))
+    same = json.loads(out[-1])
+    assert code == 0, err
+    assert same["signature"] == same["versus_signature"] and same["sets"][0]["difference"] == 0.0

@@ -26,6 +26,10 @@ def add_parser(sub: Any, add_metric_options: Callable[[argparse.ArgumentParser],
     p.add_argument("--data-root", help="folder the mix's relative paths start from (default $NLGMETRICS_DATA or "
                                        "../shared/data)")
     p.add_argument("--versus", default="bertscore", help="baseline metric scored on the same rows")
+    p.add_argument("--versus-encoder", default=None,
+                   help="encoder role value for the baseline (default: --encoder); compares encoders, e.g. "
+                        "--metric bertscore --encoder packaged:me5-small --versus bertscore "
+                        "--versus-encoder packaged:minilm")
     p.add_argument("--limit-items", type=int, help="at most N items of each set's half (cheap trial runs)")
     p.add_argument("--bootstrap", type=int, default=1000, help="item resamples")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
@@ -82,7 +86,11 @@ def cmd_devmix(args: argparse.Namespace, build_scorer: Callable, row_scores: Cal
         raise InputError(str(error)) from error
     cache = Path(args.cache) if args.cache else None
     args.reference_free_scoring = False
-    scorer, other = build_scorer(args.metric, args), build_scorer(args.versus, args)
+    scorer = build_scorer(args.metric, args)
+    versus_args = argparse.Namespace(**vars(args))
+    if args.versus_encoder:
+        versus_args.encoder = args.versus_encoder
+    other = build_scorer(args.versus, versus_args)
     results, mix_sets = [], []
     for entry in entries:
         rows = set_rows(entry, root, args.half, int(mix["split_seed"]), args.limit_items)
@@ -98,7 +106,11 @@ def cmd_devmix(args: argparse.Namespace, build_scorer: Callable, row_scores: Cal
                         "system_pearson_b": system_pearson(b, human, systems)})
         mix_sets.append((a, b, human, items))
     pooled = paired_bootstrap_tau_like_mix(mix_sets, args.bootstrap, args.seed)
-    result = {"metric": args.metric, "versus": args.versus, "signature": scorer.signature(),
+    label_a, label_b = args.metric, args.versus
+    if args.versus_encoder and args.versus_encoder != args.encoder:  # same metric, two encoders: say which is which
+        label_a, label_b = f"{args.metric} ({args.encoder})", f"{args.versus} ({args.versus_encoder})"
+    result = {"metric": args.metric, "versus": args.versus, "label_a": label_a, "label_b": label_b,
+              "signature": scorer.signature(),
               "versus_signature": other.signature(), "half": args.half, "split_seed": mix["split_seed"],
               "mix": str(args.mix), "sets": results, "mean": pooled}
     if args.markdown:
@@ -109,7 +121,7 @@ def cmd_devmix(args: argparse.Namespace, build_scorer: Callable, row_scores: Cal
 
 def markdown(result: dict) -> str:
     """One row per set and a mean row: both tau-likes, the difference with its 95% interval, P(not better)."""
-    a, b = result["metric"], result["versus"]
+    a, b = result.get("label_a", result["metric"]), result.get("label_b", result["versus"])
     lines = [f"Dev mix, **{result['half']}** half (split seed {result['split_seed']}): `{a}` vs `{b}`", "",
              f"| set | rows | items | tau-like {a} | tau-like {b} | difference [95% CI] | P(not better) "
              f"| sys. Pearson {a} | sys. Pearson {b} |", "|---|---|---|---|---|---|---|---|---|"]
