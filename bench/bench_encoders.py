@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_peers import WMT_FILE, agreement, read_jsonl, wmt_one_system  # noqa: E402
-from bench.common import data_dir, load_average, run_worker, write_results, write_worker_result  # noqa: E402
+from bench.common import data_dir, load_average, runs_in_turns, write_results, write_worker_result  # noqa: E402
 
 ENCODERS = ["packaged:minilm", "packaged:mpnet", "packaged:me5-small"]
 
@@ -95,14 +95,8 @@ def main() -> None:
         raise SystemExit(f"the first encoder is the reference of the ratios and must be {ENCODERS[0]}")
     hyps, refs = wmt_one_system(read_jsonl(data_dir() / WMT_FILE), args.n, args.seed)
     load_start = load_average()
-    runs: dict[str, list[dict]] = {encoder: [] for encoder in args.encoders}
     extra = ["--n", str(args.n), "--seed", str(args.seed), "--threads", str(args.threads)]
-    for _ in range(args.repeats):
-        for encoder in args.encoders:  # in turns: load changes on a shared machine hit every encoder alike
-            result, run = run_worker(Path(__file__), ["--worker", encoder, *extra])
-            print(f"{encoder}: exit {run.returncode}, peak {run.peak_rss_mb:.0f} MB", flush=True)
-            if result is not None:
-                runs[encoder].append({**result, "peak_rss_mb": run.peak_rss_mb})
+    runs = runs_in_turns(Path(__file__), args.encoders, extra, args.repeats)
     rows = summarise(runs, len(hyps))
     columns = ["encoder", "layers", "hidden", "params_m", "segments", "seconds", "segments_per_s",
                "time_ratio_to_minilm", "prepare_s_first", "load_s", "peak_rss_mb", "mean_f1", "pearson_with_minilm",

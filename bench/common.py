@@ -126,6 +126,22 @@ def run_worker(script: Path, worker_args: list[str], rss_limit_mb: float | None 
     return result, run
 
 
+def runs_in_turns(script: Path, names: list[str], extra: list[str], repeats: int) -> dict[str, list[dict]]:
+    """``script --worker NAME *extra`` for every name, ``repeats`` rounds in turns, each in a fresh process.
+
+    Taking turns (a, b, a, b) rather than blocks (a, a, b, b) makes a load change on a shared machine hit every
+    model alike. Each successful run's JSON gets the process's ``peak_rss_mb``; failed runs are left out.
+    """
+    runs: dict[str, list[dict]] = {name: [] for name in names}
+    for _ in range(repeats):
+        for name in names:
+            result, run = run_worker(script, ["--worker", name, *extra])
+            print(f"{name}: exit {run.returncode}, peak {run.peak_rss_mb:.0f} MB", flush=True)
+            if result is not None:
+                runs[name].append({**result, "peak_rss_mb": run.peak_rss_mb})
+    return runs
+
+
 def write_worker_result(path: str, result: dict) -> None:
     """A worker's answer to its parent, written at the very end so a half-finished run leaves no file."""
     Path(path).write_text(json.dumps(result))
