@@ -100,7 +100,8 @@ def main() -> None:
     from nlgmetrics.metaeval.adversarial import adversarial_pairs
     from nlgmetrics.metaeval.devmix import load_mix, set_rows
 
-    cli = make_parser().parse_args(["devmix", "--half", "select", "--metric", "menli", "--quiet"])
+    cli = make_parser().parse_args(["devmix", "--half", "select", "--metric", "menli", "--quiet",
+                                    "--encoder", "packaged:minilm"])  # the published rows' BERTScore encoder
     cli.reference_free_scoring = False
     names = ("menli", *PARTNERS)
     scorers = {name: build_scorer(name, cli) for name in names}

@@ -32,7 +32,7 @@ def main() -> None:
     rows = rows[: args.segments]
     gold = [r["refs"][0] for r in rows]
     refs = [r["refs"][1] for r in rows]
-    scorer = BERTScorer() if args.metric == "bertscore" else SacreBleuScorer(args.metric)
+    scorer = BERTScorer(encoder="packaged:minilm") if args.metric == "bertscore" else SacreBleuScorer(args.metric)
     spent = {"seconds": 0.0, "texts": 0}
 
     def timed(hyps, references, srcs):

@@ -27,7 +27,8 @@ mkdir -p "$OUT"
 run() {  # run NAME ARGS... : keep the last stdout line of evaluate.py as $OUT/NAME.json
   local name=$1; shift
   if [[ $name != *sescore* && -f $OUT/$name.json && -z ${FORCE:-} ]]; then echo "$name: kept"; return; fi
-  HF_HUB_OFFLINE=1 "$PY" evaluate.py correlate "$@" --quiet | tail -n 1 > "$OUT/$name.json.part"
+  # --encoder: the baselines share the shipped SEScore's encoder, MiniLM (the default encoder is now me5-small)
+  HF_HUB_OFFLINE=1 "$PY" evaluate.py correlate "$@" --encoder packaged:minilm --quiet | tail -n 1 > "$OUT/$name.json.part"
   mv "$OUT/$name.json.part" "$OUT/$name.json"
   echo "$name: $(head -c 200 "$OUT/$name.json")"
 }
