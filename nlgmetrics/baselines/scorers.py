@@ -14,6 +14,7 @@ from nlgmetrics.baselines.embedding import mean_pooled, token_embeddings
 from nlgmetrics.inputs import check_pairs
 from nlgmetrics.metaeval.compare import CorpusStatistic
 from nlgmetrics.metaeval.scorer import toolkit_version
+from nlgmetrics.modelroles.resolve import DEFAULT_ENCODER
 
 _VERSION = toolkit_version()
 
@@ -103,7 +104,7 @@ class _EncoderScorer:
     segments); scores do not depend on it, because each text's embedding does not depend on its batch.
     """
 
-    encoder: str = "packaged:minilm"
+    encoder: str = DEFAULT_ENCODER
     batch_size: int = 64
     device: str | None = None
     progress: bool = False

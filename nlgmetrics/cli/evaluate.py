@@ -34,6 +34,7 @@ from typing import Any, Callable, Sequence
 from nlgmetrics.cli import devmix, selfbias
 from nlgmetrics.cli.common import finish_parser, silence_libraries
 from nlgmetrics.inputs import positive_int
+from nlgmetrics.modelroles.resolve import DEFAULT_ENCODER
 
 BASE_METRICS = ("menli", "sescore", "mars", "bleu", "chrf", "bertscore", "cosine", "lm-likelihood", "lm-ratio")
 
@@ -58,9 +59,9 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
     g.add_argument("--normalization", default="set",
                    help="menli+<metric>: 'set' (min-max over the scored set) or a stored stats JSON file")
     g.add_argument("--save-normalization", help="menli+<metric>: write the min-max stats fitted here to this JSON")
-    g.add_argument("--encoder", default="packaged:minilm",
-                   help="encoder role value for bertscore/cosine (offline: packaged:minilm, packaged:mpnet, "
-                        "packaged:me5-small)")
+    g.add_argument("--encoder", default=DEFAULT_ENCODER,
+                   help="encoder role value for bertscore/cosine (offline: packaged:me5-small, packaged:minilm, "
+                        "packaged:mpnet)")
     g.add_argument("--layer", type=int, default=None, help="hidden layer for bertscore (default: last)")
     g.add_argument("--causal-lm", default="packaged:smollm2",
                    help="causal_lm role value for lm-likelihood / lm-ratio (GPT-PPL-style fluency); offline: "

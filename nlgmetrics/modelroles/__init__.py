@@ -4,10 +4,10 @@ A role's value is a hub id, a local directory, or ``packaged:<name>`` for weight
 """
 from nlgmetrics.modelroles.load import LoadedModel, load_causal_lm, load_encoder, load_masked_lm, load_model, load_seq2seq, load_spacy, pick_device
 from nlgmetrics.modelroles.load import check_device
-from nlgmetrics.modelroles.resolve import PACKAGED, ROLES, ModelRoleError, ResolvedModel, fingerprint, offline_alternatives, resolve
+from nlgmetrics.modelroles.resolve import DEFAULT_ENCODER, PACKAGED, ROLES, ModelRoleError, ResolvedModel, fingerprint, offline_alternatives, resolve
 
 __all__ = [
-    "PACKAGED", "ROLES", "LoadedModel", "ModelRoleError", "ResolvedModel", "fingerprint", "load_causal_lm",
+    "DEFAULT_ENCODER", "PACKAGED", "ROLES", "LoadedModel", "ModelRoleError", "ResolvedModel", "fingerprint", "load_causal_lm",
     "load_encoder", "load_masked_lm", "load_model", "load_seq2seq", "load_spacy", "offline_alternatives",
     "check_device", "pick_device", "resolve",
 ]

@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from nlgmetrics.modelroles.resolve import ModelRoleError, ResolvedModel, fingerprint, resolve
+from nlgmetrics.modelroles.resolve import DEFAULT_ENCODER, ModelRoleError, ResolvedModel, fingerprint, resolve
 
 _DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
            "bfloat16": "bfloat16", "bf16": "bfloat16"}
@@ -125,7 +125,7 @@ def load_model(role: str, spec: str, device: str | None = None, dtype: str = "fl
     return _load(role, spec, pick_device(device), _DTYPES[dtype])
 
 
-def load_encoder(spec: str = "packaged:minilm", device: str | None = None, dtype: str = "float32") -> LoadedModel:
+def load_encoder(spec: str = DEFAULT_ENCODER, device: str | None = None, dtype: str = "float32") -> LoadedModel:
     return load_model("encoder", spec, device, dtype)
 
 

@@ -20,6 +20,12 @@ from nlgmetrics.modelroles.cache import file_sha256
 
 ROLES: tuple[str, ...] = ("encoder", "nli", "masked_lm", "seq2seq", "causal_lm", "spacy")
 
+# The encoder of bertscore/cosine when none is named, chosen by measurement (README "Defaults by measurement",
+# bench/defaults_table.py): multilingual-e5-small beat MiniLM on the dev mix's select half and reads ~100 languages,
+# at 2x MiniLM's time. Metrics with their own trained or measured encoder (SEScore checkpoints, MARS configs, the
+# NLI adapters) keep theirs.
+DEFAULT_ENCODER = "packaged:me5-small"
+
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
 
 
