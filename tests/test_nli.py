@@ -209,3 +209,30 @@ def test_every_shipped_nli_adapter_is_small_fp16_and_names_a_packaged_base():
         assert config["base"].startswith("packaged:") and config["base"].split(":", 1)[1] in PACKAGED, config["base"]
         with safe_open(str(folder / "adapter.safetensors"), "pt") as weights:
             assert {str(weights.get_slice(k).get_dtype()) for k in weights.keys()} == {"F16"}, folder
+
+
+def test_mpnet_recipe_puts_lora_on_every_attention_and_ffn_projection_of_an_mpnet_classifier():
+    """MPNet names its attention projections attn.q/k/v/o (BERT: attention.self.query/...), so the default regex
+    would leave attention untouched; the recipe's own target_modules must reach all six projections per layer."""
+    import yaml
+    from transformers import MPNetConfig, MPNetForSequenceClassification
+
+    from nlgmetrics.nli.checkpoint import LoraShape, wrap_with_lora
+    from nlgmetrics.resources import config_path
+
+    raw = yaml.safe_load(config_path("configs/nli/mpnet_lora.yaml").read_text(encoding="utf-8"))
+    assert raw["base"] == "packaged:mpnet" and raw["output"].startswith("runs/")
+    config = MPNetConfig(vocab_size=64, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                         intermediate_size=32, max_position_embeddings=40, num_labels=3)
+    peft_model = wrap_with_lora(MPNetForSequenceClassification(config), LoraShape(**raw["lora"]))
+    wrapped = {name.split("mpnet.encoder.")[1].rsplit(".lora_A", 1)[0]
+               for name, _ in peft_model.named_modules() if name.endswith("lora_A")}
+    expected = {f"layer.{i}.{part}" for i in range(2) for part in
+                ("attention.attn.q", "attention.attn.k", "attention.attn.v", "attention.attn.o",
+                 "intermediate.dense", "output.dense")}
+    assert wrapped == expected
+    trainable = {n for n, p in peft_model.named_parameters() if p.requires_grad}
+    assert any("classifier" in n for n in trainable)
+    assert not any("word_embeddings" in n for n in trainable)
+    default = wrap_with_lora(MPNetForSequenceClassification(config), LoraShape())
+    assert not any("attn.q" in n for n, _ in default.named_modules() if n.endswith("lora_A"))  # why the recipe says so
