@@ -11,7 +11,8 @@ resumes where it stopped, and a later run with more metrics rescores nothing it 
     python bench/stress_menli.py --set-up tedmt --metrics ... --combine menli-s-mean+bertscore:0.2:stats.json
 
 Set-ups are those of docs/stress/README.md (`tedmt`: TED-MT zh-en refs[0] as gold against refs[1]; `wmt21`:
-WMT21 de-en ref-A against ref-B; `thumb`: THumB CNN/DM refs[0] against refs[1], 100 items). Scores go to
+WMT21 de-en ref-A against ref-B; `thumb`: THumB CNN/DM refs[0] against refs[1], 100 items; `thumb_paper`: the
+paper's THumB set-up, the Human-H summary against all ten references, MENLI averaged over them). Scores go to
 ``runs/stress_scores/<set-up>.json`` (not committed: it is a cache, rebuilt by rerunning).
 """
 from __future__ import annotations
@@ -33,6 +34,10 @@ SETUPS = {
     "tedmt": ("multiref/multiref_tedmt_zhen_2refs.jsonl", ["--gold-ref", "0", "--ref-index", "1"]),
     "wmt21": ("multiref/multiref_wmt21_deen_2refs_allsys.jsonl", ["--gold-ref", "0", "--ref-index", "1"]),
     "thumb": ("judgments/summ_thumb_cnndm_10refs.jsonl", ["--gold-ref", "0", "--ref-index", "1", "--limit", "100"]),
+    # the blind-spot paper's summarization set-up: the original CNN/DM summary as gold, all ten crowd summaries as
+    # references, scores averaged over references (docs/stress/thumb_cnndm_paper/ for the other metrics)
+    "thumb_paper": ("judgments/summ_thumb_cnndm_10refs.jsonl",
+                    ["--gold-system", "Human-H", "--ref-index", "all", "--aggregation", "mean", "--limit", "100"]),
 }
 
 # MENLI variants: e, <->, the packaged NLI model; k1 = each sentence's best lexical neighbour plus its positional
@@ -95,8 +100,8 @@ def build_metric(name: str, cli_args: argparse.Namespace, shared: dict) -> Calla
         if "nli" not in shared:
             shared["nli"] = PairCache(load_nli(cli_args.nli_model), max_pairs=3_000_000)
         options = MENLI_VARIANTS[name]
-        return lambda h, r: menli_scores(shared["nli"], h, r, "e", "<->", "max", batch_size=64, progress=False,
-                                         **options)
+        return lambda h, r: menli_scores(shared["nli"], h, r, "e", "<->", cli_args.aggregation, batch_size=64,
+                                         progress=False, **options)
     if name in OTHER_METRICS:
         from nlgmetrics.cli.evaluate import build_scorer
 

@@ -91,3 +91,26 @@ def test_passed_table_counts_passed_of_judged_per_report(tmp_path):
         (tmp_path / name / "report.json").write_text(json.dumps({"metrics": list(summary), "summary": summary}))
     table = passed_table([tmp_path / "a", tmp_path / "b" / "report.json"])
     assert table.splitlines()[2:] == ["| a | 3/4 | - |", "| b | 1/1 | 0/2 |"]
+
+
+def test_stress_menli_paper_thumb_set_up_averages_menli_over_all_references(tiny):
+    import argparse
+
+    from bench.stress_menli import SETUPS, build_metric
+    from menli import menli_scores
+    from nlgmetrics.cli.evaluate import make_parser
+    from nlgmetrics.nli import load_nli
+
+    _, options = SETUPS["thumb_paper"]
+    cli = make_parser().parse_args(["stress", "--data", "x.jsonl", "--out", "o", "--metric", "x", *options])
+    assert (cli.gold_system, cli.ref_index, cli.aggregation, cli.limit) == ("Human-H", "all", "mean", 100)
+    hyps = ["a man is playing a guitar", "the cat sleeps on the sofa"]
+    refs = [["a man plays guitar", "nobody is playing anything"], ["a cat is asleep", "the dog barks loudly"]]
+    nli = load_nli(str(tiny["nli"]))
+    scored = {}
+    for aggregation in ("mean", "max"):
+        fn = build_metric("menli", argparse.Namespace(nli_model=str(tiny["nli"]), aggregation=aggregation), {})
+        scored[aggregation] = np.asarray(fn(hyps, refs))
+        expected = menli_scores(nli, hyps, refs, "e", "<->", aggregation, granularity="text")
+        np.testing.assert_allclose(scored[aggregation], expected, rtol=1e-6)
+    assert not np.allclose(scored["mean"], scored["max"])
