@@ -176,3 +176,6 @@ def test_devmix_versus_encoder_compares_two_encoders_on_the_same_rows(capsys, tm
     same = json.loads(out[-1])
     assert code == 0, err
     assert same["signature"] == same["versus_signature"] and same["sets"][0]["difference"] == 0.0
+    code, _, err = _run(capsys, "devmix", "--mix", str(mix), "--data-root", str(tmp_path), "--metric", "bertscore",
+                        "--versus", "chrf", "--versus-encoder", str(tiny["encoder"]), "--half", "select", "--quiet")
+    assert code == 1 and "--versus chrf has no encoder" in err

@@ -60,6 +60,11 @@ def _cached_scores(scorer: Any, rows: Sequence[dict], row_scores: Callable, cach
     return scores
 
 
+def _uses_encoder(metric: str) -> bool:
+    """Whether --encoder changes this metric (bertscore, cosine, or a menli+ combination with one of them)."""
+    return any(part in ("bertscore", "cosine") for part in metric.split("+"))
+
+
 def cmd_devmix(args: argparse.Namespace, build_scorer: Callable, row_scores: Callable) -> dict:
     from nlgmetrics.metaeval import (
         InputError, atomic_write, paired_bootstrap_tau_like, paired_bootstrap_tau_like_mix, system_pearson,
@@ -71,6 +76,9 @@ def cmd_devmix(args: argparse.Namespace, build_scorer: Callable, row_scores: Cal
         raise InputError("--bootstrap must be >= 1 resample")
     if args.limit_items is not None and args.limit_items < 1:
         raise InputError("--limit-items must be a positive number of items")
+    if args.versus_encoder and not _uses_encoder(args.versus):
+        raise InputError(f"--versus-encoder changes only bertscore/cosine baselines; --versus {args.versus} has no "
+                         f"encoder")
     mix = load_mix(args.mix)
     entries = mix["sets"]
     if args.sets:
@@ -107,8 +115,9 @@ def cmd_devmix(args: argparse.Namespace, build_scorer: Callable, row_scores: Cal
         mix_sets.append((a, b, human, items))
     pooled = paired_bootstrap_tau_like_mix(mix_sets, args.bootstrap, args.seed)
     label_a, label_b = args.metric, args.versus
-    if args.versus_encoder and args.versus_encoder != args.encoder:  # same metric, two encoders: say which is which
-        label_a, label_b = f"{args.metric} ({args.encoder})", f"{args.versus} ({args.versus_encoder})"
+    if args.versus_encoder and args.versus_encoder != args.encoder:  # two encoders: say which side has which
+        label_b = f"{args.versus} ({args.versus_encoder})"
+        label_a = f"{args.metric} ({args.encoder})" if _uses_encoder(args.metric) else args.metric
     result = {"metric": args.metric, "versus": args.versus, "label_a": label_a, "label_b": label_b,
               "signature": scorer.signature(),
               "versus_signature": other.signature(), "half": args.half, "split_seed": mix["split_seed"],
