@@ -584,6 +584,17 @@ def test_rule_edits_reuse_perturb_and_depend_only_on_the_seed() -> None:
     assert isinstance(too_wide, str) and "max_span" in too_wide
 
 
+def _same_rows(a, b) -> bool:
+    """Equal, except that floats may differ by 1e-6 (nested lists and dicts compared element by element)."""
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and abs(a - b) <= 1e-6
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_rows(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same_rows(x, y) for x, y in zip(a, b))
+    return a == b
+
+
 def test_synthesis_with_rule_edits_keeps_the_invariants(tiny_dir: dict[str, Path]) -> None:
     from sescore.synthesis.config import ConfigError, RulesConfig, validate
     from sescore.synthesis.rules import load_rule_context
@@ -600,7 +611,12 @@ def test_synthesis_with_rule_edits_keeps_the_invariants(tiny_dir: dict[str, Path
     rows = synthesize_group(sentences, models, config)
     assert rows == synthesize_group(sentences, models, config)  # deterministic
     alone = synthesize_group(sentences[2:3], models, config)
-    assert alone == [r for r in rows if r["sentence_index"] == 2]  # independent of the group's other sentences
+    # independent of the group's other sentences: every text, edit and score alike; the NLI probabilities kept in
+    # the history come from batches of another composition, where the tiny NLI's probabilities move by ~3e-8 (BLAS
+    # sums in another order; measured, and one CI run failed the exact comparison), so floats are compared to 1e-6
+    group = [r for r in rows if r["sentence_index"] == 2]
+    assert _same_rows(alone, group), (alone, group)
+    assert not _same_rows([{"p": 0.5}], [{"p": 0.5001}]) and not _same_rows([{"t": "a"}], [{"t": "b"}])
     applied = [h for r in rows for h in r["history"] if h["status"] == "applied" and h["kind"].startswith("rule_")]
     assert len({h["kind"] for h in applied}) >= 4, applied
     assert all(h["filler"] == "rule" and h["operation"] in ("insert", "replace", "delete") for h in applied)
