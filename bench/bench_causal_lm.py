@@ -19,7 +19,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_peers import WMT_FILE, agreement, read_jsonl, wmt_one_system  # noqa: E402
-from bench.common import data_dir, load_average, runs_in_turns, write_results, write_worker_result  # noqa: E402
+from bench.common import (  # noqa: E402
+    best_of_turns, data_dir, load_average, runs_in_turns, write_results, write_worker_result,
+)
 
 MODELS = ["packaged:smollm2", "packaged:gemma3-270m"]
 
@@ -56,24 +58,18 @@ def worker(args: argparse.Namespace) -> None:
 
 def summarise(runs: dict[str, list[dict]], texts: int, reference: str = MODELS[0]) -> list[dict]:
     """One row per model: best time, its ratio to SmolLM2's, tokens/s, memory, and agreement of the scores."""
-    base = runs[reference]
-    if not base:
-        raise SystemExit(f"the {reference} runs failed; see the output above")
-    best_base = min(r["score_s"] for r in base)
     rows = []
-    for model, done in runs.items():
-        if not done:
+    for model, b in best_of_turns(runs, reference, reference).items():
+        if b is None:
             rows.append({"model": model, "texts": texts, "status": "failed"})
             continue
-        best = min(r["score_s"] for r in done)
-        first = done[0]
+        first = b["first"]
         rows.append({
             "model": model, "layers": first["layers"], "params_m": first["params_m"], "texts": texts,
-            "tokens": first["tokens"], "seconds": best, "texts_per_s": texts / best,
-            "tokens_per_s": first["tokens"] / best, "time_ratio_to_smollm2": best / best_base,
-            "prepare_s_first": first["prepare_s"], "load_s": min(r["load_s"] for r in done),
-            "peak_rss_mb": max(r["peak_rss_mb"] for r in done),
-            "pearson_with_smollm2": agreement(base[0]["scores"], first["scores"])["pearson"],
+            "tokens": first["tokens"], "seconds": b["best"], "texts_per_s": texts / b["best"],
+            "tokens_per_s": first["tokens"] / b["best"], "time_ratio_to_smollm2": b["ratio"],
+            "prepare_s_first": first["prepare_s"], "load_s": b["load_s"], "peak_rss_mb": b["peak_rss_mb"],
+            "pearson_with_smollm2": agreement(runs[reference][0]["scores"], first["scores"])["pearson"],
             "hash": first["hash"], "status": "ok",
         })
     return rows

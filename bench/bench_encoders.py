@@ -18,7 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_peers import WMT_FILE, agreement, read_jsonl, wmt_one_system  # noqa: E402
-from bench.common import data_dir, load_average, runs_in_turns, write_results, write_worker_result  # noqa: E402
+from bench.common import (  # noqa: E402
+    best_of_turns, data_dir, load_average, runs_in_turns, write_results, write_worker_result,
+)
 
 ENCODERS = ["packaged:minilm", "packaged:mpnet", "packaged:me5-small"]
 
@@ -55,24 +57,19 @@ def worker(args: argparse.Namespace) -> None:
 
 def summarise(runs: dict[str, list[dict]], segments: int, reference: str = ENCODERS[0]) -> list[dict]:
     """One row per encoder: best time, its ratio to MiniLM's, peak memory, and agreement of its F1 with MiniLM's."""
-    base = runs[reference]
-    if not base:
-        raise SystemExit("the MiniLM runs failed; see the output above")
-    best_base = min(r["score_s"] for r in base)
     rows = []
-    for encoder, done in runs.items():
-        if not done:
+    for encoder, b in best_of_turns(runs, reference, "MiniLM").items():
+        if b is None:
             rows.append({"encoder": encoder, "segments": segments, "status": "failed"})
             continue
-        best = min(r["score_s"] for r in done)
-        first = done[0]
+        first = b["first"]
         rows.append({
             "encoder": encoder, "layers": first["layers"], "hidden": first["hidden"],
-            "params_m": first["params_m"], "segments": segments, "seconds": best, "segments_per_s": segments / best,
-            "time_ratio_to_minilm": best / best_base, "prepare_s_first": first["prepare_s"],
-            "load_s": min(r["load_s"] for r in done), "peak_rss_mb": max(r["peak_rss_mb"] for r in done),
+            "params_m": first["params_m"], "segments": segments, "seconds": b["best"],
+            "segments_per_s": segments / b["best"], "time_ratio_to_minilm": b["ratio"],
+            "prepare_s_first": first["prepare_s"], "load_s": b["load_s"], "peak_rss_mb": b["peak_rss_mb"],
             "mean_f1": sum(first["scores"]) / len(first["scores"]),
-            "pearson_with_minilm": agreement(base[0]["scores"], first["scores"])["pearson"],
+            "pearson_with_minilm": agreement(runs[reference][0]["scores"], first["scores"])["pearson"],
             "hash": first["hash"], "status": "ok",
         })
     return rows

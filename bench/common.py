@@ -142,6 +142,22 @@ def runs_in_turns(script: Path, names: list[str], extra: list[str], repeats: int
     return runs
 
 
+def best_of_turns(runs: dict[str, list[dict]], reference: str, label: str) -> dict[str, dict | None]:
+    """Per name of ``runs_in_turns``: None if every run failed, else the best ``score_s``, its ratio to the
+    reference's best, the fastest ``load_s``, the highest ``peak_rss_mb`` and the first run (for the facts every run
+    shares). Exits naming ``label`` when the reference itself never finished: no ratio means anything then."""
+    if not runs[reference]:
+        raise SystemExit(f"the {label} runs failed; see the output above")
+    best_base = min(r["score_s"] for r in runs[reference])
+    out: dict[str, dict | None] = {}
+    for name, done in runs.items():
+        best = min((r["score_s"] for r in done), default=None)
+        out[name] = None if best is None else {
+            "best": best, "ratio": best / best_base, "load_s": min(r["load_s"] for r in done),
+            "peak_rss_mb": max(r["peak_rss_mb"] for r in done), "first": done[0]}
+    return out
+
+
 def write_worker_result(path: str, result: dict) -> None:
     """A worker's answer to its parent, written at the very end so a half-finished run leaves no file."""
     Path(path).write_text(json.dumps(result))
