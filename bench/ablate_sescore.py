@@ -32,8 +32,6 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import REPO, write_results  # noqa: E402
@@ -96,7 +94,9 @@ def export_init(folder: Path, last_logit: float) -> None:
 
 def devmix(checkpoint: str, half: str, cache: str) -> dict:
     """``evaluate.py devmix`` of one SEScore checkpoint against BERTScore (same encoder): its JSON line."""
-    encoder = yaml.safe_load((Path(checkpoint) / "hparams.yaml").read_text(encoding="utf-8"))["encoder"]
+    from sescore.regressor.checkpoint import read_hparams
+
+    encoder = read_hparams(checkpoint)["encoder"]
     command = [sys.executable, "evaluate.py", "devmix", "--half", half, "--metric", "sescore", "--checkpoint",
                checkpoint, "--versus", "bertscore", "--encoder", encoder, "--cache", cache, "--quiet"]
     out = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
