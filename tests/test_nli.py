@@ -124,6 +124,21 @@ def test_training_writes_a_small_safetensors_yaml_checkpoint(trained_adapter):
     assert report["trainable_parameters"] > 0
 
 
+def test_a_failing_test_pass_keeps_the_trained_adapter(tiny, tmp_path):
+    """Training takes hours on CPU; an error while scoring the test sets must not throw the weights away."""
+    data = _tiny_nli_data(tmp_path / "train.jsonl")
+    config = NLITrainConfig(
+        base=str(tiny["encoder"]), train_files=[str(data)], test_files={"gone": str(tmp_path / "missing.jsonl")},
+        dev_size=6, batch_size=8, epochs=1, lr=1e-3, lora=LoraShape(r=2, alpha=4, target_modules=r".*\.(query|value)"),
+        output=str(tmp_path / "ckpt"), accelerator="cpu", devices=1,
+    )
+    with pytest.raises(Exception, match="missing.jsonl"):
+        train_nli(config)
+    assert json.loads((tmp_path / "ckpt" / "report.json").read_text())["tests"] == "pending"
+    model = load_nli(str(tmp_path / "ckpt"))
+    assert model.predict_proba(["the cat runs"], ["a cat runs"]).shape == (1, 3)
+
+
 def test_adapter_reloads_to_the_same_predictions(trained_adapter, tiny):
     ckpt, _ = trained_adapter
     model = load_nli(str(ckpt))

@@ -376,14 +376,6 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
         "tests": {},
         "history": history,
     }
-    for name, path in config.test_files.items():
-        test_rows = read_nli_jsonl(path)
-        logits = model_logits(merged_view, tokenizer, test_rows, config.max_length)
-        labels = [r["label"] for r in test_rows]
-        report["tests"][name] = {
-            "raw": nli_report(softmax(logits, axis=1), labels),
-            "calibrated": nli_report(softmax(logits / temperature, axis=1), labels),
-        }
     adapter = AdapterConfig(
         base=config.base,
         base_hash=fingerprint(base.location),
@@ -393,6 +385,19 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
         temperature=temperature,
         record={"config": _plain(asdict(config)), "report": report},
     )
+    # Export before the test passes: hours of training must survive a crash or a kill during evaluation.
+    save_adapter(peft_model, adapter, config.output)
+    (Path(config.output) / "report.json").write_text(json.dumps({**report, "tests": "pending"}, indent=1))
+    print(f"exported the NLI adapter to {Path(config.output).resolve()} (test sets next)", file=sys.stderr, flush=True)
+    for name, path in config.test_files.items():
+        test_rows = read_nli_jsonl(path)
+        logits = model_logits(merged_view, tokenizer, test_rows, config.max_length)
+        labels = [r["label"] for r in test_rows]
+        report["tests"][name] = {
+            "raw": nli_report(softmax(logits, axis=1), labels),
+            "calibrated": nli_report(softmax(logits / temperature, axis=1), labels),
+        }
+    adapter.record = {"config": _plain(asdict(config)), "report": report}
     save_adapter(peft_model, adapter, config.output)
     (Path(config.output) / "report.json").write_text(json.dumps(report, indent=1))
     write_model_card(config, report, config.output, recipe)
