@@ -81,14 +81,16 @@ def main() -> None:
             scored[model, protocol] = adversarial_scores(score_against, rows, reference_free)
             seconds[model, protocol] = time.perf_counter() - started
 
-    out = []
+    out, by_type = [], []
     for protocol in PROTOCOLS:
         good, bad, types = scored[models[0], protocol]
         base = good > bad
         for model in models:
             good, bad, types = scored[model, protocol]
+            accuracy = preference_accuracy(good, bad, types)
+            by_type.append({"protocol": protocol, "model": model, **accuracy["per_type"]})
             row = {"protocol": protocol, "model": model, "rows": len(types),
-                   "accuracy": preference_accuracy(good, bad, types)["mean"], "seconds": seconds[model, protocol]}
+                   "accuracy": accuracy["mean"], "seconds": seconds[model, protocol]}
             if model != models[0]:
                 boot = stratified_bootstrap_difference(good > bad, base, types, args.resamples)
                 row.update({"diff_to_first": boot["difference"],
@@ -102,6 +104,11 @@ def main() -> None:
                   [f"Rows resampled within error type ({args.resamples} resamples, seed 0); not_better = share of resamples where"
                    f" the model's mean accuracy is not above {models[0]}'s.",
                    "Reference-free rows anchor on the German source: an English-only NLI model reads it as noise."])
+    type_names = sorted({t for row in by_type for t in row} - {"protocol", "model"})
+    write_results(f"{args.name}_by_type", {"models": models, "data": str(path), "limit": args.limit}, by_type,
+                  ["protocol", "model", *type_names],
+                  "The same runs by error type: share of rows where the paraphrase scores strictly higher",
+                  ["Where an NLI model is blind shows here: the mean in the first table is the unweighted mean of a row."])
 
 
 if __name__ == "__main__":

@@ -110,13 +110,26 @@ def build_metric(name: str, cli_args: argparse.Namespace, shared: dict) -> Calla
     raise SystemExit(f"unknown metric {name!r}; choose from {', '.join([*MENLI_VARIANTS, *OTHER_METRICS])}")
 
 
+def stats_for(path: str, metric_name: str) -> Any:
+    """A stats.json, or bench/ablate_menli_combiner.py's result file: then its fixed dev-mix ranges of MENLI and
+    ``metric_name``, so a stress run combines with exactly the normalisation the combiner table was chosen with."""
+    from menli import CombinationStats, MinMax
+
+    raw = json.loads(Path(path).read_text(encoding="utf-8")) if Path(path).is_file() else {}
+    if "ranges" not in raw:
+        return CombinationStats.load(path)
+    if metric_name not in raw["ranges"]:
+        raise SystemExit(f"{path} has ranges for {sorted(raw['ranges'])}, not {metric_name!r}")
+    return CombinationStats(MinMax(**raw["ranges"]["menli"]), MinMax(**raw["ranges"][metric_name]))
+
+
 def combined_metric(spec: str, store: ScoreStore) -> tuple[str, Callable]:
     """``nli+metric:w:stats.json`` -> a stress metric over stored scores with a fixed weight and fixed ranges."""
-    from menli import CombinationStats, combine
+    from menli import combine
 
     pair, weight, stats_path = spec.split(":")
     nli_name, metric_name = pair.split("+")
-    stats = CombinationStats.load(stats_path)
+    stats = stats_for(stats_path, metric_name)
 
     def score(hyps: Sequence[str], refs: Sequence, srcs: Any) -> list[float]:
         keys = [row_key(h, r) for h, r in zip(hyps, refs)]

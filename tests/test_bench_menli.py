@@ -82,6 +82,17 @@ def test_combined_stress_metric_reads_stored_scores_with_fixed_stats(tmp_path):
         metric(["other"], ["r"], None)
 
 
+def test_combined_stress_metric_takes_the_combiner_ablation_ranges(tmp_path):
+    store = ScoreStore(tmp_path / "s.json")
+    store.scores = {"menli-s-mean": {row_key("h", "r"): 0.5}, "chrf": {row_key("h", "r"): 55.0}}
+    result = tmp_path / "menli_combiner.json"
+    result.write_text(json.dumps({"ranges": {"menli": {"low": 0.0, "high": 1.0}, "chrf": {"low": 10.0, "high": 100.0}}}))
+    _, metric = combined_metric(f"menli-s-mean+chrf:0.3:{result}", store)
+    assert metric(["h"], ["r"], None) == pytest.approx([0.3 * 0.5 + 0.7 * 0.5])
+    with pytest.raises(SystemExit, match="not 'bertscore'"):
+        combined_metric(f"menli-s-mean+bertscore:0.3:{result}", store)
+
+
 def test_passed_table_counts_passed_of_judged_per_report(tmp_path):
     from bench.stress_menli import passed_table
 
