@@ -115,8 +115,11 @@ def stats_for(path: str, metric_name: str) -> Any:
     ``metric_name``, so a stress run combines with exactly the normalisation the combiner table was chosen with."""
     from menli import CombinationStats, MinMax
 
-    raw = json.loads(Path(path).read_text(encoding="utf-8")) if Path(path).is_file() else {}
-    if "ranges" not in raw:
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        raw = {}  # CombinationStats.load names the problem (no such file, not JSON)
+    if not isinstance(raw, dict) or "ranges" not in raw:
         return CombinationStats.load(path)
     if metric_name not in raw["ranges"]:
         raise SystemExit(f"{path} has ranges for {sorted(raw['ranges'])}, not {metric_name!r}")
