@@ -37,9 +37,12 @@ LICENCES = {
     "packaged:gemma3-270m": "Gemma Terms of Use (not OSI; opt-in)",
     "packaged:nli-minilm": "base Apache-2.0; SICK in training: CC BY-NC-SA (--commercial-only drops it)",
     "packaged:nli-me5": "base MIT; SICK in training: CC BY-NC-SA (--commercial-only drops it)",
+    "packaged:nli-mpnet": "base Apache-2.0; SICK in training: CC BY-NC-SA (--commercial-only drops it)",
 }
 ENCODER_QUALITY = {"packaged:mpnet": "encoders_devmix_mpnet.json", "packaged:me5-small": "encoders_devmix_me5.json"}
-NLI_BASE = {"packaged:nli-minilm": "packaged:minilm", "packaged:nli-me5": "packaged:me5-small"}
+NLI_BASE = {"packaged:nli-minilm": "packaged:minilm", "packaged:nli-me5": "packaged:me5-small",
+            "packaged:nli-mpnet": "packaged:mpnet"}
+NLI_FOLDERS = {"packaged:nli-minilm": "minilm-lora", "packaged:nli-me5": "me5-lora", "packaged:nli-mpnet": "mpnet-lora"}
 
 
 def _read(name: str) -> dict | None:
@@ -106,7 +109,7 @@ def nli_rows() -> list[dict]:
     adversarial = {(r["protocol"], r["model"]): r["accuracy"] for r in (_read("nli_adversarial.json") or {"rows": []})["rows"]}
     checkpoints = Path(__file__).resolve().parents[1] / "nlgmetrics" / "nli" / "checkpoints"
     rows = []
-    for spec, folder in (("packaged:nli-minilm", "minilm-lora"), ("packaged:nli-me5", "me5-lora")):
+    for spec, folder in NLI_FOLDERS.items():
         tests = json.loads((checkpoints / folder / "report.json").read_text())["tests"]
         s = speed.get(spec, {})
         rows.append({
@@ -135,6 +138,10 @@ def causal_rows() -> list[dict]:
     return rows
 
 
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
 def _f(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
@@ -150,7 +157,7 @@ def markdown(encoders: list[dict], nli: list[dict], causal: list[dict]) -> str:
                 else "(baseline)")
         lines.append(f"| `{r['model']}` | " + " | ".join(_f(r.get(f"tau_{s}"), 4) for s in sets) +
                      f" | {_f(r['mean_tau'], 4)} | {diff} | {_f(r.get('not_better'))} | {_f(r['segments_per_s'], 1)} "
-                     f"| {_f(r['time_ratio'], 2)}x | {_mb(r['disk_mb'])} | {r['licence']} |")
+                     f"| {_ratio(r['time_ratio'])} | {_mb(r['disk_mb'])} | {r['licence']} |")
     lines += ["", "## nli (3-way accuracy on the visible test sets; MENLI `e <->` mean accuracy on "
               "adv_menli_wmt20_de)", "",
               "| model | SNLI | SICK | Breaking-NLI | adversarial, English ref | adversarial, German source "
@@ -158,7 +165,7 @@ def markdown(encoders: list[dict], nli: list[dict], causal: list[dict]) -> str:
     for r in nli:
         lines.append(f"| `{r['model']}` | {_f(r['snli'])} | {_f(r['sick'])} | {_f(r['breaking_nli'])} | "
                      f"{_f(r['adv_ref'])} | {_f(r['adv_src_de'])} | {_f(r['pairs_per_s'], 1)} | "
-                     f"{_f(r['time_ratio'], 2)}x | {r['adapter_mb']:.1f} MB | {_mb(r['disk_mb'])} | {r['licence']} |")
+                     f"{_ratio(r['time_ratio'])} | {r['adapter_mb']:.1f} MB | {_mb(r['disk_mb'])} | {r['licence']} |")
     splits = [k[5:] for k in causal[0] if k.startswith("mars_")]
     lines += ["", "## causal_lm (MARS-cosine on ROC, MiniLM, shipped weighting: Kendall on the **select** half of each "
               "split; lm-likelihood throughput)", "",
@@ -166,7 +173,7 @@ def markdown(encoders: list[dict], nli: list[dict], causal: list[dict]) -> str:
               "| disk | licence |", "|---" * (len(splits) + 6) + "|"]
     for r in causal:
         lines.append(f"| `{r['model']}` | " + " | ".join(_f(r.get(f"mars_{s}")) for s in splits) +
-                     f" | {_f(r['texts_per_s'], 1)} | {_f(r['tokens_per_s'], 0)} | {_f(r['time_ratio'], 2)}x | "
+                     f" | {_f(r['texts_per_s'], 1)} | {_f(r['tokens_per_s'], 0)} | {_ratio(r['time_ratio'])} | "
                      f"{_mb(r['disk_mb'])} | {r['licence']} |")
     lines += ["", "- Sources: bench/results/encoders_devmix_*.json, encoders.json, nlgmetrics/nli/checkpoints/*/report.json, "
               "nli_adversarial.json, nli_models.json, mars_roc_ablation.json (unbounded masking, before the window), "

