@@ -40,9 +40,17 @@ LICENCES = {
     "packaged:nli-mpnet": "base Apache-2.0; SICK in training: CC BY-NC-SA (--commercial-only drops it)",
 }
 ENCODER_QUALITY = {"packaged:mpnet": "encoders_devmix_mpnet.json", "packaged:me5-small": "encoders_devmix_me5.json"}
-NLI_BASE = {"packaged:nli-minilm": "packaged:minilm", "packaged:nli-me5": "packaged:me5-small",
-            "packaged:nli-mpnet": "packaged:mpnet"}
-NLI_FOLDERS = {"packaged:nli-minilm": "minilm-lora", "packaged:nli-me5": "me5-lora", "packaged:nli-mpnet": "mpnet-lora"}
+NLI_MODELS = ("packaged:nli-minilm", "packaged:nli-me5", "packaged:nli-mpnet")
+
+
+def shipped_adapter(spec: str) -> tuple[Path, str]:
+    """(folder, base role value) of a shipped NLI adapter: the folder from the model registry, the base from the
+    adapter's own nli.yaml, so neither is written down twice."""
+    from nlgmetrics.modelroles.resolve import PACKAGED
+    from nlgmetrics.nli.checkpoint import read_adapter_config
+
+    folder = Path(PACKAGED[spec.split(":", 1)[1]].locate())
+    return folder, read_adapter_config(folder).base
 
 
 def _read(name: str) -> dict | None:
@@ -65,9 +73,8 @@ def disk_mb(spec: str) -> float | None:
     if any(importlib.util.find_spec(m) is None for m in packaged.modules):
         return None
     location = Path(resolve(packaged.roles[0], spec).location).resolve()
-    base = NLI_BASE.get(spec)
-    if base is not None:  # a shipped adapter folder over a packaged base (whose package the adapter also needs)
-        base_mb = disk_mb(base)
+    if "nli" in packaged.roles:  # a shipped adapter folder over a packaged base (whose package the adapter also needs)
+        base_mb = disk_mb(shipped_adapter(spec)[1])
         return None if base_mb is None else _tree_mb(location) + base_mb
     total = sum(_tree_mb(Path(list(importlib.util.find_spec(m).submodule_search_locations)[0]))
                 for m in packaged.modules)
@@ -107,17 +114,17 @@ def encoder_rows() -> list[dict]:
 def nli_rows() -> list[dict]:
     speed = {r["model"]: r for r in (_read("nli_models.json") or {"rows": []})["rows"]}
     adversarial = {(r["protocol"], r["model"]): r["accuracy"] for r in (_read("nli_adversarial.json") or {"rows": []})["rows"]}
-    checkpoints = Path(__file__).resolve().parents[1] / "nlgmetrics" / "nli" / "checkpoints"
     rows = []
-    for spec, folder in NLI_FOLDERS.items():
-        tests = json.loads((checkpoints / folder / "report.json").read_text())["tests"]
+    for spec in NLI_MODELS:
+        folder = shipped_adapter(spec)[0]
+        tests = json.loads((folder / "report.json").read_text())["tests"]
         s = speed.get(spec, {})
         rows.append({
             "model": spec, **{name: tests[name]["raw"]["accuracy"] for name in ("snli", "sick", "breaking_nli")},
             "adv_ref": adversarial.get(("reference-based", spec)),
             "adv_src_de": adversarial.get(("reference-free (German source)", spec)),
             "pairs_per_s": s.get("pairs_per_s"), "time_ratio": s.get("time_ratio_to_first"),
-            "adapter_mb": _tree_mb(checkpoints / folder), "disk_mb": disk_mb(spec), "licence": LICENCES[spec],
+            "adapter_mb": _tree_mb(folder), "disk_mb": disk_mb(spec), "licence": LICENCES[spec],
         })
     return rows
 
