@@ -385,9 +385,13 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
         temperature=temperature,
         record={"config": _plain(asdict(config)), "report": report},
     )
+
+    def export(report_json: dict) -> None:  # adapter.record holds ``report`` itself, so the YAML has its current state
+        save_adapter(peft_model, adapter, config.output)
+        (Path(config.output) / "report.json").write_text(json.dumps(report_json, indent=1))
+
     # Export before the test passes: hours of training must survive a crash or a kill during evaluation.
-    save_adapter(peft_model, adapter, config.output)
-    (Path(config.output) / "report.json").write_text(json.dumps({**report, "tests": "pending"}, indent=1))
+    export({**report, "tests": "pending"})
     print(f"exported the NLI adapter to {Path(config.output).resolve()} (test sets next)", file=sys.stderr, flush=True)
     for name, path in config.test_files.items():
         test_rows = read_nli_jsonl(path)
@@ -397,9 +401,7 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
             "raw": nli_report(softmax(logits, axis=1), labels),
             "calibrated": nli_report(softmax(logits / temperature, axis=1), labels),
         }
-    adapter.record = {"config": _plain(asdict(config)), "report": report}
-    save_adapter(peft_model, adapter, config.output)
-    (Path(config.output) / "report.json").write_text(json.dumps(report, indent=1))
+    export(report)
     write_model_card(config, report, config.output, recipe)
     print(f"exported the NLI adapter to {Path(config.output).resolve()}", file=sys.stderr, flush=True)
     return report
