@@ -5,10 +5,31 @@ process group state earlier tests left behind, which made the sync fail only ins
 """
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import sys
 from pathlib import Path
+from typing import Iterator
+
+
+@contextlib.contextmanager
+def gloo_group(rank: int, world: int, port: int) -> Iterator[None]:
+    """A two-process gloo group that no rank leaves while another still talks to it.
+
+    Without the closing barrier the rank that hosts the TCP store could tear it down while the other rank was
+    still finishing its last collective, and that rank then died with SIGABRT ("terminate called without an
+    active exception") in about one CI run in many - after its results were already correct.
+    """
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=60))
+    try:
+        yield
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
 
 
 def build(name: str, args: dict, per_sample: bool = False):
@@ -25,12 +46,8 @@ def build(name: str, args: dict, per_sample: bool = False):
 
 
 def main(args_file: str, rank: int) -> None:
-    import torch.distributed as dist
-
     args = json.loads(Path(args_file).read_text())
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{args['port']}", rank=rank,
-                            world_size=args["world"], timeout=datetime.timedelta(seconds=60))
-    try:
+    with gloo_group(rank, args["world"], args["port"]):
         metric = build(args["name"], args, per_sample=True)
         if rank == 0:  # rank 1 never updates: its empty state must still sync
             metric.update(args["hyps"], args["refs"])
@@ -40,8 +57,6 @@ def main(args_file: str, rank: int) -> None:
             mean.update(args["hyps"], args["refs"])
         Path(args["out_dir"], f"rank{rank}.json").write_text(json.dumps(
             {"per_sample": values.tolist(), "dtype": str(values.dtype), "mean": float(mean.compute())}))
-    finally:
-        dist.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -143,17 +143,14 @@ def test_menli_with_a_real_tiny_classifier(tiny):
 
 
 def _ddp_worker(rank, world_size, port, shards, out_dir):
-    import torch.distributed as dist
+    from ddp_worker import gloo_group
 
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size)
-    try:
+    with gloo_group(rank, world_size, port):
         metric = MENLI(nli=TableNLI(), per_sample=True)
         hyps, refs = shards[rank]
         metric.update(hyps, refs)
         values = metric.compute().numpy()
         np.save(f"{out_dir}/rank{rank}.npy", values)
-    finally:
-        dist.destroy_process_group()
 
 
 def test_torchmetric_state_merges_across_two_gloo_processes(tmp_path):

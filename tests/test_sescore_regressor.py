@@ -578,14 +578,12 @@ def _free_port() -> int:
 
 
 def _ddp_worker(rank: int, world: int, port: int, checkpoint: str, hyps: list, refs: list, out_dir: str) -> None:
-    import torch.distributed as dist
-
+    from ddp_worker import gloo_group
     from sescore.regressor.metric import SEScore
     from sescore.regressor.selection import DevTauLike
 
     torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
-    try:
+    with gloo_group(rank, world, port):
         mine = slice(rank * len(hyps) // world, (rank + 1) * len(hyps) // world)
         per_sample = SEScore(checkpoint=checkpoint, per_sample=True, batch_size=2)
         per_sample.update(hyps[mine], refs[mine])
@@ -602,8 +600,6 @@ def _ddp_worker(rank: int, world: int, port: int, checkpoint: str, hyps: list, r
         result = {"per_sample": per_sample.compute().tolist(), "mean": float(mean.compute()),
                   "tau": float(tau.compute())}
         Path(out_dir, f"rank{rank}.json").write_text(json.dumps(result))
-    finally:
-        dist.destroy_process_group()
 
 
 def test_metric_state_merges_across_two_processes(fitted, tmp_path):
