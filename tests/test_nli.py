@@ -206,6 +206,20 @@ def test_model_card_names_its_base_and_only_compares_minilm_to_the_minilm_full_f
     assert ("## Against the full fine-tune" in card) == (base == "packaged:minilm")
     assert "Retrain: `python train.py nli --config configs/nli/x.yaml`." in card
     assert "1.0 MB" in card and "2.0 min of training" in card
+    assert "classifier and pooler trained in full" in card  # LoraShape's default modules_to_save
+
+
+def test_model_card_names_the_modules_actually_trained_in_full(tmp_path):
+    """MPNet's classifier has no pooler: its card must not claim one was trained."""
+    from nlgmetrics.nli.checkpoint import LoraShape
+    from nlgmetrics.nli.training import write_model_card
+
+    (tmp_path / "adapter.safetensors").write_bytes(b"\0" * 1024)
+    report = {"train_rows": 9, "dev_rows": 1, "trainable_parameters": 7, "temperature": 1.0, "train_seconds": 6.0,
+              "history": [], "tests": {}}
+    config = NLITrainConfig(base="packaged:mpnet", epochs=1, lora=LoraShape(modules_to_save=["classifier"]))
+    card = write_model_card(config, report, tmp_path).read_text()
+    assert "; classifier trained in full (7 trainable parameters)" in card and "pooler" not in card
 
 
 def test_every_shipped_nli_adapter_is_small_fp16_and_names_a_packaged_base():
