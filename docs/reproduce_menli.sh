@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Re-runs every evaluate.py measurement quoted in the README's MENLI section and keeps the JSON line each printed.
 # Usage: bash docs/reproduce_menli.sh   (needs ../shared/data; about 15 minutes on 2 CPU cores)
+#        WITH_MPNET=1 bash docs/reproduce_menli.sh   adds the rows of the opt-in packaged:nli-mpnet
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -20,5 +21,12 @@ run adv_menli+bertscore adversarial --metric menli+bertscore --weight 0.2 --data
 TED="$DATA/judgments/mt_mqm_wmt21_ted_zhen.jsonl"
 for m in menli bertscore chrf bleu; do run "ted_zhen_$m" correlate --metric "$m" --data "$TED"; done
 run ted_zhen_menli+bertscore correlate --metric menli+bertscore --weight 0.2 --data "$TED"
+if [ "${WITH_MPNET:-0}" = 1 ]; then  # the opt-in English NLI model (needs the five mpnet parts; ~25 more minutes)
+  MP=(--nli-model packaged:nli-mpnet)
+  run adv_menli-mpnet adversarial --metric menli "${MP[@]}" --data "$ADV"
+  run adv_menli-mpnet+bertscore adversarial --metric menli+bertscore --weight 0.2 "${MP[@]}" --data "$ADV"
+  run ted_zhen_menli-mpnet correlate --metric menli "${MP[@]}" --data "$TED"
+  run ted_zhen_menli-mpnet+bertscore correlate --metric menli+bertscore --weight 0.2 "${MP[@]}" --data "$TED"
+fi
 "$PY" docs/tables.py > docs/results/menli_tables.md
 cat docs/results/menli_tables.md

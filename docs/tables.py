@@ -18,12 +18,21 @@ def fmt(value) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
+# Result-file stems of the opt-in NLI model's runs (docs/reproduce_menli.sh with WITH_MPNET=1) and their row labels.
+MPNET_ROWS = {"menli-mpnet": "menli, nli-mpnet", "menli-mpnet+bertscore": "menli+bertscore, nli-mpnet"}
+
+
+def label(stem: str) -> str:
+    return MPNET_ROWS.get(stem, stem)
+
+
 def adversarial_table(metrics: list[str]) -> list[str]:
     lines = ["| metric | mean | " + " | ".join(TYPES) + " |", "|---|---|" + "---|" * len(TYPES)]
     for m in metrics:
         r = load(f"adv_{m}")
         if r:
-            lines.append(f"| {m} | {fmt(r['mean'])} | " + " | ".join(fmt(r['per_type'].get(t)) for t in TYPES) + " |")
+            lines.append(f"| {label(m)} | {fmt(r['mean'])} | "
+                         + " | ".join(fmt(r['per_type'].get(t)) for t in TYPES) + " |")
     return lines
 
 
@@ -34,7 +43,7 @@ def correlation_table(prefix: str, metrics: list[str]) -> list[str]:
         r = load(f"{prefix}_{m}")
         if r:
             sub = r.get("without_human_systems", {})
-            lines.append(f"| {m} | {fmt(r['tau_like'])} | {fmt(r['kendall_b'])} | {fmt(r['pearson'])} | "
+            lines.append(f"| {label(m)} | {fmt(r['tau_like'])} | {fmt(r['kendall_b'])} | {fmt(r['pearson'])} | "
                          f"{fmt(r['system_pearson'])} | {fmt(sub.get('tau_like'))} | {r['n']} |")
     return lines
 
@@ -133,9 +142,9 @@ def main() -> int:
         print("\n".join(synthesis_tables(sys.argv[2])))
         return 0
     out = ["### Adversarial preference accuracy (adv_menli_wmt20_de, reference-based; ties fail)", ""]
-    out += adversarial_table(["menli", "menli+bertscore", "bertscore", "cosine", "chrf", "bleu"])
+    out += adversarial_table(["menli", "menli+bertscore", *MPNET_ROWS, "bertscore", "cosine", "chrf", "bleu"])
     out += ["", "### Correlation with MQM, WMT21 TED zh-en (segment tau-like is WMT20 item-grouped)", ""]
-    out += correlation_table("ted_zhen", ["menli", "menli+bertscore", "bertscore", "chrf", "bleu"])
+    out += correlation_table("ted_zhen", ["menli", "menli+bertscore", *MPNET_ROWS, "bertscore", "chrf", "bleu"])
     print("\n".join(out))
     return 0
 

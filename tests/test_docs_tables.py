@@ -1,0 +1,19 @@
+"""The README's MENLI result tables are the ones docs/tables.py renders from docs/results (no hand-typed number)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_readme_menli_tables_match_the_rendered_results():
+    rendered = subprocess.run([sys.executable, str(REPO / "docs" / "tables.py")], capture_output=True, text=True,
+                              check=True).stdout
+    rows = [line for line in rendered.splitlines() if line.startswith("| ") and not line.startswith("| metric ")]
+    assert len(rows) >= 10, rendered
+    readme = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    missing = [row for row in rows if row not in readme]
+    assert not missing, f"README rows differ from docs/tables.py: {missing}"
+    assert any("nli-mpnet" in row for row in rows)
