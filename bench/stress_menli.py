@@ -9,6 +9,11 @@ resumes where it stopped, and a later run with more metrics rescores nothing it 
     python bench/stress_menli.py --set-up tedmt --metrics menli-s-mean,menli-s-min --out docs/stress/tedmt_zhen_menli
     python bench/stress_menli.py --set-up thumb --metrics menli-s-mean,menli-s-min,bertscore --out ...
     python bench/stress_menli.py --set-up tedmt --metrics ... --combine menli-s-mean+bertscore:0.2:stats.json
+    python bench/stress_menli.py --set-up tedmt --nli-model packaged:nli-mpnet --metrics menli-s-mean --out ...
+
+With an NLI model other than the default, MENLI variants are stored and reported as ``<variant>@<model>`` (e.g.
+``menli-s-mean@nli-mpnet``), beside the default model's scores in the same file, so the partners' stored scores
+are shared and no model's scores are mistaken for another's; combine them as ``menli-s-mean@nli-mpnet+bertscore``.
 
 Set-ups are those of docs/stress/README.md (`tedmt`: TED-MT zh-en refs[0] as gold against refs[1]; `wmt21`:
 WMT21 de-en ref-A against ref-B; `thumb`: THumB CNN/DM refs[0] against refs[1], 100 items; `thumb_paper`: the
@@ -48,6 +53,19 @@ MENLI_VARIANTS = {
     "menli-s-min": {"granularity": "auto", "sentence_reduce": "min", "sentence_candidates": 1},
 }
 OTHER_METRICS = ("bertscore", "chrf", "lm-ratio")
+DEFAULT_NLI = "packaged:nli-minilm"  # evaluate.py's default: its MENLI scores keep their bare names in the store
+
+
+def menli_store_name(variant: str, nli_model: str) -> str:
+    """The name a MENLI variant's scores are stored and reported under: bare for the default model, else
+    ``variant@model`` (``packaged:`` dropped), which must survive the ``nli+metric:w:stats`` combine syntax."""
+    if nli_model == DEFAULT_NLI:
+        return variant
+    model = nli_model.removeprefix("packaged:")
+    if any(c in model for c in ":+,"):
+        raise SystemExit(f"--nli-model {nli_model!r}: a name with ':', '+' or ',' cannot key stored scores; "
+                         "pass a packaged name or a folder path without those characters")
+    return f"{variant}@{model}"
 
 
 def row_key(hyp: str, ref: Any) -> str:
@@ -169,6 +187,9 @@ def main() -> None:
     parser.add_argument("--metrics", default="menli-s-mean,menli-s-min",
                         help=f"comma-separated: {', '.join([*MENLI_VARIANTS, *OTHER_METRICS])}")
     parser.add_argument("--combine", default="", help="comma-separated nli+metric:weight:stats.json")
+    parser.add_argument("--nli-model", default=DEFAULT_NLI,
+                        help=f"NLI role value of the MENLI variants (default {DEFAULT_NLI}); others are stored "
+                             "as <variant>@<model>")
     parser.add_argument("--out", required=True, help="report folder (report.json, report.md, plots/)")
     parser.add_argument("--store", help="score file (default runs/stress_scores/<set-up>.json)")
     parser.add_argument("--chunk", type=int, default=1000, help="rows scored between two saves")
@@ -186,20 +207,23 @@ def main() -> None:
     if args.limit:  # the last --limit given wins
         options = [*options, "--limit", str(args.limit)]
     cli_args = make_parser().parse_args(["stress", "--data", data, "--out", args.out, "--metric", "x", "--quiet",
-                                         "--encoder", "packaged:minilm", *options])  # the stored runs' BERTScore
+                                         "--encoder", "packaged:minilm", "--nli-model", args.nli_model, *options])  # the stored runs' BERTScore
     gold, refs, rows, setup = _stress_rows(cli_args)
     srcs = [_source_text(r.get("src")) for r in rows]  # as evaluate.py stress: copy_source needs them
     store = ScoreStore(Path(args.store) if args.store else REPO / "runs" / "stress_scores" / f"{args.set_up}.json")
     shared: dict = {}
-    metrics = {name: store.metric(name, build_metric(name, cli_args, shared), args.chunk)
-               for name in args.metrics.split(",") if name}
+    metrics = {}
+    for name in filter(None, args.metrics.split(",")):
+        stored = menli_store_name(name, args.nli_model) if name in MENLI_VARIANTS else name
+        metrics[stored] = store.metric(stored, build_metric(name, cli_args, shared), args.chunk)
     for spec in filter(None, args.combine.split(",")):
         name, fn = combined_metric(spec, store)
         metrics[name] = fn
     started = time.perf_counter()
     report = run_blindspot(metrics, gold, refs, srcs if any(srcs) else None)
     report["data"] = data
-    report["setup"] = {**setup, "metrics": {n: MENLI_VARIANTS.get(n, n) for n in metrics},
+    report["setup"] = {**setup, "metrics": {n: n if "+" in n else MENLI_VARIANTS.get(n.split("@")[0], n)
+                                             for n in metrics},
                        "nli_model": cli_args.nli_model, "script": "bench/stress_menli.py"}
     if "nli" in shared:
         report["setup"]["nli_pairs"] = {"scored": shared["nli"].misses, "from_cache": shared["nli"].hits}

@@ -126,3 +126,40 @@ def test_stress_menli_paper_thumb_set_up_averages_menli_over_all_references(tiny
         np.testing.assert_allclose(scored[aggregation], expected, rtol=1e-6)
     # the tiny NLI scores both references alike (to ~1e-6), so check the order rather than a size of the gap
     assert np.all(scored["mean"] <= scored["max"]) and np.any(scored["mean"] < scored["max"])
+
+
+def test_menli_scores_of_another_nli_model_are_stored_under_their_own_name():
+    from bench.stress_menli import DEFAULT_NLI, menli_store_name
+
+    assert menli_store_name("menli-s-mean", DEFAULT_NLI) == "menli-s-mean"
+    assert menli_store_name("menli-s-mean", "packaged:nli-mpnet") == "menli-s-mean@nli-mpnet"
+    with pytest.raises(SystemExit, match="cannot key stored scores"):
+        menli_store_name("menli", "C:/models/nli")
+
+
+def test_stress_menli_with_another_nli_model_keeps_the_default_models_scores(tiny, tmp_path):
+    """A run with --nli-model adds `<variant>@<model>` beside the stored default-model scores, reuses the stored
+    partner scores, and reports under the qualified name."""
+    import os
+    import subprocess
+    import sys
+
+    from bench.stress_menli import REPO, ScoreStore
+
+    store_path = tmp_path / "store.json"
+    base = [sys.executable, str(REPO / "bench" / "stress_menli.py"), "--set-up", "tedmt", "--limit", "2",
+            "--store", str(store_path), "--chunk", "50"]
+    env = {**os.environ, "NLGMETRICS_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    first = subprocess.run([*base, "--metrics", "chrf", "--out", str(tmp_path / "a")], env=env,
+                           capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr[-2000:]
+    chrf = dict(ScoreStore(store_path).scores["chrf"])
+    model = str(tiny["nli"])
+    second = subprocess.run([*base, "--metrics", "menli,chrf", "--nli-model", model, "--out", str(tmp_path / "b")],
+                            env=env, capture_output=True, text=True)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert "chrf: " + f"{len(chrf)} stored, 0 to score" in second.stdout
+    scores = ScoreStore(store_path).scores
+    assert set(scores) == {"chrf", f"menli@{model}"} and scores["chrf"] == chrf
+    report = json.loads((tmp_path / "b" / "report.json").read_text())
+    assert report["setup"]["nli_model"] == model and f"menli@{model}" in report["summary"]
