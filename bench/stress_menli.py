@@ -207,7 +207,8 @@ def main() -> None:
     if args.limit:  # the last --limit given wins
         options = [*options, "--limit", str(args.limit)]
     cli_args = make_parser().parse_args(["stress", "--data", data, "--out", args.out, "--metric", "x", "--quiet",
-                                         "--encoder", "packaged:minilm", "--nli-model", args.nli_model, *options])  # the stored runs' BERTScore
+                                         "--encoder", "packaged:minilm",  # the stored runs' BERTScore
+                                         "--nli-model", args.nli_model, *options])
     gold, refs, rows, setup = _stress_rows(cli_args)
     srcs = [_source_text(r.get("src")) for r in rows]  # as evaluate.py stress: copy_source needs them
     store = ScoreStore(Path(args.store) if args.store else REPO / "runs" / "stress_scores" / f"{args.set_up}.json")
