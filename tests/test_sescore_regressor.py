@@ -806,3 +806,27 @@ def test_fit_on_judged_pairs_from_a_synthetic_checkpoint(tiny, fitted, tmp_path,
     assert accuracy(module.regressor) > before
     reloaded = load_checkpoint(folder)
     assert reloaded.config == module.config
+
+
+def test_model_card_of_a_judged_fine_tune_names_judgments_start_and_dev_mix():
+    """A DARR fine-tune's card must not claim a synthesis dataset, the run's unused architecture arguments, or a
+    dev file it never read; learning rates keep their digits."""
+    from sescore.regressor.card import render_model_card
+
+    hparams = {
+        "encoder": "packaged:minilm", "encoder_hash": "abc",
+        "regressor": {"hidden_sizes": [768, 384], "dropout": 0.1, "max_length": 256, "alignment": True,
+                      "lora": {"r": 16, "alpha": 32, "dropout": 0.1}},
+        "record": {"monitor": "val_tau_like", "mode": "max", "metrics": {"val_tau_like": 0.115},
+                   "model_hparams": {"head_lr": 5e-05, "lora_r": None, "init_from": "runs/x/v2"},
+                   "data": {"dataset": None, "judged": "darr.jsonl.gz", "judged_score": None, "train_pairs": 9,
+                            "val_pairs": 1, "val_fraction": 0.1, "dev_mix": "devmix/default.yaml",
+                            "dev_half": "select", "dev_items_per_set": 40, "dev_judgments": None}},
+    }
+    card = render_model_card(hparams, 2**20)
+    assert "- Human judgments: `darr.jsonl.gz`, relative-ranking pairs" in card and "Synthesis dataset" not in card
+    assert "- Started from the checkpoint `runs/x/v2`" in card
+    data_section = card.split("## Training data")[1].split("## Recipe")[0]
+    assert "on the dev mix `devmix/default.yaml` (select half, 40 items per set)" in data_section
+    assert "None" not in data_section
+    assert "| head_lr | 5e-05 |" in card and "| lora_r | 16 |" in card

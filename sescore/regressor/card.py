@@ -13,9 +13,33 @@ import yaml
 
 
 def _fmt(value: Any) -> str:
+    """Four decimals for metrics; small values such as learning rates keep their digits (5e-05, not 0.0001)."""
     if isinstance(value, float):
-        return f"{value:.4f}"
+        return f"{value:.4f}" if value == 0 or abs(value) >= 1e-3 else f"{value:.3g}"
     return "-" if value is None else str(value)
+
+
+def _data_lines(data: dict[str, Any], model: dict[str, Any]) -> list[str]:
+    """What the weights were trained on: synthesis triples or human judgments, and where training started."""
+    split = (f"{data.get('train_pairs')} training pairs, {data.get('val_pairs')} held-out pairs "
+             f"(split by reference, val_fraction {data.get('val_fraction')})")
+    if data.get("judged"):
+        kind = (f"scored rows (`{data['judged_score']}`), regression" if data.get("judged_score")
+                else "relative-ranking pairs (better vs worse candidate), pairwise logistic loss")
+        lines = [f"- Human judgments: `{data['judged']}`, {kind}; {split}."]
+    else:
+        lines = [f"- Synthesis dataset: `{data.get('dataset')}`; labels: {data.get('labels', 'severity')}; {split}."]
+    if model.get("init_from"):
+        lines.append(f"- Started from the checkpoint `{model['init_from']}` (its architecture and weights).")
+    return lines
+
+
+def _selection_line(record: dict[str, Any], data: dict[str, Any]) -> str:
+    where = (f"the dev mix `{data['dev_mix']}` ({data.get('dev_half')} half, {data.get('dev_items_per_set')} items "
+             "per set)" if data.get("dev_mix") else
+             f"`{data.get('dev_judgments')}` (`{data.get('dev_score')}`, first {data.get('dev_items')} items, "
+             f"{data.get('dev_pairs')} pairs)")
+    return f"- Model selection: {record.get('monitor')} ({record.get('mode')}) on {where}."
 
 
 def synthesis_summary(dataset: str | Path | None) -> dict[str, Any] | None:
@@ -57,9 +81,7 @@ def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[st
         "```",
         "",
         "## Training data",
-        f"- Synthesis dataset: `{data.get('dataset')}`; labels: {data.get('labels', 'severity')}; "
-        f"{data.get('train_pairs')} training pairs, {data.get('val_pairs')} held-out pairs "
-        f"(split by reference, val_fraction {data.get('val_fraction')}).",
+        *_data_lines(data, model),
     ]
     if summary:
         severity = (summary.get("severity") or {})
@@ -71,17 +93,21 @@ def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[st
             f"- Models used for synthesis: {', '.join(f'{k} = `{v}`' for k, v in (summary.get('models') or {}).items())}.",
         ]
     lines += [
-        f"- Model selection: {record.get('monitor')} ({record.get('mode')}) on `{data.get('dev_judgments')}` "
-        f"(`{data.get('dev_score')}`, first {data.get('dev_items')} items, {data.get('dev_pairs')} pairs).",
+        _selection_line(record, data),
         "",
         "## Recipe",
         "| hyper-parameter | value |",
         "|---|---|",
     ]
     for key in ("encoder_lr", "head_lr", "layerwise_decay", "encoder_freeze_fraction", "freeze_embeddings",
-                "dropout", "weight_decay", "max_length", "lora_r", "lora_alpha", "lora_dropout"):
+                "weight_decay", "pair_scale", "rank_weight"):
         if key in model:
             lines.append(f"| {key} | {_fmt(model[key])} |")
+    # architecture from the exported regressor itself: with init_from, the run's own model arguments are unused
+    architecture = {"dropout": regressor.get("dropout"), "max_length": regressor.get("max_length"),
+                    "lora_r": (lora or {}).get("r"), "lora_alpha": (lora or {}).get("alpha"),
+                    "lora_dropout": (lora or {}).get("dropout")}
+    lines += [f"| {key} | {_fmt(value)} |" for key, value in architecture.items()]
     data_hp = record.get("data_hparams") or {}
     for key in ("batch_size", "bucket_pool", "shuffle_seed", "split_seed"):
         if key in data_hp:
@@ -99,8 +125,9 @@ def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[st
         "",
         "## Limits",
         "- English only (the encoder and the NLI model that labelled severities are English).",
-        "- Trained on synthetic errors in news sentences; long multi-sentence texts are truncated at "
-        f"{regressor.get('max_length')} tokens.",
+        ("- Fine-tuned on the human judgments above" if data.get("judged") else
+         "- Trained on synthetic errors in news sentences")
+        + f"; long multi-sentence texts are truncated at {regressor.get('max_length')} tokens.",
         "- The dev slice above chose this checkpoint: report results on other items or other data sets.",
         "",
     ]
