@@ -21,8 +21,11 @@ def gloo_group(rank: int, world: int, port: int) -> Iterator[None]:
     still finishing its last collective, and that rank then died with SIGABRT ("terminate called without an
     active exception") in about one CI run in many - after its results were already correct.
     """
+    import faulthandler
+
     import torch.distributed as dist
 
+    faulthandler.enable()  # should a rank still abort, CI shows where each of its Python threads was
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
                             timeout=datetime.timedelta(seconds=60))
     try:
