@@ -830,3 +830,10 @@ def test_model_card_of_a_judged_fine_tune_names_judgments_start_and_dev_mix():
     assert "on the dev mix `devmix/default.yaml` (select half, 40 items per set)" in data_section
     assert "None" not in data_section
     assert "| head_lr | 5e-05 |" in card and "| lora_r | 16 |" in card
+
+
+def test_model_card_output_line_reads_as_formula_then_meaning():
+    from sescore.regressor.card import render_model_card
+
+    card = render_model_card({"output_scale": {"formula": "(25 + s) / 25", "meaning": "1 = no error"}}, 0)
+    assert "Output: `(25 + s) / 25` (1 = no error)." in card

@@ -72,8 +72,8 @@ def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[st
            if regressor.get("alignment") else "") + ".",
         f"Weights: `{(hparams.get('weights') or {}).get('file')}` ({size_bytes / 2**20:.1f} MB, "
         f"{(hparams.get('weights') or {}).get('contents')}); loading never unpickles.",
-        f"Output: {(hparams.get('output_scale') or {}).get('formula')} - "
-        f"{(hparams.get('output_scale') or {}).get('meaning')}.",
+        f"Output: `{(hparams.get('output_scale') or {}).get('formula')}` "
+        f"({(hparams.get('output_scale') or {}).get('meaning')}).",
         "",
         "```python",
         "from sescore import SEScoreScorer",
