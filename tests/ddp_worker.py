@@ -17,9 +17,9 @@ from typing import Iterator
 def gloo_group(rank: int, world: int, port: int) -> Iterator[None]:
     """A two-process gloo group that no rank leaves while another still talks to it.
 
-    Without the closing barrier the rank that hosts the TCP store could tear it down while the other rank was
-    still finishing its last collective, and that rank then died with SIGABRT ("terminate called without an
-    active exception") in about one CI run in many - after its results were already correct.
+    Without the closing barrier the rank that hosts the TCP store can tear it down while the other rank is still
+    in its last collective. That is our reading of a rank-0 SIGABRT ("terminate called without an active
+    exception") in one CI run; it was not reproduced here, so faulthandler stays on to show more if it recurs.
     """
     import faulthandler
 
