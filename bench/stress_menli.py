@@ -34,6 +34,7 @@ from typing import Any, Callable, Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import REPO, data_dir  # noqa: E402
+from nlgmetrics.nli import DEFAULT_NLI  # noqa: E402  (evaluate.py's default: its MENLI scores keep bare names)
 
 SETUPS = {
     "tedmt": ("multiref/multiref_tedmt_zhen_2refs.jsonl", ["--gold-ref", "0", "--ref-index", "1"]),
@@ -53,7 +54,6 @@ MENLI_VARIANTS = {
     "menli-s-min": {"granularity": "auto", "sentence_reduce": "min", "sentence_candidates": 1},
 }
 OTHER_METRICS = ("bertscore", "chrf", "lm-ratio")
-DEFAULT_NLI = "packaged:nli-minilm"  # evaluate.py's default: its MENLI scores keep their bare names in the store
 
 
 def menli_store_name(variant: str, nli_model: str) -> str:
@@ -213,18 +213,18 @@ def main() -> None:
     srcs = [_source_text(r.get("src")) for r in rows]  # as evaluate.py stress: copy_source needs them
     store = ScoreStore(Path(args.store) if args.store else REPO / "runs" / "stress_scores" / f"{args.set_up}.json")
     shared: dict = {}
-    metrics = {}
+    metrics, described = {}, {}
     for name in filter(None, args.metrics.split(",")):
         stored = menli_store_name(name, args.nli_model) if name in MENLI_VARIANTS else name
         metrics[stored] = store.metric(stored, build_metric(name, cli_args, shared), args.chunk)
+        described[stored] = MENLI_VARIANTS.get(name, name)
     for spec in filter(None, args.combine.split(",")):
         name, fn = combined_metric(spec, store)
-        metrics[name] = fn
+        metrics[name], described[name] = fn, name
     started = time.perf_counter()
     report = run_blindspot(metrics, gold, refs, srcs if any(srcs) else None)
     report["data"] = data
-    report["setup"] = {**setup, "metrics": {n: n if "+" in n else MENLI_VARIANTS.get(n.split("@")[0], n)
-                                             for n in metrics},
+    report["setup"] = {**setup, "metrics": described,
                        "nli_model": cli_args.nli_model, "script": "bench/stress_menli.py"}
     if "nli" in shared:
         report["setup"]["nli_pairs"] = {"scored": shared["nli"].misses, "from_cache": shared["nli"].hits}

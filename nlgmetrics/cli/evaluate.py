@@ -35,6 +35,7 @@ from nlgmetrics.cli import devmix, selfbias
 from nlgmetrics.cli.common import finish_parser, silence_libraries
 from nlgmetrics.inputs import positive_int
 from nlgmetrics.modelroles.resolve import DEFAULT_ENCODER
+from nlgmetrics.nli.model import DEFAULT_NLI
 
 BASE_METRICS = ("menli", "sescore", "mars", "bleu", "chrf", "bertscore", "cosine", "lm-likelihood", "lm-ratio")
 
@@ -43,7 +44,7 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
     g = parser.add_argument_group("metric options")
     if metric:
         g.add_argument("--metric", required=True, help=f"one of {', '.join(BASE_METRICS)}, or menli+<metric>")
-    g.add_argument("--nli-model", default="packaged:nli-minilm", help="NLI role value for MENLI")
+    g.add_argument("--nli-model", default=DEFAULT_NLI, help="NLI role value for MENLI")
     g.add_argument("--formula", default="e", help="MENLI formula: e, -c, e-n, e-c, e-n-2c")
     g.add_argument("--direction", default="<->", help="MENLI direction: ->, <-, <->")
     g.add_argument("--aggregation", default="max", help="multi-reference aggregation: max or mean")
