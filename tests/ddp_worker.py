@@ -8,14 +8,22 @@ from __future__ import annotations
 import contextlib
 import datetime
 import json
+import socket
 import sys
 from pathlib import Path
 from typing import Iterator
 
 
+def free_port() -> int:
+    """A local TCP port nothing listens on now, for a test's process group store."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 @contextlib.contextmanager
 def gloo_group(rank: int, world: int, port: int) -> Iterator[None]:
-    """A two-process gloo group that no rank leaves while another still talks to it.
+    """A gloo group that no rank leaves while another still talks to it.
 
     Without the closing barrier the rank that hosts the TCP store can tear it down while the other rank is still
     in its last collective. That is our reading of a rank-0 SIGABRT ("terminate called without an active

@@ -154,13 +154,10 @@ def _ddp_worker(rank, world_size, port, shards, out_dir):
 
 
 def test_torchmetric_state_merges_across_two_gloo_processes(tmp_path):
-    import socket
-
     import torch.multiprocessing as mp
+    from ddp_worker import free_port
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     hyps = ["a b", "c d e", "f", "g h", "i j k l", "m"]
     refs = ["a c", "c d", "f g", "h", "i k", "m n o"]
     shards = [(hyps[:4], refs[:4]), (hyps[4:], refs[4:])]  # uneven shards, as the last DDP batch often is

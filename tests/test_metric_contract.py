@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import pickle
-import socket
 import subprocess
 import sys
 import warnings
@@ -17,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from ddp_worker import build
+from ddp_worker import build, free_port
 from nlgmetrics.inputs import InputError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -165,19 +164,13 @@ def test_a_metric_given_a_model_object_without_spec_says_how_to_reload(tiny):
         clone.update(["a"], ["b"])
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.parametrize("name", METRICS)
 def test_ddp_with_an_empty_rank_equals_one_process(factories, tiny, tmp_path, name):
     root = tmp_path / "models"
     root.mkdir()
     refs = _refs_for(name, REFS)
     args = {"checkpoint": _sescore_checkpoint(tiny, root), "nli": str(tiny["nli"]), "mars": _mars_config(tiny, root),
-            "hyps": HYPS, "refs": refs, "name": name, "world": 2, "port": _free_port(), "out_dir": str(tmp_path)}
+            "hyps": HYPS, "refs": refs, "name": name, "world": 2, "port": free_port(), "out_dir": str(tmp_path)}
     args_file = tmp_path / "args.json"
     args_file.write_text(json.dumps(args))
     ranks = [subprocess.Popen([sys.executable, str(WORKER), str(args_file), str(rank)], cwd=REPO,

@@ -12,13 +12,13 @@ import os
 import sys
 import subprocess
 import shutil
-import socket
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from ddp_worker import free_port
 from nlgmetrics.metaeval import tau_like
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -571,12 +571,6 @@ def test_dev_tau_like_dedupes_and_matches_metaeval():
     assert float(metric.compute()) == pytest.approx(tau_like(preds, human, items.tolist()))
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _ddp_worker(rank: int, world: int, port: int, checkpoint: str, hyps: list, refs: list, out_dir: str) -> None:
     from ddp_worker import gloo_group
     from sescore.regressor.metric import SEScore
@@ -610,7 +604,7 @@ def test_metric_state_merges_across_two_processes(fitted, tmp_path):
     checkpoint = str(fitted["folder"])
     hyps = ["a cat", "the dog runs .", "house", "a big red car drives", "the man", "she reads a story ."]
     refs = ["a cat .", "the dog runs", "the house", "a red car drives .", ["a man", "the man ."], "she reads ."]
-    mp.start_processes(_ddp_worker, args=(2, _free_port(), checkpoint, hyps, refs, str(tmp_path)), nprocs=2,
+    mp.start_processes(_ddp_worker, args=(2, free_port(), checkpoint, hyps, refs, str(tmp_path)), nprocs=2,
                        start_method="spawn", join=True)
     single = SEScore(checkpoint=checkpoint, per_sample=True)
     single.update(hyps, refs)
