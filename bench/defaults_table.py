@@ -35,10 +35,7 @@ LICENCES = {
     "packaged:me5-small": "MIT",
     "packaged:smollm2": "Apache-2.0",
     "packaged:gemma3-270m": "Gemma Terms of Use (not OSI; opt-in)",
-    "packaged:nli-minilm": "base Apache-2.0; SICK in training: CC BY-NC-SA (--commercial-only drops it)",
-    "packaged:nli-me5": "base MIT; SICK in training: CC BY-NC-SA (--commercial-only drops it)",
-    "packaged:nli-mpnet": "base Apache-2.0; SICK in training: CC BY-NC-SA (--commercial-only drops it)",
-}
+}  # an NLI adapter's licence is derived from its base's and its training record (nli_licence)
 ENCODER_QUALITY = {"packaged:mpnet": "encoders_devmix_mpnet.json", "packaged:me5-small": "encoders_devmix_me5.json"}
 NLI_MODELS = ("packaged:nli-minilm", "packaged:nli-me5", "packaged:nli-mpnet")
 
@@ -51,6 +48,16 @@ def shipped_adapter(spec: str) -> tuple[Path, str]:
 
     folder = Path(PACKAGED[spec.split(":", 1)[1]].locate())
     return folder, read_adapter_config(folder).base
+
+
+def nli_licence(folder: Path, base: str) -> str:
+    """The base's licence plus SICK's non-commercial terms when the adapter's training record kept SICK."""
+    from nlgmetrics.nli.checkpoint import read_adapter_config
+
+    commercial_only = read_adapter_config(folder).record.get("config", {}).get("commercial_only", False)
+    data = ("SICK left out of training (--commercial-only)" if commercial_only
+            else "SICK in training: CC BY-NC-SA (--commercial-only drops it)")
+    return f"base {LICENCES[base]}; {data}"
 
 
 def _read(name: str) -> dict | None:
@@ -116,7 +123,7 @@ def nli_rows() -> list[dict]:
     adversarial = {(r["protocol"], r["model"]): r["accuracy"] for r in (_read("nli_adversarial.json") or {"rows": []})["rows"]}
     rows = []
     for spec in NLI_MODELS:
-        folder = shipped_adapter(spec)[0]
+        folder, base = shipped_adapter(spec)
         tests = json.loads((folder / "report.json").read_text())["tests"]
         s = speed.get(spec, {})
         rows.append({
@@ -124,7 +131,7 @@ def nli_rows() -> list[dict]:
             "adv_ref": adversarial.get(("reference-based", spec)),
             "adv_src_de": adversarial.get(("reference-free (German source)", spec)),
             "pairs_per_s": s.get("pairs_per_s"), "time_ratio": s.get("time_ratio_to_first"),
-            "adapter_mb": _tree_mb(folder), "disk_mb": disk_mb(spec), "licence": LICENCES[spec],
+            "adapter_mb": _tree_mb(folder), "disk_mb": disk_mb(spec), "licence": nli_licence(folder, base),
         })
     return rows
 
