@@ -438,8 +438,8 @@ def write_model_card(config: NLITrainConfig, report: dict, out_dir: str | Path,
         "## Recipe",
         f"LoRA r={config.lora.r}, alpha={config.lora.alpha}, dropout={config.lora.dropout} on every attention and"
         f" feed-forward projection; {' and '.join(config.lora.modules_to_save)} trained in full"
-        f" ({report['trainable_parameters']:,} trainable parameters). AdamW lr {config.lr}, weight decay {config.weight_decay}, warm-up"
-        f" {config.warmup_ratio}, linear decay, batch {config.batch_size} (length-grouped), max length"
+        f" ({report['trainable_parameters']:,} trainable parameters). AdamW lr {config.lr}, weight decay"
+        f" {config.weight_decay}, warm-up {config.warmup_ratio}, linear decay, batch {config.batch_size} (length-grouped), max length"
         f" {config.max_length}, {config.epochs} epoch(s), seed {config.seed}. Temperature fitted on dev:"
         f" {report['temperature']:.3f}. Training took {report['train_seconds'] / 60:.1f} min on this machine.",
         "",
