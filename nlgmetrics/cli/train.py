@@ -77,8 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[argv[0]](argv[1:])
     except KeyboardInterrupt:
-        print("interrupted: rerun the same command to resume where supported (synthesize, fit with ckpt_path)",
-              file=sys.stderr)
+        print("interrupted: rerun the same command to resume (synthesize); for fit add --ckpt_path with the last "
+              "'resume state' file it printed", file=sys.stderr)
         return 130
 
 

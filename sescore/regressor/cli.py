@@ -2,7 +2,9 @@
 
 Every constructor argument of ``SEScoreModule`` (``--model.*``), ``SEScoreDataModule`` (``--data.*``), the
 Trainer (``--trainer.*``) and the export callback (``--export.*``) is a command-line override of the YAML.
-Defaults keep Lightning's pickled ``.ckpt`` files off; the exported folder is the checkpoint.
+Defaults keep Lightning's pickled ``.ckpt`` files off; the exported folder is the checkpoint. The full training
+state is saved every ``--resume.every_n_train_steps`` steps as safetensors (``nlgmetrics.resume``); an interrupted
+run continues with ``--ckpt_path <log dir>/resume/last.safetensors`` and the same arguments otherwise.
 Logging: CSV by default; ``--trainer.logger pytorch_lightning.loggers.WandbLogger --trainer.logger.project P``
 for Weights & Biases (``WANDB_MODE=offline`` works without network).
 """
@@ -11,7 +13,11 @@ from __future__ import annotations
 import warnings
 from typing import Sequence
 
+from pytorch_lightning import Trainer
 from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
+from pytorch_lightning.plugins.io import CheckpointIO
+
+from nlgmetrics.resume import ResumeState, SafetensorsCheckpointIO
 
 from sescore.regressor.datamodule import SEScoreDataModule
 from sescore.regressor.export import ExportBest
@@ -27,6 +33,15 @@ TRAINER_DEFAULTS = {
 class SEScoreCLI(LightningCLI):
     def add_arguments_to_parser(self, parser: LightningArgumentParser) -> None:
         parser.add_lightning_class_args(ExportBest, "export")
+        parser.add_lightning_class_args(ResumeState, "resume")
+
+    def instantiate_trainer(self, **kwargs: object) -> Trainer:
+        """Every Lightning checkpoint of this CLI (resume state, ``--ckpt_path``) is read and written as safetensors."""
+        plugins = self._get(self.config_init, "trainer", default={}).get("plugins")
+        plugins = [] if plugins is None else list(plugins) if isinstance(plugins, (list, tuple)) else [plugins]
+        if not any(isinstance(p, CheckpointIO) for p in plugins):
+            plugins.append(SafetensorsCheckpointIO())
+        return super().instantiate_trainer(plugins=plugins, **kwargs)
 
 
 def fit_main(argv: Sequence[str]) -> int:

@@ -13,6 +13,7 @@ import pytorch_lightning as pl
 import torch
 from torch.utils.data import DataLoader, RandomSampler
 
+from nlgmetrics.resume import ResumableDataLoader
 from sescore.regressor.sampler import LengthBucketBatchSampler
 from sescore.regressor.sources import LABELS, load_dev_judgments, load_dev_mix, load_judged_pairs, load_synthesis
 from sescore.regressor.split import split_by_reference
@@ -215,13 +216,17 @@ class SEScoreDataModule(pl.LightningDataModule):
             RandomSampler(self.train_records, generator=generator), self.batch_size, False,
             lengths=[_pair_length(r) for r in self.train_records], pool=self.bucket_pool, seed=self.shuffle_seed,
         )
-        return DataLoader(self.train_records, batch_sampler=sampler, collate_fn=collate_pairs,
-                          num_workers=self.num_workers)
+        # own generators everywhere: no loader draws from the global random state, so dropout after a resume
+        # (nlgmetrics.resume) sees the same draws as the uninterrupted run
+        return ResumableDataLoader(self.train_records, batch_sampler=sampler, collate_fn=collate_pairs,
+                                   num_workers=self.num_workers,
+                                   generator=torch.Generator().manual_seed(self.shuffle_seed + 1))
 
     def val_dataloader(self) -> list[DataLoader]:
         loaders = []
         for records in (self.val_records, self.dev_records):
             if records:
                 loaders.append(DataLoader(records, batch_size=self.eval_batch_size, shuffle=False,
-                                          collate_fn=collate_pairs, num_workers=self.num_workers))
+                                          collate_fn=collate_pairs, num_workers=self.num_workers,
+                                          generator=torch.Generator().manual_seed(0)))
         return loaders

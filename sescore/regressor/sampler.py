@@ -4,10 +4,12 @@ Random batches pad every pair to the longest member; grouping by length cuts pad
 The class follows ``torch.utils.data.BatchSampler``'s signature (``sampler``, ``batch_size``, ``drop_last``) so
 that Lightning can swap its index sampler for a ``DistributedSampler`` under DDP: each rank then buckets its own
 shard, and the seeded epoch order comes from whichever index sampler is plugged in.
+``random_state``/``set_random_state``/``skip_next`` let ``nlgmetrics.resume.ResumableDataLoader`` continue an
+interrupted epoch where it stopped.
 """
 from __future__ import annotations
 
-from typing import Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 from torch.utils.data import BatchSampler, Sampler
@@ -30,8 +32,29 @@ class LengthBucketBatchSampler(BatchSampler):
         self.pool = pool
         self.seed = seed
         self._iteration = 0
+        self.skip_next = 0  # batches the next epoch leaves out at its start (a resumed run saw them)
+
+    def random_state(self) -> dict[str, Any]:
+        """What decides the next epoch's order: the epoch counter and the index sampler's generator, if any."""
+        generator = getattr(self.sampler, "generator", None)
+        state: dict[str, Any] = {"iteration": self._iteration}
+        if generator is not None:
+            state["generator"] = generator.get_state()
+        return state
+
+    def set_random_state(self, state: dict[str, Any]) -> None:
+        self._iteration = int(state["iteration"])
+        generator = getattr(self.sampler, "generator", None)
+        if generator is not None and "generator" in state:
+            generator.set_state(state["generator"])
 
     def __iter__(self) -> Iterator[list[int]]:
+        skip, self.skip_next = self.skip_next, 0
+        for number, batch in enumerate(self._epoch()):
+            if number >= skip:
+                yield batch
+
+    def _epoch(self) -> Iterator[list[int]]:
         rng = np.random.default_rng([self.seed, self._iteration])
         self._iteration += 1
         span = self.batch_size * self.pool

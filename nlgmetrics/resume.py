@@ -1,0 +1,295 @@
+"""Resumable Lightning training without pickles: safetensors training state, a resumable data loader, RNG state.
+
+A SEScore fit on the full synthesis set runs for hours on a CPU. Lightning can resume such a run from a checkpoint
+(``--ckpt_path``), but its ``.ckpt`` files are pickles, and this toolkit never unpickles files. Three pieces make
+resuming safe and exact:
+
+- ``SafetensorsCheckpointIO``: Lightning's checkpoint dictionary (weights, optimizer and scheduler state, loop
+  progress, callback state) written as one safetensors file. Tensors are stored as tensors; everything else goes
+  into the file's metadata as tagged JSON (tuples, non-string keys and non-finite floats survive the round trip).
+  A value of any other type is refused by name at save time, so a checkpoint never holds an object that would
+  need code to rebuild it.
+- ``ResumableDataLoader``: remembers where in the epoch it was (its batch sampler's random state at the start of
+  the epoch and the batches handed out since), so a resumed run continues with the next batch instead of replaying
+  the epoch from its start.
+- ``ResumeState``: a callback that saves ``<dirpath>/last.safetensors`` every N optimizer steps (written to a
+  temporary file and renamed, so an interrupt while writing keeps the previous state), with the global random
+  states, so dropout after a resume draws what the uninterrupted run would have drawn.
+
+Resume with ``--ckpt_path <dirpath>/last.safetensors`` (the same config otherwise).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pytorch_lightning as pl
+import torch
+from pytorch_lightning.plugins.io import CheckpointIO
+from torch.utils.data import DataLoader
+
+from nlgmetrics.resources import refuse_shipped_output
+
+FORMAT = "nlgmetrics-training-state/1"
+_TAGS = frozenset({"__tensor__", "__ndarray__", "__float__", "__tuple__", "__dict__"})
+
+
+# ---------------------------------------------------------------------------------------------- flattening
+def flatten_state(value: Any) -> tuple[Any, dict[str, torch.Tensor]]:
+    """``(tree, tensors)``: ``tree`` is JSON-safe and names each tensor by its key in ``tensors``.
+
+    Raises ``TypeError`` naming the path of a value that is neither a tensor nor plain data.
+    """
+    tensors: dict[str, torch.Tensor] = {}
+
+    def walk(item: Any, path: str) -> Any:
+        if isinstance(item, torch.Tensor):
+            key = f"t{len(tensors)}"
+            # clone: safetensors refuses tensors that share memory (tied weights, views)
+            tensors[key] = item.detach().to("cpu").contiguous().clone()
+            return {"__tensor__": key}
+        if isinstance(item, np.ndarray):
+            return {"__ndarray__": walk(torch.from_numpy(np.ascontiguousarray(item)), path)}
+        if isinstance(item, np.generic):
+            item = item.item()
+        if item is None or isinstance(item, (bool, str, int)):
+            return item
+        if isinstance(item, float):
+            return item if math.isfinite(item) else {"__float__": repr(item)}
+        if isinstance(item, tuple):
+            return {"__tuple__": [walk(v, f"{path}[{i}]") for i, v in enumerate(item)]}
+        if isinstance(item, list):
+            return [walk(v, f"{path}[{i}]") for i, v in enumerate(item)]
+        if isinstance(item, dict):
+            if all(isinstance(k, str) for k in item) and not (len(item) == 1 and next(iter(item)) in _TAGS):
+                return {k: walk(v, f"{path}.{k}") for k, v in item.items()}
+            for k in item:
+                if not isinstance(k, (str, int, bool)) or k is None:
+                    raise TypeError(f"training state: key {k!r} at {path} is not a string or integer")
+            return {"__dict__": [[k, walk(v, f"{path}[{k!r}]")] for k, v in item.items()]}
+        raise TypeError(
+            f"training state: {path} holds a {type(item).__name__}, which a safetensors checkpoint cannot store "
+            "without pickling; keep tensors and plain data (numbers, strings, lists, dicts) in checkpoint state"
+        )
+
+    return walk(value, "checkpoint"), tensors
+
+
+def unflatten_state(tree: Any, tensors: dict[str, torch.Tensor]) -> Any:
+    """Inverse of ``flatten_state``."""
+    if isinstance(tree, list):
+        return [unflatten_state(v, tensors) for v in tree]
+    if not isinstance(tree, dict):
+        return tree
+    if len(tree) == 1:
+        (tag, inner), = tree.items()
+        if tag == "__tensor__":
+            return tensors[inner]
+        if tag == "__ndarray__":
+            return unflatten_state(inner, tensors).numpy()
+        if tag == "__float__":
+            return float(inner)
+        if tag == "__tuple__":
+            return tuple(unflatten_state(v, tensors) for v in inner)
+        if tag == "__dict__":
+            return {k: unflatten_state(v, tensors) for k, v in inner}
+    return {k: unflatten_state(v, tensors) for k, v in tree.items()}
+
+
+def save_state(state: dict[str, Any], path: str | Path) -> Path:
+    """Write ``state`` as one safetensors file, atomically (temporary file, then rename)."""
+    from safetensors.torch import save_file
+
+    tree, tensors = flatten_state(state)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        save_file(tensors, str(tmp), metadata={"format": FORMAT, "tree": json.dumps(tree)})
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
+
+
+def load_state(path: str | Path) -> dict[str, Any]:
+    """Read a file written by ``save_state``; a clear error for a missing, foreign or damaged file."""
+    from safetensors import SafetensorError, safe_open
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"training state not found: {path}")
+    try:
+        with safe_open(str(path), framework="pt") as handle:
+            metadata = handle.metadata() or {}
+            if metadata.get("format") != FORMAT:
+                raise ValueError(
+                    f"{path} is not a training state written by this toolkit (format {metadata.get('format')!r}, "
+                    f"expected {FORMAT!r}); Lightning's pickled .ckpt files are not read"
+                )
+            tensors = {key: handle.get_tensor(key) for key in handle.keys()}
+        tree = json.loads(metadata["tree"])
+    except (SafetensorError, json.JSONDecodeError, KeyError, OSError) as error:
+        raise ValueError(f"training state {path} is damaged or truncated ({error}); resume from another state "
+                         "or start again") from error
+    return unflatten_state(tree, tensors)
+
+
+class SafetensorsCheckpointIO(CheckpointIO):
+    """Lightning ``CheckpointIO`` that reads and writes ``save_state`` files: no pickle in either direction."""
+
+    def save_checkpoint(self, checkpoint: dict[str, Any], path: Any, storage_options: Any = None) -> None:
+        save_state(checkpoint, path)
+
+    def load_checkpoint(self, path: Any, map_location: Any = None, weights_only: Any = None) -> dict[str, Any]:
+        return load_state(path)
+
+    def remove_checkpoint(self, path: Any) -> None:
+        Path(path).unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------------------------------------- data order
+class ResumableDataLoader(DataLoader):
+    """A ``DataLoader`` whose ``state_dict`` says where in the epoch it is, so a resumed run skips what was seen.
+
+    Its ``batch_sampler`` must offer ``random_state() -> dict`` and ``set_random_state(dict)`` (its own and its
+    index sampler's generators); the loader's own ``generator`` (worker seeds) is saved beside them. Skipped
+    batches are skipped as index lists, so no data is loaded for them. Give the loader a ``generator``: without
+    one, each epoch's worker seed is drawn from the global random state and a resume would shift it.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        sampler = self.batch_sampler
+        if not (hasattr(sampler, "random_state") and hasattr(sampler, "set_random_state")):
+            raise TypeError(f"ResumableDataLoader needs a batch_sampler with random_state()/set_random_state(); "
+                            f"{type(sampler).__name__} has neither")
+        self._epoch_start: dict[str, Any] | None = None
+        self._taken = 0
+        self._pending: dict[str, Any] | None = None
+
+    def _random_state(self) -> dict[str, Any]:
+        state = {"sampler": self.batch_sampler.random_state()}
+        if self.generator is not None:
+            state["loader"] = self.generator.get_state()
+        return state
+
+    def _set_random_state(self, state: dict[str, Any]) -> None:
+        self.batch_sampler.set_random_state(state["sampler"])
+        if self.generator is not None and "loader" in state:
+            self.generator.set_state(state["loader"])
+
+    def __iter__(self) -> Iterator[Any]:
+        # a generator: nothing below runs until the first batch is asked for, which is after Lightning restored
+        # the checkpoint, even though Lightning calls iter() while setting the run up
+        skip = 0
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            if pending["taken"] >= len(self):  # saved on an epoch's last batch: the next epoch starts afresh
+                self._set_random_state(pending["now"])
+            else:
+                self._set_random_state(pending["start"])
+                skip = pending["taken"]
+        self._epoch_start = self._random_state()
+        self._taken = skip
+        self.batch_sampler.skip_next = skip
+        for batch in super().__iter__():
+            self._taken += 1
+            yield batch
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"start": self._epoch_start if self._epoch_start is not None else self._random_state(),
+                "now": self._random_state(), "taken": self._taken}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Applied when the next epoch's first batch is asked for; loading the same state twice is harmless."""
+        self._pending = state
+
+
+# ---------------------------------------------------------------------------------------------- callback
+def _rng_state() -> dict[str, Any]:
+    state = {"torch": torch.get_rng_state(), "python": random.getstate(),
+             "numpy": np.random.get_state(legacy=False)}
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def _set_rng_state(state: dict[str, Any]) -> None:
+    torch.set_rng_state(state["torch"])
+    version, internal, gauss = state["python"]
+    random.setstate((version, tuple(internal), gauss))
+    np.random.set_state(state["numpy"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+class ResumeState(pl.Callback):
+    """Save the whole training state to ``<dirpath>/last.safetensors`` every ``every_n_train_steps`` steps.
+
+    Needs the ``SafetensorsCheckpointIO`` plugin on the Trainer (``train.py fit`` adds it). Resume with
+    ``--ckpt_path <dirpath>/last.safetensors``. ``every_n_train_steps: 0`` turns saving off.
+
+    Args:
+        dirpath: folder of the resume state (never inside a shipped checkpoint); default ``<log_dir>/resume``.
+        every_n_train_steps: optimizer steps between saves.
+    """
+
+    def __init__(self, dirpath: str | None = None, every_n_train_steps: int = 100) -> None:
+        if every_n_train_steps < 0:
+            raise ValueError(f"every_n_train_steps must be >= 0, got {every_n_train_steps}")
+        if dirpath is not None:
+            refuse_shipped_output(dirpath, "resume.dirpath")
+        self.dirpath, self.every_n_train_steps = dirpath, every_n_train_steps
+        self._loader_state: dict[str, Any] | None = None
+        self._last_saved_step = -1
+        self._trainer: pl.Trainer | None = None
+
+    def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
+        self._trainer = trainer
+        if self.dirpath is None:  # one folder per run: the logger's version folder, so runs never share a state
+            self.dirpath = str(Path(trainer.log_dir or trainer.default_root_dir) / "resume")
+
+    @property
+    def path(self) -> Path:
+        return Path(self.dirpath or ".") / "last.safetensors"
+
+    def on_fit_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        if self.every_n_train_steps and not isinstance(trainer.strategy.checkpoint_io, SafetensorsCheckpointIO):
+            raise ValueError("ResumeState writes safetensors only: add SafetensorsCheckpointIO() to the Trainer's "
+                             "plugins")
+
+    def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        if self._loader_state is not None:
+            loader = trainer.train_dataloader
+            if isinstance(loader, ResumableDataLoader):
+                loader.load_state_dict(self._loader_state)
+            self._loader_state = None
+
+    def on_train_batch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any,
+                           batch_idx: int) -> None:
+        step = trainer.global_step
+        if not self.every_n_train_steps or step == 0 or step % self.every_n_train_steps or step == self._last_saved_step:
+            return
+        trainer.save_checkpoint(self.path)
+        self._last_saved_step = step
+        if trainer.is_global_zero:
+            print(f"resume state at step {step}: {self.path.resolve()}", file=sys.stderr, flush=True)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"rng": _rng_state(), "loader": self._current_loader_state(), "every_n_train_steps":
+                self.every_n_train_steps}
+
+    def _current_loader_state(self) -> dict[str, Any] | None:
+        loader = self._trainer.train_dataloader if self._trainer is not None else None
+        return loader.state_dict() if isinstance(loader, ResumableDataLoader) else None
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        _set_rng_state(state_dict["rng"])
+        self._loader_state = state_dict.get("loader")

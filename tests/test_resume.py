@@ -1,0 +1,160 @@
+"""nlgmetrics.resume: pickle-free training state, and a crashed SEScore fit resumed to the uninterrupted result."""
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+import pytorch_lightning as pl
+import torch
+
+from nlgmetrics.resume import FORMAT, flatten_state, load_state, save_state, unflatten_state
+
+
+class Crash(pl.Callback):
+    """Stands in for a power cut: fails right after optimizer step ``step`` (before any state of that step is saved,
+    because Lightning runs checkpoint-writing callbacks last)."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        if trainer.global_step == self.step:
+            raise RuntimeError(f"simulated crash at step {self.step}")
+
+
+def test_state_round_trip_keeps_types_tensors_and_odd_values(tmp_path):
+    state = {
+        "state_dict": {"w": torch.arange(6, dtype=torch.float32).reshape(2, 3), "b": torch.zeros(3, dtype=torch.int64)},
+        "optimizer_states": [{"state": {0: {"step": torch.tensor(4.0)}}, "param_groups": [{"betas": (0.9, 0.999),
+                                                                                          "params": [0]}]}],
+        "floats": [float("nan"), float("inf"), -0.5], "none": None, "flag": True,
+        "tagged_looking": {"__tuple__": "a plain key"}, "np": np.int64(3), "array": np.arange(3, dtype=np.uint32),
+        "python_rng": random.getstate(),
+    }
+    path = save_state(state, tmp_path / "s.safetensors")
+    back = load_state(path)
+    assert torch.equal(back["state_dict"]["w"], state["state_dict"]["w"])
+    assert back["state_dict"]["b"].dtype == torch.int64
+    assert back["optimizer_states"][0]["state"][0]["step"].item() == 4.0  # integer key survives
+    assert back["optimizer_states"][0]["param_groups"][0]["betas"] == (0.9, 0.999)
+    assert math.isnan(back["floats"][0]) and back["floats"][1] == math.inf and back["floats"][2] == -0.5
+    assert back["none"] is None and back["flag"] is True and back["np"] == 3
+    assert back["tagged_looking"] == {"__tuple__": "a plain key"}
+    assert np.array_equal(back["array"], state["array"]) and back["array"].dtype == np.uint32
+    assert back["python_rng"] == state["python_rng"]
+    assert not list(tmp_path.glob(".*.tmp")), "the temporary file is renamed into place"
+
+
+def test_values_that_need_pickle_are_refused_by_path():
+    with pytest.raises(TypeError, match=r"checkpoint\.callbacks\.x holds a set"):
+        flatten_state({"callbacks": {"x": {1, 2}}})
+    with pytest.raises(TypeError, match="key"):
+        flatten_state({"d": {(1, 2): 3}})
+    tree, tensors = flatten_state({"t": torch.ones(2)})
+    assert unflatten_state(tree, tensors)["t"].tolist() == [1.0, 1.0]
+
+
+def test_missing_foreign_and_damaged_files_are_named(tmp_path):
+    from safetensors.torch import save_file
+
+    with pytest.raises(FileNotFoundError, match="training state not found"):
+        load_state(tmp_path / "none.safetensors")
+    save_file({"x": torch.ones(1)}, str(tmp_path / "foreign.safetensors"))
+    with pytest.raises(ValueError, match="not a training state written by this toolkit"):
+        load_state(tmp_path / "foreign.safetensors")
+    good = save_state({"w": torch.ones(100)}, tmp_path / "good.safetensors")
+    damaged = tmp_path / "damaged.safetensors"
+    damaged.write_bytes(good.read_bytes()[:-50])
+    with pytest.raises(ValueError, match="damaged or truncated"):
+        load_state(damaged)
+    pickled = tmp_path / "lightning.ckpt"
+    torch.save({"w": torch.ones(1)}, pickled)
+    with pytest.raises(ValueError):
+        load_state(pickled)
+    assert load_state(good)["w"].shape == (100,) and FORMAT.startswith("nlgmetrics")
+
+
+def test_loader_continues_an_epoch_where_its_state_says():
+    from torch.utils.data import RandomSampler
+
+    from nlgmetrics.resume import ResumableDataLoader
+    from sescore.regressor.sampler import LengthBucketBatchSampler
+
+    def loader():
+        data = list(range(40))
+        sampler = LengthBucketBatchSampler(RandomSampler(data, generator=torch.Generator().manual_seed(3)), 4,
+                                           False, lengths=[i % 7 for i in data], pool=3, seed=3)
+        return ResumableDataLoader(data, batch_sampler=sampler, generator=torch.Generator().manual_seed(4))
+
+    straight = loader()
+    epochs = [[b.tolist() for b in straight] for _ in range(3)]
+    assert epochs[0] != epochs[1], "epochs differ"
+    first = loader()
+    seen = []
+    for batch in first:  # epoch 0 fully, then 4 batches of epoch 1
+        seen.append(batch.tolist())
+    for i, batch in enumerate(first):
+        seen.append(batch.tolist())
+        if i == 3:
+            break
+    state = first.state_dict()
+    resumed = loader()
+    resumed.load_state_dict(state)
+    rest = [b.tolist() for b in resumed] + [b.tolist() for b in resumed]
+    assert seen + rest == epochs[0] + epochs[1] + epochs[2]
+    at_end = loader()
+    list(at_end)
+    again = loader()
+    again.load_state_dict(at_end.state_dict())  # saved on the epoch's last batch: next epoch starts afresh
+    assert [b.tolist() for b in again] == epochs[1]
+
+
+def _fit(tiny, dataset_dir, dev, tmp_path, name, extra):
+    from nlgmetrics.cli import train
+
+    config = Path(__file__).resolve().parents[1] / "configs" / "sescore" / "fit_offline.yaml"
+    return train.main([
+        "fit", "--config", str(config), "--model.encoder", str(tiny["encoder"]), "--model.hidden_sizes", "[16, 8]",
+        "--model.lora_r", "4", "--model.dropout", "0.3", "--data.dataset", str(dataset_dir),
+        "--data.dev_judgments", str(dev), "--data.val_fraction", "0.2", "--data.batch_size", "16",
+        "--trainer.max_epochs", "2", "--trainer.val_check_interval", "5", "--trainer.accelerator", "cpu",
+        "--trainer.devices", "1", "--trainer.enable_progress_bar", "false", "--trainer.enable_model_summary", "false",
+        "--trainer.logger.init_args.save_dir", str(tmp_path / "runs"), "--export.dirpath", str(tmp_path / name),
+        "--resume.dirpath", str(tmp_path / f"{name}-resume"), "--resume.every_n_train_steps", "4", *extra,
+    ])
+
+
+def test_crashed_fit_resumes_to_the_uninterrupted_weights(tiny, tmp_path):
+    from test_sescore_regressor import _synthetic_rows, _write_dev
+
+    from datasets import Dataset
+
+    dataset_dir = tmp_path / "data"
+    Dataset.from_dict(_synthetic_rows(60, seed=3)).save_to_disk(str(dataset_dir))
+    dev = _write_dev(tmp_path / "dev.jsonl", items=5)
+    assert _fit(tiny, dataset_dir, dev, tmp_path, "straight", []) == 0
+    crash = ["--trainer.callbacks+=test_resume.Crash", "--trainer.callbacks.step", "18"]
+    with pytest.raises(RuntimeError, match="simulated crash at step 18"):
+        _fit(tiny, dataset_dir, dev, tmp_path, "crashed", crash)
+    saved = load_state(tmp_path / "crashed-resume" / "last.safetensors")
+    assert saved["global_step"] == 16 and saved["epoch"] == 1, "last state before the crash: step 16, epoch 2"
+    resume = ["--ckpt_path", str(tmp_path / "crashed-resume" / "last.safetensors")]
+    assert _fit(tiny, dataset_dir, dev, tmp_path, "crashed", resume) == 0
+
+    straight = load_state(tmp_path / "straight-resume" / "last.safetensors")
+    resumed = load_state(tmp_path / "crashed-resume" / "last.safetensors")
+    assert straight["global_step"] == resumed["global_step"] == 24
+    for key, value in straight["state_dict"].items():
+        assert torch.allclose(resumed["state_dict"][key], value, atol=1e-6), key
+    moments = [s["exp_avg"] for s in straight["optimizer_states"][0]["state"].values()]
+    again = [s["exp_avg"] for s in resumed["optimizer_states"][0]["state"].values()]
+    assert all(torch.allclose(a, b, atol=1e-7) for a, b in zip(moments, again))
+    # the exported best model is the same one too
+    from sescore.regressor.checkpoint import read_hparams
+
+    assert read_hparams(tmp_path / "straight")["record"]["global_step"] == \
+        read_hparams(tmp_path / "crashed")["record"]["global_step"]
+    assert not list(tmp_path.rglob("*.ckpt")), "no pickled checkpoint is ever written"
