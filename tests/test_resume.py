@@ -158,3 +158,46 @@ def test_crashed_fit_resumes_to_the_uninterrupted_weights(tiny, tmp_path):
     assert read_hparams(tmp_path / "straight")["record"]["global_step"] == \
         read_hparams(tmp_path / "crashed")["record"]["global_step"]
     assert not list(tmp_path.rglob("*.ckpt")), "no pickled checkpoint is ever written"
+
+
+@pytest.mark.parametrize("crash_step,saved_step", [(7, 6), (9, 8)])  # just after an epoch-end save; mid-epoch
+def test_crashed_nli_training_resumes_to_the_uninterrupted_adapter(tiny, tmp_path, monkeypatch, crash_step,
+                                                                   saved_step):
+    from safetensors.torch import load_file
+
+    from nlgmetrics.nli.checkpoint import LoraShape
+    from nlgmetrics.nli.training import NLITrainConfig, train_nli
+    from nlgmetrics.resume import ResumeState
+    from test_nli import _tiny_nli_data
+
+    data = _tiny_nli_data(tmp_path / "train.jsonl")
+
+    def config(name: str, **extra) -> NLITrainConfig:
+        return NLITrainConfig(
+            base=str(tiny["encoder"]), train_files=[str(data)], test_files={}, dev_size=6, batch_size=8, epochs=2,
+            lr=1e-3, lora=LoraShape(r=2, alpha=4, target_modules=r".*\.(query|value)"), output=str(tmp_path / name),
+            accelerator="cpu", devices=1, resume_every=2, **extra)
+
+    train_nli(config("straight"))  # 6 steps per epoch, 12 in all
+    original = ResumeState.on_train_batch_end
+
+    def crash_after(self, trainer, *args):
+        original(self, trainer, *args)
+        if trainer.global_step == crash_step:
+            raise RuntimeError("simulated crash")
+
+    monkeypatch.setattr(ResumeState, "on_train_batch_end", crash_after)
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        train_nli(config("crashed"))
+    monkeypatch.undo()
+    state = tmp_path / "crashed.resume" / "last.safetensors"
+    assert load_state(state)["global_step"] == saved_step
+    report = train_nli(config("crashed", resume_from=str(state)))
+    assert report["resumed_from"] == str(state)
+    straight = load_state(tmp_path / "straight.resume" / "last.safetensors")
+    resumed = load_state(state)
+    assert straight["global_step"] == resumed["global_step"] == 12
+    for key, value in straight["state_dict"].items():
+        assert torch.allclose(resumed["state_dict"][key], value, atol=1e-6), key
+    shipped = [load_file(str(tmp_path / name / "adapter.safetensors")) for name in ("straight", "crashed")]
+    assert all(torch.equal(shipped[0][k], shipped[1][k]) for k in shipped[0]), "the exported fp16 adapters agree"

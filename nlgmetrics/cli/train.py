@@ -28,6 +28,8 @@ def _nli(argv: list[str]) -> int:
     parser.add_argument("--limit", type=int, help="train on a random subset of N pairs (smoke runs)")
     parser.add_argument("--epochs", type=int)
     parser.add_argument("--commercial-only", action="store_true", help="leave out non-commercial data (SICK, ANLI)")
+    parser.add_argument("--resume", metavar="STATE", help="continue an interrupted run from the last.safetensors it "
+                        "printed (same config and options otherwise)")
     parser.add_argument("--wandb", action="store_true", help="log to Weights & Biases (WANDB_MODE=offline works)")
     args = parser.parse_args(argv)
 
@@ -35,7 +37,8 @@ def _nli(argv: list[str]) -> int:
 
     from nlgmetrics.nli.training import NLITrainConfig, train_nli
 
-    overrides = {k: v for k, v in {"output": args.output, "limit": args.limit, "epochs": args.epochs}.items() if v}
+    overrides = {k: v for k, v in {"output": args.output, "limit": args.limit, "epochs": args.epochs,
+                                   "resume_from": args.resume}.items() if v}
     if args.commercial_only:
         overrides["commercial_only"] = True
     config = NLITrainConfig.from_yaml(args.config, overrides)

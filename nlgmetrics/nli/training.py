@@ -43,6 +43,9 @@ class NLITrainConfig:
     accelerator: str = "auto"
     devices: str | int = "auto"
     num_threads: int | None = None
+    resume_every: int = 200  # optimizer steps between saves of the full training state (0: off)
+    resume_dir: str | None = None  # default: "<output>.resume"; the file is last.safetensors in it
+    resume_from: str | None = None  # a last.safetensors to continue an interrupted run from (same config)
 
     @classmethod
     def from_yaml(cls, path: str | Path, overrides: dict[str, Any] | None = None) -> "NLITrainConfig":
@@ -222,13 +225,22 @@ class LengthGroupedSampler:
             return dist.get_rank(), dist.get_world_size()
         return 0, 1
 
+    skip_next = 0  # batches the next epoch leaves out at its start (nlgmetrics.resume: a resumed run saw them)
+
+    def random_state(self) -> dict[str, int]:
+        return {"epoch": self.epoch}
+
+    def set_random_state(self, state: dict[str, int]) -> None:
+        self.epoch = int(state["epoch"])
+
     def __iter__(self):
         rng = np.random.default_rng([self.seed, self.epoch])
         self.epoch += 1
         rank, world = self._shard()
         batches = length_grouped_order(self.lengths, self.batch_size, rng)
         batches = batches[: len(batches) - len(batches) % world] if world > 1 else batches
-        return iter(batches[rank::world])
+        skip, self.skip_next = self.skip_next, 0
+        return iter(batches[rank::world][skip:])
 
     def __len__(self) -> int:
         _, world = self._shard()
@@ -316,6 +328,7 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
 
     from nlgmetrics.modelroles import fingerprint, resolve
     from nlgmetrics.resources import refuse_shipped_output
+    from nlgmetrics.resume import ResumableDataLoader, ResumeState, SafetensorsCheckpointIO
 
     refuse_shipped_output(config.output, "NLI training output")
     if config.num_threads:
@@ -342,25 +355,32 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
     train_rows, dev_rows = split_dev(rows, config.dev_size, config.seed)
     collate = _collate(tokenizer, config.max_length)
     lengths = [len(r["premise"]) + len(r["hypothesis"]) for r in train_rows]
-    train_loader = torch.utils.data.DataLoader(
-        train_rows, batch_sampler=LengthGroupedSampler(lengths, config.batch_size, config.order_seed if config.order_seed is not None else config.seed), collate_fn=collate
+    # own generators for both loaders: nothing draws from the global random state, so a resumed run's dropout
+    # matches the uninterrupted run's (nlgmetrics.resume)
+    train_loader = ResumableDataLoader(
+        train_rows, batch_sampler=LengthGroupedSampler(lengths, config.batch_size, config.order_seed if config.order_seed is not None else config.seed), collate_fn=collate,
+        generator=torch.Generator().manual_seed(config.seed),
     )
-    dev_loader = torch.utils.data.DataLoader(dev_rows, batch_size=128, collate_fn=collate)
+    dev_loader = torch.utils.data.DataLoader(dev_rows, batch_size=128, collate_fn=collate,
+                                             generator=torch.Generator().manual_seed(0))
     total_steps = len(train_loader) * config.epochs
     module = _lightning_module(peft_model, config, total_steps)
+    resume_dir = config.resume_dir or f"{Path(config.output)}.resume"
     trainer = pl.Trainer(
         max_epochs=config.epochs,
         accelerator=config.accelerator,
         devices=config.devices,
         logger=logger if logger is not None else False,
-        enable_checkpointing=False,
+        enable_checkpointing=False,  # no pickled .ckpt; ResumeState writes safetensors through the plugin
+        plugins=[SafetensorsCheckpointIO()],
+        callbacks=[ResumeState(resume_dir, config.resume_every)] if config.resume_every else [],
         gradient_clip_val=1.0,
         log_every_n_steps=50,
         deterministic=False,
         use_distributed_sampler=False,  # LengthGroupedSampler shards by rank itself
     )
     started = time.time()
-    trainer.fit(module, train_loader, dev_loader)
+    trainer.fit(module, train_loader, dev_loader, ckpt_path=config.resume_from)
     train_seconds = time.time() - started
 
     merged_view = peft_model  # evaluation runs through the adapter; the export merges on load
@@ -370,7 +390,8 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
         "train_rows": len(train_rows),
         "dev_rows": len(dev_rows),
         "trainable_parameters": int(trainable),
-        "train_seconds": round(train_seconds, 1),
+        "train_seconds": round(train_seconds, 1),  # of this process: a resumed run counts from the resume
+        "resumed_from": config.resume_from,
         "temperature": temperature,
         "dev": nli_report(softmax(dev_logits / temperature, axis=1), [r["label"] for r in dev_rows]),
         "tests": {},
