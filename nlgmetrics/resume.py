@@ -282,6 +282,18 @@ class ResumeState(pl.Callback):
         if trainer.is_global_zero:
             print(f"resume state at step {step}: {self.path.resolve()}", file=sys.stderr, flush=True)
 
+    def on_exception(self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException) -> None:
+        """Ctrl-C or a crash: say where the run can continue from (Lightning exits without the CLI's message)."""
+        if not trainer.is_global_zero:
+            return
+        if self._last_saved_step < 0:
+            print(f"training stopped at step {trainer.global_step} before any resume state was saved "
+                  f"(every {self.every_n_train_steps} steps)", file=sys.stderr, flush=True)
+            return
+        print(f"training stopped at step {trainer.global_step}; the last resume state is {self.path.resolve()} "
+              f"(step {self._last_saved_step}): rerun the same command with it to continue (train.py fit: "
+              f"--ckpt_path FILE, train.py nli: --resume FILE)", file=sys.stderr, flush=True)
+
     def state_dict(self) -> dict[str, Any]:
         return {"rng": _rng_state(), "loader": self._current_loader_state(), "every_n_train_steps":
                 self.every_n_train_steps}

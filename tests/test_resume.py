@@ -127,7 +127,7 @@ def _fit(tiny, dataset_dir, dev, tmp_path, name, extra):
     ])
 
 
-def test_crashed_fit_resumes_to_the_uninterrupted_weights(tiny, tmp_path):
+def test_crashed_fit_resumes_to_the_uninterrupted_weights(tiny, tmp_path, capsys):
     from test_sescore_regressor import _synthetic_rows, _write_dev
 
     from datasets import Dataset
@@ -139,6 +139,7 @@ def test_crashed_fit_resumes_to_the_uninterrupted_weights(tiny, tmp_path):
     crash = ["--trainer.callbacks+=test_resume.Crash", "--trainer.callbacks.step", "18"]
     with pytest.raises(RuntimeError, match="simulated crash at step 18"):
         _fit(tiny, dataset_dir, dev, tmp_path, "crashed", crash)
+    assert "the last resume state is" in capsys.readouterr().err
     saved = load_state(tmp_path / "crashed-resume" / "last.safetensors")
     assert saved["global_step"] == 16 and saved["epoch"] == 1, "last state before the crash: step 16, epoch 2"
     resume = ["--ckpt_path", str(tmp_path / "crashed-resume" / "last.safetensors")]
