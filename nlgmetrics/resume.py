@@ -230,6 +230,19 @@ def _set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+def _validation_follows(trainer: pl.Trainer, batch_idx: int) -> bool:
+    """Whether Lightning validates right after training batch ``batch_idx`` (its rule for finite loaders)."""
+    every_epochs = trainer.check_val_every_n_epoch
+    if trainer.limit_val_batches == 0 or (every_epochs is not None and (trainer.current_epoch + 1) % every_epochs):
+        return False
+    batches = trainer.num_training_batches
+    val_every = trainer.val_check_batch
+    if val_every is None or not math.isfinite(val_every):
+        return math.isfinite(batches) and batch_idx + 1 >= batches
+    count = batch_idx + 1 if every_epochs is not None else trainer.fit_loop.epoch_loop.total_batch_idx + 1
+    return count % int(val_every) == 0
+
+
 class ResumeState(pl.Callback):
     """Save the whole training state to ``<dirpath>/last.safetensors`` every ``every_n_train_steps`` steps.
 
@@ -249,6 +262,7 @@ class ResumeState(pl.Callback):
         self.dirpath, self.every_n_train_steps = dirpath, every_n_train_steps
         self._loader_state: dict[str, Any] | None = None
         self._last_saved_step = -1
+        self._due = False
         self._trainer: pl.Trainer | None = None
 
     def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
@@ -275,12 +289,22 @@ class ResumeState(pl.Callback):
     def on_train_batch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any,
                            batch_idx: int) -> None:
         step = trainer.global_step
-        if not self.every_n_train_steps or step == 0 or step % self.every_n_train_steps or step == self._last_saved_step:
+        if self.every_n_train_steps and step > 0 and step % self.every_n_train_steps == 0:
+            self._due = True
+        # a state saved just before a validation run would, on resume, skip that run (Lightning counts it as done)
+        # and miss what it changed (the best export so far): save after the next step instead
+        if not self._due or step == self._last_saved_step or _validation_follows(trainer, batch_idx):
             return
         trainer.save_checkpoint(self.path)
-        self._last_saved_step = step
+        self._last_saved_step, self._due = step, False
         if trainer.is_global_zero:
             print(f"resume state at step {step}: {self.path.resolve()}", file=sys.stderr, flush=True)
+
+    def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        """The final state too, so a finished run can be continued for more epochs."""
+        if self.every_n_train_steps and trainer.global_step != self._last_saved_step:
+            trainer.save_checkpoint(self.path)
+            self._last_saved_step, self._due = trainer.global_step, False
 
     def on_exception(self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException) -> None:
         """Ctrl-C or a crash: say where the run can continue from (Lightning exits without the CLI's message)."""

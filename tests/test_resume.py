@@ -112,6 +112,13 @@ def test_loader_continues_an_epoch_where_its_state_says():
     assert [b.tolist() for b in again] == epochs[1]
 
 
+def _validation_steps(metrics_csv: Path) -> list[int]:
+    import csv
+
+    with open(metrics_csv, newline="") as handle:
+        return [int(r["step"]) for r in csv.DictReader(handle) if r.get("val_tau_like")]
+
+
 def _fit(tiny, dataset_dir, dev, tmp_path, name, extra):
     from nlgmetrics.cli import train
 
@@ -120,7 +127,7 @@ def _fit(tiny, dataset_dir, dev, tmp_path, name, extra):
         "fit", "--config", str(config), "--model.encoder", str(tiny["encoder"]), "--model.hidden_sizes", "[16, 8]",
         "--model.lora_r", "4", "--model.dropout", "0.3", "--data.dataset", str(dataset_dir),
         "--data.dev_judgments", str(dev), "--data.val_fraction", "0.2", "--data.batch_size", "16",
-        "--trainer.max_epochs", "2", "--trainer.val_check_interval", "5", "--trainer.accelerator", "cpu",
+        "--trainer.max_epochs", "2", "--trainer.val_check_interval", "4", "--trainer.accelerator", "cpu",
         "--trainer.devices", "1", "--trainer.enable_progress_bar", "false", "--trainer.enable_model_summary", "false",
         "--trainer.logger.init_args.save_dir", str(tmp_path / "runs"), "--export.dirpath", str(tmp_path / name),
         "--resume.dirpath", str(tmp_path / f"{name}-resume"), "--resume.every_n_train_steps", "4", *extra,
@@ -136,18 +143,23 @@ def test_crashed_fit_resumes_to_the_uninterrupted_weights(tiny, tmp_path, capsys
     Dataset.from_dict(_synthetic_rows(60, seed=3)).save_to_disk(str(dataset_dir))
     dev = _write_dev(tmp_path / "dev.jsonl", items=5)
     assert _fit(tiny, dataset_dir, dev, tmp_path, "straight", []) == 0
-    crash = ["--trainer.callbacks+=test_resume.Crash", "--trainer.callbacks.step", "18"]
-    with pytest.raises(RuntimeError, match="simulated crash at step 18"):
+    crash = ["--trainer.callbacks+=test_resume.Crash", "--trainer.callbacks.step", "7"]
+    with pytest.raises(RuntimeError, match="simulated crash at step 7"):
         _fit(tiny, dataset_dir, dev, tmp_path, "crashed", crash)
     assert "the last resume state is" in capsys.readouterr().err
     saved = load_state(tmp_path / "crashed-resume" / "last.safetensors")
-    assert saved["global_step"] == 16 and saved["epoch"] == 1, "last state before the crash: step 16, epoch 2"
+    # 13 batches per epoch, validation after every 4th: the state due at step 4 waits for step 5
+    assert saved["global_step"] == 5 and saved["epoch"] == 0
+    exporter = next(v for k, v in saved["callbacks"].items() if k.startswith("ExportBest"))
+    assert exporter["best"] is not None, "the state holds what the validation after step 4 found"
     resume = ["--ckpt_path", str(tmp_path / "crashed-resume" / "last.safetensors")]
     assert _fit(tiny, dataset_dir, dev, tmp_path, "crashed", resume) == 0
 
     straight = load_state(tmp_path / "straight-resume" / "last.safetensors")
     resumed = load_state(tmp_path / "crashed-resume" / "last.safetensors")
-    assert straight["global_step"] == resumed["global_step"] == 24
+    assert straight["global_step"] == resumed["global_step"] == 26  # the end of training is saved too
+    logs = [_validation_steps(f) for f in sorted((tmp_path / "runs").rglob("metrics.csv"))]
+    assert len(logs) == 3 and logs[0] == logs[1] + logs[2], "every validation ran once: none lost, none repeated"
     for key, value in straight["state_dict"].items():
         assert torch.allclose(resumed["state_dict"][key], value, atol=1e-6), key
     moments = [s["exp_avg"] for s in straight["optimizer_states"][0]["state"].values()]
@@ -161,7 +173,8 @@ def test_crashed_fit_resumes_to_the_uninterrupted_weights(tiny, tmp_path, capsys
     assert not list(tmp_path.rglob("*.ckpt")), "no pickled checkpoint is ever written"
 
 
-@pytest.mark.parametrize("crash_step,saved_step", [(7, 6), (9, 8)])  # just after an epoch-end save; mid-epoch
+# 6 steps per epoch with validation at each epoch's end: the state due at step 6 is saved at 7 (first of epoch 2)
+@pytest.mark.parametrize("crash_step,saved_step", [(7, 7), (9, 8)])
 def test_crashed_nli_training_resumes_to_the_uninterrupted_adapter(tiny, tmp_path, monkeypatch, crash_step,
                                                                    saved_step):
     from safetensors.torch import load_file
@@ -197,7 +210,7 @@ def test_crashed_nli_training_resumes_to_the_uninterrupted_adapter(tiny, tmp_pat
     assert report["resumed_from"] == str(state)
     straight = load_state(tmp_path / "straight.resume" / "last.safetensors")
     resumed = load_state(state)
-    assert straight["global_step"] == resumed["global_step"] == 12
+    assert straight["global_step"] == resumed["global_step"] == 12  # the end of training is saved too
     for key, value in straight["state_dict"].items():
         assert torch.allclose(resumed["state_dict"][key], value, atol=1e-6), key
     shipped = [load_file(str(tmp_path / name / "adapter.safetensors")) for name in ("straight", "crashed")]
