@@ -135,6 +135,10 @@ def test_a_failing_test_pass_keeps_the_trained_adapter(tiny, tmp_path):
     with pytest.raises(Exception, match="missing.jsonl"):
         train_nli(config)
     assert json.loads((tmp_path / "ckpt" / "report.json").read_text())["tests"] == "pending"
+    import yaml
+
+    record = yaml.safe_load((tmp_path / "ckpt" / "nli.yaml").read_text())["record"]
+    assert record["report"]["tests"] == "pending", "the YAML record says the same as report.json"
     model = load_nli(str(tmp_path / "ckpt"))
     assert model.predict_proba(["the cat runs"], ["a cat runs"]).shape == (1, 3)
 

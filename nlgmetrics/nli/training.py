@@ -412,7 +412,9 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
         (Path(config.output) / "report.json").write_text(json.dumps(report_json, indent=1))
 
     # Export before the test passes: hours of training must survive a crash or a kill during evaluation.
-    export({**report, "tests": "pending"})
+    report["tests"] = "pending"  # the same word in report.json and in nli.yaml's record, which holds ``report``
+    export(report)
+    report["tests"] = {}
     print(f"exported the NLI adapter to {Path(config.output).resolve()} (test sets next)", file=sys.stderr, flush=True)
     for name, path in config.test_files.items():
         test_rows = read_nli_jsonl(path)
