@@ -269,3 +269,119 @@ def test_mpnet_recipe_puts_lora_on_every_attention_and_ffn_projection_of_an_mpne
     assert not any("word_embeddings" in n for n in trainable)
     default = wrap_with_lora(MPNetForSequenceClassification(config), LoraShape())
     assert not any("attn.q" in n for n, _ in default.named_modules() if n.endswith("lora_A"))  # why the recipe says so
+
+
+# ------------------------------------------------------------------------------------------------ distillation
+def test_pair_files_of_both_schemas_with_split_filter(tmp_path):
+    from nlgmetrics.nli.distill import NO_LABEL, read_pair_file, without_sentences
+
+    sts = tmp_path / "sts.jsonl"
+    sts.write_text("\n".join(json.dumps(r) for r in [
+        {"split": "train", "s1": "A dog runs.", "s2": "A dog is running."},
+        {"split": "test", "s1": "A cat sits.", "s2": "A cat is sitting."},
+    ]), encoding="utf-8")
+    rows = read_pair_file(sts, splits=["train"])
+    assert [(r["premise"], r["hypothesis"]) for r in rows] == [("A dog runs.", "A dog is running."),
+                                                               ("A dog is running.", "A dog runs.")]
+    assert {r["label"] for r in rows} == {NO_LABEL}
+    nli = tmp_path / "nli.jsonl"
+    nli.write_text(json.dumps({"premise": "p", "hypothesis": "h", "label": 2}) + "\n"
+                   + json.dumps({"premise": "p", "hypothesis": "h2"}), encoding="utf-8")
+    assert [r["label"] for r in read_pair_file(nli)] == [2, NO_LABEL]
+    assert len(without_sentences(rows, {"a dog  RUNS."})) == 0
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"text": "x"}), encoding="utf-8")
+    with pytest.raises(ValueError, match="bad.jsonl:1: a pair needs premise/hypothesis or s1/s2"):
+        read_pair_file(bad)
+
+
+def test_teacher_probabilities_are_cached_and_survive_a_cut_line(tmp_path):
+    from nlgmetrics.nli.distill import teacher_probabilities
+
+    class Teacher:
+        spec, hash, calls = "toy", "abc123" * 4, 0
+
+        def predict_proba(self, premises, hypotheses):
+            Teacher.calls += len(premises)
+            return np.asarray([[len(p) / 100, len(h) / 100, 0.5] for p, h in zip(premises, hypotheses)])
+
+    rows = [{"premise": f"p{i}", "hypothesis": "h" * i} for i in range(7)] + [{"premise": "p0", "hypothesis": ""}]
+    first = teacher_probabilities(Teacher(), rows, tmp_path, chunk=3, progress=False)
+    assert Teacher.calls == 7 and first.shape == (8, 3)  # the repeated pair is scored once
+    assert np.allclose(first[3], [0.02, 0.03, 0.5])
+    again = teacher_probabilities(Teacher(), rows, tmp_path, chunk=3, progress=False)
+    assert Teacher.calls == 7 and np.array_equal(first, again)
+    cache = next(tmp_path.glob("*.jsonl"))
+    lines = cache.read_text().splitlines()
+    cache.write_text("\n".join(lines[:4]) + "\n" + lines[4][:10])  # killed while writing line 5
+    third = teacher_probabilities(Teacher(), rows, tmp_path, chunk=3, progress=False)
+    assert Teacher.calls == 7 + 3 and np.allclose(first, third)
+    assert len(cache.read_text().splitlines()) == 7
+
+
+def test_distilled_training_learns_teacher_labels_on_extra_pairs_without_test_sentences(trained_adapter, tiny,
+                                                                                         tmp_path):
+    teacher_dir, _ = trained_adapter
+    data = _tiny_nli_data(tmp_path / "train.jsonl")
+    test_rows = [json.loads(line) for line in data.read_text().splitlines()[:5]]
+    test = tmp_path / "test.jsonl"
+    test.write_text("\n".join(json.dumps(r) for r in test_rows), encoding="utf-8")
+    extra = tmp_path / "sts.jsonl"
+    extra.write_text("\n".join(json.dumps(r) for r in [
+        {"split": "train", "s1": "the owl runs with the fox", "s2": "an owl runs"},
+        {"split": "train", "s1": "the hen sleeps", "s2": "no hen sleeps"},
+        {"split": "train", "s1": test_rows[0]["premise"], "s2": "a new sentence"},  # shares a test sentence
+        {"split": "test", "s1": "the yak runs", "s2": "a yak runs"},
+    ]), encoding="utf-8")
+    config = NLITrainConfig(
+        base=str(tiny["encoder"]), train_files=[str(data)], test_files={"toy": str(test)}, dev_size=6,
+        batch_size=8, epochs=1, lr=1e-3, lora=LoraShape(r=2, alpha=4, target_modules=r".*\.(query|value)"),
+        output=str(tmp_path / "student"), accelerator="cpu", devices=1, resume_every=0,
+        teacher=str(teacher_dir), teacher_files=[str(extra)], teacher_splits=["train"], distill_weight=0.7,
+        teacher_cache=str(tmp_path / "teacher_cache"),
+    )
+    report = train_nli(config)
+    distilled = report["distilled"]
+    assert distilled["extra_pairs"] == 4 and distilled["extra_pairs_dropped_for_test_or_dev_sentences"] == 2
+    assert distilled["distill_weight"] == 0.7 and len(distilled["teacher_hash"]) >= 12
+    assert len(list((tmp_path / "teacher_cache").glob("*.jsonl"))) == 1
+    card = (tmp_path / "student" / "README.md").read_text()
+    assert f"Distilled from `{teacher_dir}`" in card and "4 extra pairs without gold labels" in card
+    with pytest.raises(ValueError, match="distill_weight"):
+        train_nli(NLITrainConfig(**{**config.__dict__, "distill_weight": 1.5, "output": str(tmp_path / "x")}))
+
+
+def test_distillation_loss_mixes_kl_and_gold_cross_entropy():
+    import torch
+
+    from nlgmetrics.nli.training import _lightning_module
+
+    class Stub(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.zeros(1))
+
+    module = _lightning_module(Stub(), NLITrainConfig(distill_weight=0.25), total_steps=10)
+    module.log = module.log_dict = lambda *a, **k: None
+    logits = torch.tensor([[2.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+    soft = torch.tensor([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3]])
+    labels = torch.tensor([0, -100])
+    log_p = torch.log_softmax(logits, -1)
+    kl = float((soft * (soft.log() - log_p)).sum(-1).mean())
+    ce = float(-log_p[0, 0])
+    got = float(module._loss(logits, {"labels": labels, "soft": soft}))
+    assert got == pytest.approx(0.25 * kl + 0.75 * ce, rel=1e-5)
+    only_teacher = float(module._loss(logits, {"labels": torch.tensor([-100, -100]), "soft": soft}))
+    assert only_teacher == pytest.approx(kl, rel=1e-5)
+    assert float(module._loss(logits, {"labels": torch.tensor([0, 1])})) == pytest.approx(
+        float(torch.nn.functional.cross_entropy(logits, torch.tensor([0, 1]))), rel=1e-6)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (Path(__file__).resolve().parents[1] / "configs" / "nli").glob("*.yaml")))
+def test_every_nli_recipe_parses_and_writes_outside_the_shipped_checkpoints(name):
+    from nlgmetrics.resources import refuse_shipped_output
+
+    config = NLITrainConfig.from_yaml(f"configs/nli/{name}")
+    refuse_shipped_output(config.output)
+    assert 0 <= config.distill_weight <= 1 and config.epochs >= 1
+    assert not config.teacher_files or config.teacher, "teacher files without a teacher would be ignored"

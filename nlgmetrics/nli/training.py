@@ -16,6 +16,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from nlgmetrics.nli.checkpoint import AdapterConfig, LoraShape, build_classifier, save_adapter, wrap_with_lora
+from nlgmetrics.nli.distill import NO_LABEL
 from nlgmetrics.nli.labels import CANONICAL
 
 NONCOMMERCIAL_SOURCES = ("sick", "anli")
@@ -46,6 +47,11 @@ class NLITrainConfig:
     resume_every: int = 200  # optimizer steps between saves of the full training state (0: off)
     resume_dir: str | None = None  # default: "<output>.resume"; the file is last.safetensors in it
     resume_from: str | None = None  # a last.safetensors to continue an interrupted run from (same config)
+    teacher: str | None = None  # NLI model (e.g. packaged:nli-mpnet) whose probabilities are learned too (distill.py)
+    teacher_files: list[str] = field(default_factory=list)  # extra pairs without gold labels: the teacher's only
+    teacher_splits: list[str] | None = None  # keep only rows of teacher_files with these ``split`` values
+    distill_weight: float = 0.5  # loss = w * KL(teacher || model) + (1 - w) * cross-entropy on gold labels
+    teacher_cache: str = "runs/nli/teacher_cache"  # teacher probabilities, kept across runs
 
     @classmethod
     def from_yaml(cls, path: str | Path, overrides: dict[str, Any] | None = None) -> "NLITrainConfig":
@@ -155,11 +161,25 @@ def _lightning_module(model: Any, config: NLITrainConfig, total_steps: int) -> A
             self.model = model
 
         def forward(self, batch: dict) -> Any:
-            return self.model(**{k: v for k, v in batch.items() if k != "labels"}).logits
+            return self.model(**{k: v for k, v in batch.items() if k not in ("labels", "soft")}).logits
 
         def training_step(self, batch: dict, batch_idx: int) -> Any:
-            loss = torch.nn.functional.cross_entropy(self(batch), batch["labels"])
-            self.log("train_loss", loss, prog_bar=True)
+            logits = self(batch)
+            return self._loss(logits, batch)
+
+        def _loss(self, logits: Any, batch: dict) -> Any:
+            """Cross-entropy on gold labels; with a teacher, plus KL to its probabilities (``distill_weight``)."""
+            functional = torch.nn.functional
+            labels = batch["labels"]
+            has_gold = bool((labels != NO_LABEL).any())
+            ce = functional.cross_entropy(logits, labels, ignore_index=NO_LABEL) if has_gold else logits.sum() * 0
+            if "soft" not in batch:
+                self.log("train_loss", ce, prog_bar=True)
+                return ce
+            kl = functional.kl_div(functional.log_softmax(logits, dim=-1), batch["soft"], reduction="batchmean")
+            weight = config.distill_weight if has_gold else 1.0
+            loss = weight * kl + (1 - weight) * ce
+            self.log_dict({"train_loss": loss, "train_kl": kl}, prog_bar=True)
             return loss
 
         def validation_step(self, batch: dict, batch_idx: int) -> None:
@@ -261,6 +281,8 @@ def _collate(tokenizer: Any, max_length: int):
             return_tensors="pt",
         )
         encoded["labels"] = torch.tensor([r["label"] for r in rows])
+        if all("soft" in r for r in rows):
+            encoded["soft"] = torch.tensor([r["soft"] for r in rows], dtype=torch.float32)
         return dict(encoded)
 
     return collate
@@ -316,6 +338,31 @@ def _previous_history(folder: str) -> list[dict]:
     return list(previous.get("history", [])) + [stage]
 
 
+def _add_teacher_labels(config: NLITrainConfig, train_rows: list[dict], dev_rows: Sequence[dict]) -> dict[str, Any]:
+    """Extend ``train_rows`` with the teacher files' pairs and give every training row the teacher's ``soft``
+    probabilities. Pairs sharing a sentence with a test file or the dev split are left out."""
+    from nlgmetrics.nli.distill import read_pair_file, teacher_probabilities, without_sentences
+    from nlgmetrics.nli.model import load_nli
+
+    if not 0.0 <= config.distill_weight <= 1.0:
+        raise ValueError(f"distill_weight must be in [0, 1], got {config.distill_weight}")
+    banned = {r[k] for r in dev_rows for k in ("premise", "hypothesis")}
+    for path in config.test_files.values():
+        banned |= {r[k] for r in read_nli_jsonl(path) for k in ("premise", "hypothesis")}
+    extra: list[dict] = []
+    for path in config.teacher_files:
+        extra += read_pair_file(path, config.teacher_splits)
+    kept = without_sentences(extra, banned)
+    train_rows += kept
+    teacher = load_nli(config.teacher, device="cpu" if config.accelerator == "cpu" else None)
+    soft = teacher_probabilities(teacher, train_rows, config.teacher_cache)
+    for row, probs in zip(train_rows, soft):
+        row["soft"] = probs.tolist()
+    return {"teacher": config.teacher, "teacher_hash": teacher.hash, "distill_weight": config.distill_weight,
+            "extra_pairs": len(kept), "extra_pairs_dropped_for_test_or_dev_sentences": len(extra) - len(kept),
+            "teacher_files": list(config.teacher_files), "teacher_splits": config.teacher_splits}
+
+
 def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] = ()) -> dict[str, Any]:
     """Train, evaluate on every test file, fit a temperature on dev, export; returns the report.
 
@@ -353,6 +400,7 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
     if config.limit:
         rows = [rows[i] for i in sorted(rng.choice(len(rows), size=min(config.limit, len(rows)), replace=False))]
     train_rows, dev_rows = split_dev(rows, config.dev_size, config.seed)
+    distilled = _add_teacher_labels(config, train_rows, dev_rows) if config.teacher else None
     collate = _collate(tokenizer, config.max_length)
     lengths = [len(r["premise"]) + len(r["hypothesis"]) for r in train_rows]
     # own generators for both loaders: nothing draws from the global random state, so a resumed run's dropout
@@ -392,6 +440,7 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
         "trainable_parameters": int(trainable),
         "train_seconds": round(train_seconds, 1),  # of this process: a resumed run counts from the resume
         "resumed_from": config.resume_from,
+        "distilled": distilled,
         "temperature": temperature,
         "dev": nli_report(softmax(dev_logits / temperature, axis=1), [r["label"] for r in dev_rows]),
         "tests": {},
@@ -443,6 +492,7 @@ def write_model_card(config: NLITrainConfig, report: dict, out_dir: str | Path,
     MiniLM, the only base it was measured on); ``recipe`` lists the YAML files that retrain it, in order."""
     out = Path(out_dir)
     size_mb = sum(f.stat().st_size for f in out.iterdir() if f.suffix == ".safetensors") / 2**20
+    extra = (report.get("distilled") or {}).get("extra_pairs", 0)
     licences = "SNLI (CC BY-SA 4.0), CAD (Apache-2.0), TaxiNLI/MNLI (C-UDA 1.0), MED and Breaking-NLI (CC BY-SA 4.0)"
     if not config.commercial_only:
         licences += ", SICK train/trial (CC BY-NC-SA 3.0: the adapter inherits its non-commercial terms)"
@@ -454,9 +504,21 @@ def write_model_card(config: NLITrainConfig, report: dict, out_dir: str | Path,
         " temperature, full training record), `report.json`.",
         "",
         "## Data",
-        f"Training files: {', '.join(config.train_files)} ({report['train_rows']} pairs after holding out"
+        f"Training files: {', '.join(config.train_files)} ({report['train_rows'] - extra} pairs after holding out"
         f" {report['dev_rows']} dev pairs by premise); commercial_only={config.commercial_only}.",
         f"Licences of the training parts: {licences}.",
+    ]
+    distilled = report.get("distilled")
+    if distilled:
+        lines += [
+            f"Distilled from `{distilled['teacher']}` (weight hash {distilled['teacher_hash'][:12]}): loss ="
+            f" {distilled['distill_weight']} x KL(teacher || model) + {1 - distilled['distill_weight']:g} x"
+            f" cross-entropy on gold labels; {distilled['extra_pairs']} extra pairs without gold labels from"
+            f" {', '.join(distilled['teacher_files']) or 'no file'} (splits {distilled['teacher_splits']}), learned"
+            f" from the teacher only; {distilled['extra_pairs_dropped_for_test_or_dev_sentences']} pairs sharing a"
+            " sentence with a test file or the dev split left out. The teacher's training data terms apply too.",
+        ]
+    lines += [
         "",
         "## Recipe",
         f"LoRA r={config.lora.r}, alpha={config.lora.alpha}, dropout={config.lora.dropout} on every attention and"
