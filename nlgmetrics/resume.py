@@ -295,7 +295,7 @@ class ResumeState(pl.Callback):
         # and miss what it changed (the best export so far): save after the next step instead
         if not self._due or step == self._last_saved_step or _validation_follows(trainer, batch_idx):
             return
-        trainer.save_checkpoint(self.path)
+        trainer.save_checkpoint(self.path, weights_only=False)
         self._last_saved_step, self._due = step, False
         if trainer.is_global_zero:
             print(f"resume state at step {step}: {self.path.resolve()}", file=sys.stderr, flush=True)
@@ -303,7 +303,7 @@ class ResumeState(pl.Callback):
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """The final state too, so a finished run can be continued for more epochs."""
         if self.every_n_train_steps and trainer.global_step != self._last_saved_step:
-            trainer.save_checkpoint(self.path)
+            trainer.save_checkpoint(self.path, weights_only=False)
             self._last_saved_step, self._due = trainer.global_step, False
 
     def on_exception(self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException) -> None:
