@@ -347,6 +347,8 @@ def test_distilled_training_learns_teacher_labels_on_extra_pairs_without_test_se
     assert len(list((tmp_path / "teacher_cache").glob("*.jsonl"))) == 1
     card = (tmp_path / "student" / "README.md").read_text()
     assert f"Distilled from `{teacher_dir}`" in card and "4 extra pairs without gold labels" in card
+    with pytest.raises(ValueError, match="teacher_files are labelled by the teacher only"):
+        train_nli(NLITrainConfig(**{**config.__dict__, "teacher": None, "output": str(tmp_path / "x")}))
     with pytest.raises(ValueError, match="distill_weight"):
         train_nli(NLITrainConfig(**{**config.__dict__, "distill_weight": 1.5, "output": str(tmp_path / "x")}))
 

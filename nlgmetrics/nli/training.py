@@ -378,6 +378,8 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
     from nlgmetrics.resume import ResumableDataLoader, ResumeState, SafetensorsCheckpointIO
 
     refuse_shipped_output(config.output, "NLI training output")
+    if config.teacher_files and not config.teacher:
+        raise ValueError("teacher_files are labelled by the teacher only: set teacher (e.g. packaged:nli-mpnet)")
     if config.num_threads:
         torch.set_num_threads(config.num_threads)
     pl.seed_everything(config.seed, workers=True)
