@@ -25,6 +25,16 @@ class Crash(pl.Callback):
             raise RuntimeError(f"simulated crash at step {self.step}")
 
 
+class Terminate(pl.Callback):
+    """What Lightning raises when the process receives SIGTERM."""
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx) -> None:
+        from pytorch_lightning.utilities.exceptions import SIGTERMException
+
+        if trainer.global_step == 3:
+            raise SIGTERMException()
+
+
 def test_state_round_trip_keeps_types_tensors_and_odd_values(tmp_path):
     state = {
         "state_dict": {"w": torch.arange(6, dtype=torch.float32).reshape(2, 3), "b": torch.zeros(3, dtype=torch.int64)},
@@ -215,3 +225,16 @@ def test_crashed_nli_training_resumes_to_the_uninterrupted_adapter(tiny, tmp_pat
         assert torch.allclose(resumed["state_dict"][key], value, atol=1e-6), key
     shipped = [load_file(str(tmp_path / name / "adapter.safetensors")) for name in ("straight", "crashed")]
     assert all(torch.equal(shipped[0][k], shipped[1][k]) for k in shipped[0]), "the exported fp16 adapters agree"
+
+
+def test_sigterm_ends_train_py_fit_with_a_failure_status(tiny, tmp_path, capsys):
+    from test_sescore_regressor import _synthetic_rows, _write_dev
+
+    from datasets import Dataset
+
+    dataset_dir = tmp_path / "data"
+    Dataset.from_dict(_synthetic_rows(30, seed=3)).save_to_disk(str(dataset_dir))
+    dev = _write_dev(tmp_path / "dev.jsonl", items=5)
+    status = _fit(tiny, dataset_dir, dev, tmp_path, "terminated", ["--trainer.callbacks+=test_resume.Terminate"])
+    assert status == 143, "a terminated fit must not exit as if it had finished"
+    assert "terminated (SIGTERM)" in capsys.readouterr().err

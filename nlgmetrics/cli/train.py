@@ -79,6 +79,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return COMMANDS[argv[0]](argv[1:])
+    except SystemExit as stop:
+        # Lightning turns SIGTERM into a SystemExit without a code, which would end the process with status 0 as if
+        # training had finished; schedulers must see it was not (143 = 128 + SIGTERM)
+        if type(stop).__name__ == "SIGTERMException":
+            print("terminated (SIGTERM): rerun the same command to resume (fit: --ckpt_path, nli: --resume, with the "
+                  "last resume state it printed)", file=sys.stderr)
+            return 143
+        raise
     except KeyboardInterrupt:
         print("interrupted: rerun the same command to resume (synthesize); for fit add --ckpt_path with the last "
               "'resume state' file it printed", file=sys.stderr)
