@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import random
 import sys
 from pathlib import Path
@@ -103,19 +102,15 @@ def unflatten_state(tree: Any, tensors: dict[str, torch.Tensor]) -> Any:
 
 
 def save_state(state: dict[str, Any], path: str | Path) -> Path:
-    """Write ``state`` as one safetensors file, atomically (temporary file, then rename)."""
-    from safetensors.torch import save_file
+    """Write ``state`` as one safetensors file, atomically (``atomic_write``: temporary sibling, then rename)."""
+    from safetensors.torch import save
+
+    from nlgmetrics.metaeval.textio import atomic_write
 
     tree, tensors = flatten_state(state)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        save_file(tensors, str(tmp), metadata={"format": FORMAT, "tree": json.dumps(tree)})
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    with atomic_write(path, "wb") as handle:
+        handle.write(save(tensors, metadata={"format": FORMAT, "tree": json.dumps(tree)}))
+    return Path(path)
 
 
 def load_state(path: str | Path) -> dict[str, Any]:
@@ -223,8 +218,7 @@ def _rng_state() -> dict[str, Any]:
 
 def _set_rng_state(state: dict[str, Any]) -> None:
     torch.set_rng_state(state["torch"])
-    version, internal, gauss = state["python"]
-    random.setstate((version, tuple(internal), gauss))
+    random.setstate(state["python"])  # flatten_state keeps its tuples
     np.random.set_state(state["numpy"])
     if "cuda" in state and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda"])
@@ -319,8 +313,7 @@ class ResumeState(pl.Callback):
               f"--ckpt_path FILE, train.py nli: --resume FILE)", file=sys.stderr, flush=True)
 
     def state_dict(self) -> dict[str, Any]:
-        return {"rng": _rng_state(), "loader": self._current_loader_state(), "every_n_train_steps":
-                self.every_n_train_steps}
+        return {"rng": _rng_state(), "loader": self._current_loader_state()}
 
     def _current_loader_state(self) -> dict[str, Any] | None:
         loader = self._trainer.train_dataloader if self._trainer is not None else None

@@ -55,7 +55,7 @@ def test_state_round_trip_keeps_types_tensors_and_odd_values(tmp_path):
     assert back["tagged_looking"] == {"__tuple__": "a plain key"}
     assert np.array_equal(back["array"], state["array"]) and back["array"].dtype == np.uint32
     assert back["python_rng"] == state["python_rng"]
-    assert not list(tmp_path.glob(".*.tmp")), "the temporary file is renamed into place"
+    assert not list(tmp_path.glob(".s.safetensors.*")), "the temporary file is renamed into place"
 
 
 def test_values_that_need_pickle_are_refused_by_path():
