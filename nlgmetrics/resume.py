@@ -154,7 +154,7 @@ class ResumableDataLoader(DataLoader):
     """A ``DataLoader`` whose ``state_dict`` says where in the epoch it is, so a resumed run skips what was seen.
 
     Its ``batch_sampler`` must offer ``random_state() -> dict`` and ``set_random_state(dict)`` (its own and its
-    index sampler's generators); the loader's own ``generator`` (worker seeds) is saved beside them. Skipped
+    index sampler's generators) and honour ``skip_next`` (batches its next epoch leaves out); the loader's own ``generator`` (worker seeds) is saved beside them. Skipped
     batches are skipped as index lists, so no data is loaded for them. Give the loader a ``generator``: without
     one, each epoch's worker seed is drawn from the global random state and a resume would shift it.
     """
@@ -162,9 +162,10 @@ class ResumableDataLoader(DataLoader):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         sampler = self.batch_sampler
-        if not (hasattr(sampler, "random_state") and hasattr(sampler, "set_random_state")):
-            raise TypeError(f"ResumableDataLoader needs a batch_sampler with random_state()/set_random_state(); "
-                            f"{type(sampler).__name__} has neither")
+        missing = [name for name in ("random_state", "set_random_state", "skip_next") if not hasattr(sampler, name)]
+        if missing:
+            raise TypeError(f"ResumableDataLoader needs a batch_sampler with random_state(), set_random_state() and "
+                            f"skip_next; {type(sampler).__name__} lacks {', '.join(missing)}")
         self._epoch_start: dict[str, Any] | None = None
         self._taken = 0
         self._pending: dict[str, Any] | None = None
