@@ -194,7 +194,7 @@ def test_length_grouped_sampler_shards_ranks_disjointly():
 
 
 @pytest.mark.parametrize("base", ["packaged:minilm", "packaged:me5-small"])
-def test_model_card_names_its_base_and_only_compares_minilm_to_the_minilm_full_fine_tune(tmp_path, base):
+def test_model_card_names_its_base_and_shows_only_measured_numbers(tmp_path, base):
     from nlgmetrics.nli.training import write_model_card
 
     (tmp_path / "adapter.safetensors").write_bytes(b"\0" * 2**20)
@@ -207,7 +207,7 @@ def test_model_card_names_its_base_and_only_compares_minilm_to_the_minilm_full_f
                             recipe=("configs/nli/x.yaml",)).read_text()
     assert card.startswith(f"# NLI adapter: 3-way NLI over {base} (LoRA)")
     assert "| snli | 5 | 0.600 | 0.100 | 0.050 | 0.200 |" in card
-    assert ("## Against the full fine-tune" in card) == (base == "packaged:minilm")
+    assert "full fine-tune" not in card  # no run behind such a number is kept
     assert "Retrain: `python train.py nli --config configs/nli/x.yaml`." in card
     assert "1.0 MB" in card and "2.0 min of training" in card
     assert "classifier and pooler trained in full" in card  # LoraShape's default modules_to_save
