@@ -10,6 +10,7 @@ report half then gets tau-likes and a paired item bootstrap (items resampled wit
 with the same encoder, for the chosen combination, MENLI alone and each partner at its own select-best weight.
 
     python bench/ablate_menli_combiner.py [--mix devmix/default.yaml] [--cache runs/devmix_cache]
+    python bench/ablate_menli_combiner.py --nli-model packaged:nli-mpnet --name menli_combiner_mpnet
 
 Scores are cached per set and half (the same cache `evaluate.py devmix --cache` uses), so a rerun is cheap.
 Writes bench/results/menli_combiner.{json,md}.
@@ -88,6 +89,9 @@ def main() -> None:
     parser.add_argument("--limit-items", type=int, help="at most N items per set and half (smoke runs)")
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--name", default="menli_combiner", help="result file stem under bench/results")
+    parser.add_argument("--nli-model", default=None,
+                        help="MENLI's NLI role value (default: evaluate.py's); scores are cached by signature, so "
+                             "another model never reads the default's cached scores")
     args = parser.parse_args()
 
     import numpy as np
@@ -101,7 +105,8 @@ def main() -> None:
     from nlgmetrics.metaeval.devmix import load_mix, set_rows
 
     cli = make_parser().parse_args(["devmix", "--half", "select", "--metric", "menli", "--quiet",
-                                    "--encoder", "packaged:minilm"])  # the published rows' BERTScore encoder
+                                    "--encoder", "packaged:minilm",  # the published rows' BERTScore encoder
+                                    *(["--nli-model", args.nli_model] if args.nli_model else [])])
     cli.reference_free_scoring = False
     names = ("menli", *PARTNERS)
     scorers = {name: build_scorer(name, cli) for name in names}
@@ -162,7 +167,7 @@ def main() -> None:
                                                                           types)["mean"]
 
     result = {
-        "mix": args.mix, "split_seed": mix["split_seed"], "limit_items": args.limit_items,
+        "mix": args.mix, "split_seed": mix["split_seed"], "limit_items": args.limit_items, "nli_model": cli.nli_model,
         "signatures": {name: scorers[name].signature() for name in names},
         "ranges": {name: {"low": r.low, "high": r.high} for name, r in ranges.items()},
         "select_grid": {p: {str(w): v for w, v in g.items()} for p, g in grid.items()},
@@ -178,7 +183,7 @@ def main() -> None:
 def markdown(result: dict) -> str:
     sets = list(result["report"][0]["report_tau"])
     lines = [f"# MENLI's combiner partner and weight: chosen on the select half, reported on the report half "
-             f"(split seed {result['split_seed']})", "",
+             f"(split seed {result['split_seed']}, NLI model {result.get('nli_model', 'packaged:nli-minilm')})", "",
              "| variant | select mean tau | " + " | ".join(f"report {s}" for s in sets)
              + " | report mean | vs BERTScore [95% CI] | P(not better) | adversarial acc. |",
              "|---|---|" + "---|" * len(sets) + "---|---|---|---|"]
