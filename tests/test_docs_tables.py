@@ -17,3 +17,14 @@ def test_readme_menli_tables_match_the_rendered_results():
     missing = [row for row in rows if row not in readme]
     assert not missing, f"README rows differ from docs/tables.py: {missing}"
     assert any("nli-mpnet" in row for row in rows)
+
+
+def test_readme_compare_example_is_what_the_command_prints(tmp_path):
+    table = tmp_path / "table.md"
+    subprocess.run([sys.executable, str(REPO / "evaluate.py"), "compare", "--metric", "chrf", "--hyps",
+                    str(REPO / "examples" / "hyps.txt"), str(REPO / "examples" / "hyps_terse.txt"), "--refs",
+                    str(REPO / "examples" / "refs.txt"), "--names", "demo,terse", "--markdown", str(table)],
+                   capture_output=True, text=True, check=True)
+    pair_rows = [line for line in table.read_text().splitlines() if line.startswith("| demo | terse |")]
+    assert len(pair_rows) == 1, table.read_text()
+    assert pair_rows[0] in (REPO / "README.md").read_text(encoding="utf-8").splitlines()
