@@ -340,7 +340,10 @@ def test_distilled_training_learns_teacher_labels_on_extra_pairs_without_test_se
         teacher=str(teacher_dir), teacher_files=[str(extra)], teacher_splits=["train"], distill_weight=0.7,
         teacher_cache=str(tmp_path / "teacher_cache"),
     )
+    from nlgmetrics.nli import model as nli_model
+
     report = train_nli(config)
+    assert not any(spec == str(teacher_dir) for spec, _ in nli_model._CACHE)  # the teacher was let go
     distilled = report["distilled"]
     assert distilled["extra_pairs"] == 4 and distilled["extra_pairs_dropped_for_test_or_dev_sentences"] == 2
     assert distilled["distill_weight"] == 0.7 and len(distilled["teacher_hash"]) >= 12

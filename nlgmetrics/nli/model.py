@@ -77,6 +77,13 @@ def load_nli(spec: str = DEFAULT_NLI, device: str | None = None) -> NLIModel:
     return loaded
 
 
+def unload_nli(model: NLIModel) -> None:
+    """Drop ``model`` from ``load_nli``'s cache, so its memory goes once the caller lets go of it too (a
+    distillation teacher is not needed while the student trains)."""
+    for key in [k for k, v in _CACHE.items() if v is model]:
+        del _CACHE[key]
+
+
 def predict_proba(
     nli: NLIModel,
     premises: Sequence[str],

@@ -342,7 +342,7 @@ def _add_teacher_labels(config: NLITrainConfig, train_rows: list[dict], dev_rows
     """Extend ``train_rows`` with the teacher files' pairs and give every training row the teacher's ``soft``
     probabilities. Pairs sharing a sentence with a test file or the dev split are left out."""
     from nlgmetrics.nli.distill import read_pair_file, teacher_probabilities, without_sentences
-    from nlgmetrics.nli.model import load_nli
+    from nlgmetrics.nli.model import load_nli, unload_nli
 
     if not 0.0 <= config.distill_weight <= 1.0:
         raise ValueError(f"distill_weight must be in [0, 1], got {config.distill_weight}")
@@ -358,7 +358,10 @@ def _add_teacher_labels(config: NLITrainConfig, train_rows: list[dict], dev_rows
     soft = teacher_probabilities(teacher, train_rows, config.teacher_cache)
     for row, probs in zip(train_rows, soft):
         row["soft"] = probs.tolist()
-    return {"teacher": config.teacher, "teacher_hash": teacher.hash, "distill_weight": config.distill_weight,
+    teacher_hash = teacher.hash
+    unload_nli(teacher)  # labels are in hand: the teacher's weights need not sit beside the student's
+    del teacher
+    return {"teacher": config.teacher, "teacher_hash": teacher_hash, "distill_weight": config.distill_weight,
             "extra_pairs": len(kept), "extra_pairs_dropped_for_test_or_dev_sentences": len(extra) - len(kept),
             "teacher_files": list(config.teacher_files), "teacher_splits": config.teacher_splits}
 
