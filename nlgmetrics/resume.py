@@ -238,11 +238,32 @@ def _validation_follows(trainer: pl.Trainer, batch_idx: int) -> bool:
     return count % int(val_every) == 0
 
 
+def frozen_weights(module: torch.nn.Module) -> list[str]:
+    """State-dict keys of the parameters that do not train (a LoRA run's base model): sorted."""
+    return sorted(name for name, p in module.named_parameters() if not p.requires_grad)
+
+
+def weights_digest(state: dict[str, torch.Tensor], keys: list[str]) -> str:
+    """sha256 over the named tensors' dtypes, shapes and bytes, in the order of ``keys``."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for key in keys:
+        tensor = state[key].detach().cpu().contiguous()
+        digest.update(f"{key}\x1f{tensor.dtype}\x1f{tuple(tensor.shape)}\x1e".encode())
+        digest.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
 class ResumeState(pl.Callback):
     """Save the whole training state to ``<dirpath>/last.safetensors`` every ``every_n_train_steps`` steps.
 
     Needs the ``SafetensorsCheckpointIO`` plugin on the Trainer (``train.py fit`` adds it). Resume with
     ``--ckpt_path <dirpath>/last.safetensors``. ``every_n_train_steps: 0`` turns saving off.
+
+    Frozen weights (the base model under LoRA) are not written: a resumed run rebuilds them from the same base, and
+    the state keeps their sha256 so that a different base is refused by name on resume instead of training on.
+    This keeps a LoRA state at the size of what trains (me5-small: ~0.5 GB of frozen weights otherwise, each save).
 
     Args:
         dirpath: folder of the resume state (never inside a shipped checkpoint); default ``<log_dir>/resume``.
@@ -258,10 +279,13 @@ class ResumeState(pl.Callback):
         self._loader_state: dict[str, Any] | None = None
         self._last_saved_step = -1
         self._due = False
+        self._saving = False
         self._trainer: pl.Trainer | None = None
 
     def setup(self, trainer: pl.Trainer, pl_module: pl.LightningModule, stage: str) -> None:
         self._trainer = trainer
+        # a state without its frozen weights loads non-strictly; on_load_checkpoint then checks every key itself
+        pl_module.strict_loading = False
         if self.dirpath is None:  # one folder per run: the logger's version folder, so runs never share a state
             self.dirpath = str(Path(trainer.log_dir or trainer.default_root_dir) / "resume")
 
@@ -290,7 +314,7 @@ class ResumeState(pl.Callback):
         # and miss what it changed (the best export so far): save after the next step instead
         if not self._due or step == self._last_saved_step or _validation_follows(trainer, batch_idx):
             return
-        trainer.save_checkpoint(self.path, weights_only=False)
+        self._save(trainer)
         self._last_saved_step, self._due = step, False
         if trainer.is_global_zero:
             print(f"resume state at step {step}: {self.path.resolve()}", file=sys.stderr, flush=True)
@@ -298,8 +322,44 @@ class ResumeState(pl.Callback):
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """The final state too, so a finished run can be continued for more epochs."""
         if self.every_n_train_steps and trainer.global_step != self._last_saved_step:
-            trainer.save_checkpoint(self.path, weights_only=False)
+            self._save(trainer)
             self._last_saved_step, self._due = trainer.global_step, False
+
+    def _save(self, trainer: pl.Trainer) -> None:
+        self._saving = True  # only this callback's own states leave frozen weights out
+        try:
+            trainer.save_checkpoint(self.path, weights_only=False)
+        finally:
+            self._saving = False
+
+    def on_save_checkpoint(self, trainer: pl.Trainer, pl_module: pl.LightningModule,
+                           checkpoint: dict[str, Any]) -> None:
+        if not self._saving:
+            return
+        state = checkpoint["state_dict"]
+        keys = [k for k in frozen_weights(pl_module) if k in state]
+        checkpoint["frozen_weights"] = {"keys": keys, "sha256": weights_digest(state, keys)}
+        for key in keys:
+            del state[key]
+
+    def on_load_checkpoint(self, trainer: pl.Trainer, pl_module: pl.LightningModule,
+                           checkpoint: dict[str, Any]) -> None:
+        """Runs after the non-strict weight load: every model key must have come from the state or be a frozen
+        weight the state names, and those must be the weights the state was trained on."""
+        current = pl_module.state_dict()
+        frozen = checkpoint.get("frozen_weights", {"keys": [], "sha256": None})
+        stored, left_out = set(checkpoint["state_dict"]), set(frozen["keys"])
+        unexpected = sorted(stored - set(current))
+        missing = sorted(set(current) - stored - left_out)
+        unknown = sorted(left_out - set(current))
+        if unexpected or missing or unknown:
+            raise ValueError(f"resume state does not fit this model: {len(unexpected)} unexpected weight(s) "
+                             f"{unexpected[:3]}, {len(missing)} missing {missing[:3]}, {len(unknown)} frozen weight(s) "
+                             f"the model lacks {unknown[:3]}; resume with the config the state was written with")
+        if frozen["keys"] and weights_digest(current, frozen["keys"]) != frozen["sha256"]:
+            raise ValueError(f"resume state was trained on other frozen weights ({len(frozen['keys'])} tensors, e.g. "
+                             f"{frozen['keys'][0]}): the base model differs from the one of the interrupted run; "
+                             "resume with the same base model")
 
     def on_exception(self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException) -> None:
         """Ctrl-C or a crash: say where the run can continue from (Lightning exits without the CLI's message)."""

@@ -170,6 +170,7 @@ def test_crashed_fit_resumes_to_the_uninterrupted_weights(tiny, tmp_path, capsys
     assert straight["global_step"] == resumed["global_step"] == 26  # the end of training is saved too
     logs = [_validation_steps(f) for f in sorted((tmp_path / "runs").rglob("metrics.csv"))]
     assert len(logs) == 3 and logs[0] == logs[1] + logs[2], "every validation ran once: none lost, none repeated"
+    assert straight["frozen_weights"]["keys"], "LoRA's frozen encoder weights are left out of the state"
     for key, value in straight["state_dict"].items():
         assert torch.allclose(resumed["state_dict"][key], value, atol=1e-6), key
     moments = [s["exp_avg"] for s in straight["optimizer_states"][0]["state"].values()]
@@ -225,6 +226,15 @@ def test_crashed_nli_training_resumes_to_the_uninterrupted_adapter(tiny, tmp_pat
         assert torch.allclose(resumed["state_dict"][key], value, atol=1e-6), key
     shipped = [load_file(str(tmp_path / name / "adapter.safetensors")) for name in ("straight", "crashed")]
     assert all(torch.equal(shipped[0][k], shipped[1][k]) for k in shipped[0]), "the exported fp16 adapters agree"
+    # the frozen base is named and hashed, not stored: the state holds what trains (LoRA, pooler, classifier)
+    frozen = straight["frozen_weights"]["keys"]
+    assert len(frozen) > len(straight["state_dict"]) and not set(frozen) & set(straight["state_dict"])
+    assert any("lora_" in k for k in straight["state_dict"]) and not any("lora_" in k for k in frozen)
+    if crash_step == 7:  # once is enough: a state whose frozen weights differ from the base is refused by name
+        straight["frozen_weights"]["sha256"] = "0" * 64
+        tampered = save_state(straight, tmp_path / "tampered.safetensors")
+        with pytest.raises(ValueError, match="trained on other frozen weights"):
+            train_nli(config("tampered", resume_from=str(tampered)))
 
 
 def test_sigterm_ends_train_py_fit_with_a_failure_status(tiny, tmp_path, capsys):
