@@ -254,7 +254,7 @@ def test_packaged_nli_me5_is_an_nli_model_and_reads_german_sources(user_cache, d
         if name == "packaged:nli-me5":
             probs = nli.predict_proba([r["premise"] for r in snli], [r["hypothesis"] for r in snli])
             snli_accuracy = float((probs.argmax(axis=1) == np.array([r["label"] for r in snli])).mean())
-            assert snli_accuracy >= 0.65, snli_accuracy  # 0.759 on all 9,824 (model card); chance is 1/3
+            assert snli_accuracy >= 0.65, snli_accuracy  # 0.776 on all 9,824 (model card); chance is 1/3
         accuracy[name] = run_adversarial(lambda hyps, anchors: menli_scores(nli, hyps, anchors, "e", "<->"), rows,
                                          reference_free=True)["mean"]
     assert accuracy["packaged:nli-me5"] >= accuracy["packaged:nli-minilm"] + 0.05, accuracy
