@@ -2,6 +2,7 @@
 # Re-runs every evaluate.py measurement quoted in the README's MENLI section and keeps the JSON line each printed.
 # Usage: bash docs/reproduce_menli.sh   (needs ../shared/data; about 15 minutes on 2 CPU cores)
 #        WITH_MPNET=1 bash docs/reproduce_menli.sh   adds the rows of the opt-in packaged:nli-mpnet
+#        WITH_ME5=1 bash docs/reproduce_menli.sh     adds the rows of packaged:nli-me5 (multilingual)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
@@ -27,6 +28,13 @@ if [ "${WITH_MPNET:-0}" = 1 ]; then  # the opt-in English NLI model (needs the f
   run adv_menli-mpnet+bertscore adversarial --metric menli+bertscore --weight 0.2 "${MP[@]}" --data "$ADV"
   run ted_zhen_menli-mpnet correlate --metric menli "${MP[@]}" --data "$TED"
   run ted_zhen_menli-mpnet+bertscore correlate --metric menli+bertscore --weight 0.2 "${MP[@]}" --data "$TED"
+fi
+if [ "${WITH_ME5:-0}" = 1 ]; then  # the multilingual NLI model, distilled from nli-mpnet (~15 more minutes)
+  ME=(--nli-model packaged:nli-me5)
+  run adv_menli-me5 adversarial --metric menli "${ME[@]}" --data "$ADV"
+  run adv_menli-me5+bertscore adversarial --metric menli+bertscore --weight 0.2 "${ME[@]}" --data "$ADV"
+  run ted_zhen_menli-me5 correlate --metric menli "${ME[@]}" --data "$TED"
+  run ted_zhen_menli-me5+bertscore correlate --metric menli+bertscore --weight 0.2 "${ME[@]}" --data "$TED"
 fi
 "$PY" docs/tables.py > docs/results/menli_tables.md
 cat docs/results/menli_tables.md

@@ -18,12 +18,14 @@ def fmt(value) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-# Result-file stems of the opt-in NLI model's runs (docs/reproduce_menli.sh with WITH_MPNET=1) and their row labels.
+# Result-file stems of the other NLI models' runs (docs/reproduce_menli.sh with WITH_MPNET=1 / WITH_ME5=1) and their
+# row labels; a stem without a result file gives no row.
 MPNET_ROWS = {"menli-mpnet": "menli, nli-mpnet", "menli-mpnet+bertscore": "menli+bertscore, nli-mpnet"}
+ME5_ROWS = {"menli-me5": "menli, nli-me5", "menli-me5+bertscore": "menli+bertscore, nli-me5"}
 
 
 def label(stem: str) -> str:
-    return MPNET_ROWS.get(stem, stem)
+    return {**MPNET_ROWS, **ME5_ROWS}.get(stem, stem)
 
 
 def adversarial_table(metrics: list[str]) -> list[str]:
@@ -142,9 +144,9 @@ def main() -> int:
         print("\n".join(synthesis_tables(sys.argv[2])))
         return 0
     out = ["### Adversarial preference accuracy (adv_menli_wmt20_de, reference-based; ties fail)", ""]
-    out += adversarial_table(["menli", "menli+bertscore", *MPNET_ROWS, "bertscore", "cosine", "chrf", "bleu"])
+    out += adversarial_table(["menli", "menli+bertscore", *MPNET_ROWS, *ME5_ROWS, "bertscore", "cosine", "chrf", "bleu"])
     out += ["", "### Correlation with MQM, WMT21 TED zh-en (segment tau-like is WMT20 item-grouped)", ""]
-    out += correlation_table("ted_zhen", ["menli", "menli+bertscore", *MPNET_ROWS, "bertscore", "chrf", "bleu"])
+    out += correlation_table("ted_zhen", ["menli", "menli+bertscore", *MPNET_ROWS, *ME5_ROWS, "bertscore", "chrf", "bleu"])
     print("\n".join(out))
     return 0
 
