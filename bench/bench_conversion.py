@@ -18,10 +18,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import load_average, run_worker, write_results, write_worker_result  # noqa: E402
+from bench.common import load_average, run_worker, tree_mb, write_results, write_worker_result  # noqa: E402
 
 MODELS = {"mpnet": "encoder", "me5-small": "encoder", "smollm2": "causal_lm", "gemma3-270m": "causal_lm"}
 
@@ -33,33 +34,31 @@ def worker(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     location = resolve(MODELS[args.worker], f"packaged:{args.worker}").location
     seconds = time.perf_counter() - started
-    size = sum(p.stat().st_size for p in Path(location).rglob("*") if p.is_file())
-    write_worker_result(args.out, {"seconds": seconds, "location": location, "folder_mb": size / 2**20})
+    write_worker_result(args.out, {"seconds": seconds, "location": location, "folder_mb": tree_mb(Path(location))})
 
 
 def installed(name: str) -> bool:
-    import importlib.util
+    """The resolver's own check (every package of the model findable), as a yes/no."""
+    from nlgmetrics.modelroles.resolve import PACKAGED, ModelRoleError, check_installed
 
-    from nlgmetrics.modelroles.resolve import PACKAGED
-
-    return all(importlib.util.find_spec(m) is not None for m in PACKAGED[name].modules)
+    try:
+        check_installed(PACKAGED[name], MODELS[name])
+    except ModelRoleError:
+        return False
+    return True
 
 
 def measure(name: str) -> dict:
     """Cold then warm resolve of one model, each in a fresh process, in a cache folder of its own."""
     if not installed(name):
         return {"model": f"packaged:{name}", "status": "not installed"}
+    from nlgmetrics.modelroles.cache import CACHE_ENV
+
     with tempfile.TemporaryDirectory(prefix="nlgmetrics-cache-") as cache:
-        previous = os.environ.get("NLGMETRICS_CACHE")
-        os.environ["NLGMETRICS_CACHE"] = cache  # the children inherit it; the user's own cache is never touched
-        try:
+        # the children inherit it; the user's own cache is never touched, and the variable is restored after
+        with mock.patch.dict(os.environ, {CACHE_ENV: cache}):
             cold, cold_run = run_worker(Path(__file__), ["--worker", name])
             warm, warm_run = run_worker(Path(__file__), ["--worker", name])
-        finally:
-            if previous is None:
-                del os.environ["NLGMETRICS_CACHE"]
-            else:
-                os.environ["NLGMETRICS_CACHE"] = previous
     if cold is None or warm is None:
         return {"model": f"packaged:{name}", "status": f"failed (exit {cold_run.returncode}/{warm_run.returncode})"}
     if not cold["location"].startswith(cache):

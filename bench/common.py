@@ -55,6 +55,13 @@ def write_results(name: str, result: dict, rows: list[dict], columns: list[str],
     print("\n".join(lines))
 
 
+def tree_mb(path: Path) -> float:
+    """Size of a file, or of every file under a folder, in MiB."""
+    if path.is_file():
+        return path.stat().st_size / 2**20
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
+
+
 def _fmt(value: Any) -> str:
     if value is None:
         return ""

@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import RESULTS, machine  # noqa: E402
+from bench.common import RESULTS, machine, tree_mb  # noqa: E402
 
 # Licence facts from each model card / package metadata (not measured).
 LICENCES = {
@@ -65,12 +65,6 @@ def _read(name: str) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
 
-def _tree_mb(path: Path) -> float:
-    if path.is_file():
-        return path.stat().st_size / 2**20
-    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
-
-
 def disk_mb(spec: str) -> float | None:
     """Installed package folders of a ``packaged:`` model plus its converted cache folder; None if not installed."""
     from nlgmetrics.modelroles.cache import cache_root
@@ -82,11 +76,11 @@ def disk_mb(spec: str) -> float | None:
     location = Path(resolve(packaged.roles[0], spec).location).resolve()
     if "nli" in packaged.roles:  # a shipped adapter folder over a packaged base (whose package the adapter also needs)
         base_mb = disk_mb(shipped_adapter(spec)[1])
-        return None if base_mb is None else _tree_mb(location) + base_mb
-    total = sum(_tree_mb(Path(list(importlib.util.find_spec(m).submodule_search_locations)[0]))
+        return None if base_mb is None else tree_mb(location) + base_mb
+    total = sum(tree_mb(Path(list(importlib.util.find_spec(m).submodule_search_locations)[0]))
                 for m in packaged.modules)
     if location.is_dir() and cache_root().resolve() in location.parents:
-        total += _tree_mb(location)  # the converted copy in the toolkit cache
+        total += tree_mb(location)  # the converted copy in the toolkit cache
     return total
 
 
@@ -131,7 +125,7 @@ def nli_rows() -> list[dict]:
             "adv_ref": adversarial.get(("reference-based", spec)),
             "adv_src_de": adversarial.get(("reference-free (German source)", spec)),
             "pairs_per_s": s.get("pairs_per_s"), "time_ratio": s.get("time_ratio_to_first"),
-            "adapter_mb": _tree_mb(folder), "disk_mb": disk_mb(spec), "licence": nli_licence(folder, base),
+            "adapter_mb": tree_mb(folder), "disk_mb": disk_mb(spec), "licence": nli_licence(folder, base),
         })
     return rows
 
