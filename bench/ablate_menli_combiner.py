@@ -183,7 +183,7 @@ def main() -> None:
 def markdown(result: dict) -> str:
     sets = list(result["report"][0]["report_tau"])
     lines = [f"# MENLI's combiner partner and weight: chosen on the select half, reported on the report half "
-             f"(split seed {result['split_seed']}, NLI model {result.get('nli_model', 'packaged:nli-minilm')})", "",
+             f"(split seed {result['split_seed']}, NLI model {result['nli_model']})", "",
              "| variant | select mean tau | " + " | ".join(f"report {s}" for s in sets)
              + " | report mean | vs BERTScore [95% CI] | P(not better) | adversarial acc. |",
              "|---|---|" + "---|" * len(sets) + "---|---|---|---|"]

@@ -24,8 +24,11 @@ MPNET_ROWS = {"menli-mpnet": "menli, nli-mpnet", "menli-mpnet+bertscore": "menli
 ME5_ROWS = {"menli-me5": "menli, nli-me5", "menli-me5+bertscore": "menli+bertscore, nli-me5"}
 
 
+LABELS = {**MPNET_ROWS, **ME5_ROWS}
+
+
 def label(stem: str) -> str:
-    return {**MPNET_ROWS, **ME5_ROWS}.get(stem, stem)
+    return LABELS.get(stem, stem)
 
 
 def adversarial_table(metrics: list[str]) -> list[str]:

@@ -81,8 +81,11 @@ def main(argv: list[str] | None = None) -> int:
         return COMMANDS[argv[0]](argv[1:])
     except SystemExit as stop:
         # Lightning turns SIGTERM into a SystemExit without a code, which would end the process with status 0 as if
-        # training had finished; schedulers must see it was not (143 = 128 + SIGTERM)
-        if type(stop).__name__ == "SIGTERMException":
+        # training had finished; schedulers must see it was not (143 = 128 + SIGTERM). Imported here: a SystemExit
+        # from argparse (--help, bad flags) must not wait for Lightning to load.
+        from pytorch_lightning.utilities.exceptions import SIGTERMException
+
+        if isinstance(stop, SIGTERMException):
             print("terminated (SIGTERM): rerun the same command to resume (fit: --ckpt_path, nli: --resume, with the "
                   "last resume state it printed)", file=sys.stderr)
             return 143

@@ -358,10 +358,8 @@ def _add_teacher_labels(config: NLITrainConfig, train_rows: list[dict], dev_rows
     soft = teacher_probabilities(teacher, train_rows, config.teacher_cache)
     for row, probs in zip(train_rows, soft):
         row["soft"] = probs.tolist()
-    teacher_hash = teacher.hash
     unload_nli(teacher)  # labels are in hand: the teacher's weights need not sit beside the student's
-    del teacher
-    return {"teacher": config.teacher, "teacher_hash": teacher_hash, "distill_weight": config.distill_weight,
+    return {"teacher": config.teacher, "teacher_hash": teacher.hash, "distill_weight": config.distill_weight,
             "extra_pairs": len(kept), "extra_pairs_dropped_for_test_or_dev_sentences": len(extra) - len(kept),
             "teacher_files": list(config.teacher_files), "teacher_splits": config.teacher_splits}
 
