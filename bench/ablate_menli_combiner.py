@@ -89,9 +89,10 @@ def main() -> None:
     parser.add_argument("--limit-items", type=int, help="at most N items per set and half (smoke runs)")
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--name", default="menli_combiner", help="result file stem under bench/results")
-    parser.add_argument("--nli-model", default=None,
-                        help="MENLI's NLI role value (default: evaluate.py's); scores are cached by signature, so "
-                             "another model never reads the default's cached scores")
+    parser.add_argument("--nli-model", default="packaged:nli-minilm",
+                        help="MENLI's NLI role value (default: nli-minilm, the published table's; the toolkit's "
+                             "default is nli-mpnet); scores are cached by signature, so another model never reads "
+                             "another's cached scores")
     args = parser.parse_args()
 
     import numpy as np
@@ -106,7 +107,7 @@ def main() -> None:
 
     cli = make_parser().parse_args(["devmix", "--half", "select", "--metric", "menli", "--quiet",
                                     "--encoder", "packaged:minilm",  # the published rows' BERTScore encoder
-                                    *(["--nli-model", args.nli_model] if args.nli_model else [])])
+                                    "--nli-model", args.nli_model])
     cli.reference_free_scoring = False
     names = ("menli", *PARTNERS)
     scorers = {name: build_scorer(name, cli) for name in names}

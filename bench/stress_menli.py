@@ -11,8 +11,9 @@ resumes where it stopped, and a later run with more metrics rescores nothing it 
     python bench/stress_menli.py --set-up tedmt --metrics ... --combine menli-s-mean+bertscore:0.2:stats.json
     python bench/stress_menli.py --set-up tedmt --nli-model packaged:nli-mpnet --metrics menli-s-mean --out ...
 
-With an NLI model other than the default, MENLI variants are stored and reported as ``<variant>@<model>`` (e.g.
-``menli-s-mean@nli-mpnet``), beside the default model's scores in the same file, so the partners' stored scores
+MENLI variants scored with ``packaged:nli-minilm`` (the model of the published reports, ``PUBLISHED_NLI``) keep bare
+names; with any other NLI model, the toolkit's default ``packaged:nli-mpnet`` included, they are stored and reported
+as ``<variant>@<model>`` (e.g. ``menli-s-mean@nli-mpnet``), beside nli-minilm's scores in the same file, so the partners' stored scores
 are shared and no model's scores are mistaken for another's; combine them as ``menli-s-mean@nli-mpnet+bertscore``.
 
 Set-ups are those of docs/stress/README.md (`tedmt`: TED-MT zh-en refs[0] as gold against refs[1]; `wmt21`:
@@ -34,7 +35,7 @@ from typing import Any, Callable, Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import REPO, data_dir  # noqa: E402
-from nlgmetrics.nli import DEFAULT_NLI  # noqa: E402  (evaluate.py's default: its MENLI scores keep bare names)
+from nlgmetrics.nli import DEFAULT_NLI, PUBLISHED_NLI  # noqa: E402  (PUBLISHED_NLI: the stored reports' bare names)
 
 SETUPS = {
     "tedmt": ("multiref/multiref_tedmt_zhen_2refs.jsonl", ["--gold-ref", "0", "--ref-index", "1"]),
@@ -57,9 +58,9 @@ OTHER_METRICS = ("bertscore", "chrf", "lm-ratio")
 
 
 def menli_store_name(variant: str, nli_model: str) -> str:
-    """The name a MENLI variant's scores are stored and reported under: bare for the default model, else
-    ``variant@model`` (``packaged:`` dropped), which must survive the ``nli+metric:w:stats`` combine syntax."""
-    if nli_model == DEFAULT_NLI:
+    """The name a MENLI variant's scores are stored and reported under: bare for nli-minilm (the published reports'
+    model, so their stored scores keep their names when the default changes), else ``variant@model`` (``packaged:`` dropped), which must survive the ``nli+metric:w:stats`` combine syntax."""
+    if nli_model == PUBLISHED_NLI:
         return variant
     model = nli_model.removeprefix("packaged:")
     if any(c in model for c in ":+,"):
@@ -188,8 +189,8 @@ def main() -> None:
                         help=f"comma-separated: {', '.join([*MENLI_VARIANTS, *OTHER_METRICS])}")
     parser.add_argument("--combine", default="", help="comma-separated nli+metric:weight:stats.json")
     parser.add_argument("--nli-model", default=DEFAULT_NLI,
-                        help=f"NLI role value of the MENLI variants (default {DEFAULT_NLI}); others are stored "
-                             "as <variant>@<model>")
+                        help=f"NLI role value of the MENLI variants (default {DEFAULT_NLI}); all but "
+                             f"{PUBLISHED_NLI} are stored as <variant>@<model>")
     parser.add_argument("--out", required=True, help="report folder (report.json, report.md, plots/)")
     parser.add_argument("--store", help="score file (default runs/stress_scores/<set-up>.json)")
     parser.add_argument("--chunk", type=int, default=1000, help="rows scored between two saves")

