@@ -47,12 +47,15 @@ SETUPS = {
                     ["--gold-system", "Human-H", "--ref-index", "all", "--aggregation", "mean", "--limit", "100"]),
 }
 
-# MENLI variants: e, <->, the packaged NLI model; k1 = each sentence's best lexical neighbour plus its positional
+# MENLI variants: e, <-> unless named, the packaged NLI model; k1 = each sentence's best lexical neighbour plus its positional
 # twin (bench/results/menli_granularity.md: Spearman 0.971 to scoring every sentence pair, at 1/5 of the cost)
 MENLI_VARIANTS = {
     "menli": {"granularity": "text"},
     "menli-s-mean": {"granularity": "auto", "sentence_reduce": "mean", "sentence_candidates": 1},
     "menli-s-min": {"granularity": "auto", "sentence_reduce": "min", "sentence_candidates": 1},
+    # the MENLI paper's choice for reference-based summarisation: e-c, direction ref<-cand (premise = candidate)
+    "menli-sum-s-mean": {"formula": "e-c", "direction": "<-", "granularity": "auto", "sentence_reduce": "mean",
+                         "sentence_candidates": 1},
 }
 OTHER_METRICS = ("bertscore", "chrf", "lm-ratio")
 
@@ -118,8 +121,9 @@ def build_metric(name: str, cli_args: argparse.Namespace, shared: dict) -> Calla
 
         if "nli" not in shared:
             shared["nli"] = PairCache(load_nli(cli_args.nli_model), max_pairs=3_000_000)
-        options = MENLI_VARIANTS[name]
-        return lambda h, r: menli_scores(shared["nli"], h, r, "e", "<->", cli_args.aggregation, batch_size=64,
+        options = dict(MENLI_VARIANTS[name])
+        formula, direction = options.pop("formula", "e"), options.pop("direction", "<->")
+        return lambda h, r: menli_scores(shared["nli"], h, r, formula, direction, cli_args.aggregation, batch_size=64,
                                          progress=False, **options)
     if name in OTHER_METRICS:
         from nlgmetrics.cli.evaluate import build_scorer

@@ -165,3 +165,23 @@ def test_stress_menli_with_another_nli_model_keeps_the_default_models_scores(tin
     assert set(scores) == {"chrf", f"menli@{model}"} and scores["chrf"] == chrf
     report = json.loads((tmp_path / "b" / "report.json").read_text())
     assert report["setup"]["nli_model"] == model and f"menli@{model}" in report["summary"]
+
+
+def test_stress_menli_summary_variant_scores_the_papers_summarisation_pooling(tiny):
+    """menli-sum-s-mean is e-c with the candidate as premise (ref<-cand), the MENLI paper's reference-based
+    summarisation choice, sentence-pooled like menli-s-mean; it is not the MT variant under another name."""
+    import argparse
+
+    from bench.stress_menli import build_metric
+    from menli import menli_scores
+    from nlgmetrics.nli import load_nli
+
+    hyps = ["A man is playing a guitar. He sings loudly.", "The cat sleeps on the sofa."]
+    refs = [["A man plays guitar on a stage."], ["A cat is asleep."]]
+    cli = argparse.Namespace(nli_model=str(tiny["nli"]), aggregation="max")
+    scored = np.asarray(build_metric("menli-sum-s-mean", cli, {})(hyps, refs))
+    nli = load_nli(str(tiny["nli"]))
+    options = {"granularity": "auto", "sentence_reduce": "mean", "sentence_candidates": 1}
+    np.testing.assert_allclose(scored, menli_scores(nli, hyps, refs, "e-c", "<-", "max", **options), rtol=1e-6)
+    mt = np.asarray(build_metric("menli-s-mean", cli, {})(hyps, refs))
+    assert not np.allclose(scored, mt)

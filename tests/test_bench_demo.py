@@ -1,0 +1,29 @@
+"""bench/bench_demo.py's step runner, and the demo's --nli-model switch it times the peer with."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_timed_step_keeps_the_exit_code_and_the_output_in_its_log(tmp_path):
+    sys.path.insert(0, str(REPO))
+    from bench.bench_demo import timed
+
+    log = tmp_path / "step.log"
+    row = timed([sys.executable, "-c", "print('hello'); raise SystemExit(3)"], tmp_path, dict(os.environ), log)
+    assert row["exit_code"] == 3 and row["seconds"] > 0 and row["load_1m"] >= 0
+    assert log.read_text().strip() == "hello"
+
+
+def test_demo_passes_its_nli_model_to_the_menli_rows_only(tiny):
+    done = subprocess.run([sys.executable, str(REPO / "examples" / "demo.py"), "--nli-model", str(tiny["nli"])],
+                          capture_output=True, text=True,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1", "NLGMETRICS_THREADS": "1"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = {line.split(":")[0].strip(): line for line in done.stdout.splitlines() if ": system " in line}
+    assert f"nli:{tiny['nli']}@" in lines["menli"] and f"nli:{tiny['nli']}@" in lines["menli+bertscore"]
+    assert "nli:" not in lines["bertscore"] and len(done.stdout.strip().splitlines()) == 5 + 1 + 1 + 8
