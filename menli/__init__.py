@@ -7,10 +7,10 @@
 from menli.combine import CombinationStats, MinMax, combine
 from menli.functional import menli_scores
 from menli.metric import MENLI
-from menli.pooling import ALL_STRATEGIES, DIRECTIONS, FORMULAS, pool
+from menli.pooling import ALL_STRATEGIES, DIRECTIONS, FORMULAS, PAPER_CHOICES, TASKS, pool, task_strategy
 from menli.scorer import CombinedScorer, MENLIScorer
 
 __all__ = [
     "ALL_STRATEGIES", "CombinationStats", "CombinedScorer", "DIRECTIONS", "FORMULAS", "MENLI", "MENLIScorer",
-    "MinMax", "combine", "menli_scores", "pool",
+    "MinMax", "PAPER_CHOICES", "TASKS", "combine", "menli_scores", "pool", "task_strategy",
 ]

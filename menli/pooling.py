@@ -21,6 +21,31 @@ DIRECTION_ALIASES = {"->": "->", "ref->cand": "->", "forward": "->", "<-": "<-",
                      "backward": "<-", "<->": "<->", "ref<->cand": "<->", "both": "<->", "avg": "<->"}
 
 
+# The MENLI paper's pooling choice per task (its section 5): MT takes e over both directions, reference-based or
+# not; reference-based summarisation e-c with the candidate as premise (does the summary entail the reference's
+# content); reference-free summarisation -c with the source document as premise (a summary need not entail its
+# document, only not contradict it). Keyed by (task, reference_free).
+PAPER_CHOICES: dict[tuple[str, bool], tuple[str, str]] = {
+    ("mt", False): ("e", "<->"),
+    ("mt", True): ("e", "<->"),
+    ("summarization", False): ("e-c", "<-"),
+    ("summarization", True): ("-c", "->"),
+}
+TASKS: tuple[str, ...] = ("mt", "summarization")
+
+
+def task_strategy(task: str, reference_free: bool = False, formula: str | None = None,
+                  direction: str | None = None) -> tuple[str, str]:
+    """(formula, direction) for a task: the paper's choice, with an explicit ``formula``/``direction`` winning.
+
+    Summaries and translations want different pooling: on the THumB CNN/DM blind-spot suite (nli-mpnet, sentence
+    pooling) e <-> passed 14/23 tests and the summarisation choice e-c <- 19/23 (docs/stress/)."""
+    if task not in TASKS:
+        raise ValueError(f"unknown MENLI task '{task}'; choose from {', '.join(TASKS)}")
+    paper_formula, paper_direction = PAPER_CHOICES[(task, bool(reference_free))]
+    return check_strategy(formula or paper_formula, direction or paper_direction)
+
+
 def check_strategy(formula: str, direction: str) -> tuple[str, str]:
     """Validate and normalise a (formula, direction) pair; the error lists the valid choices."""
     if formula not in FORMULAS:

@@ -48,6 +48,35 @@ def test_menli_and_combination_on_tiny_nli(capsys, texts, tiny, tmp_path):
     assert code == 0 and "anchor:src" in json.loads(stdout[-1])["signature"]
 
 
+def test_menli_task_sets_the_papers_pooling_and_explicit_options_win(capsys, texts, tiny):
+    hyps, refs, srcs = texts
+    common = ["--hyps", str(hyps), "--nli-model", str(tiny["nli"]), "--quiet"]
+
+    def signature(*extra: str) -> str:
+        code, stdout, _ = run(capsys, "score", "--metric", "menli", *common, *extra)
+        assert code == 0
+        return json.loads(stdout[-1])["signature"]
+
+    assert "formula:e|direction:<->" in signature("--refs", str(refs))
+    assert "formula:e-c|direction:<-" in signature("--refs", str(refs), "--task", "summarization")
+    assert "formula:-c|direction:->|anchor:src" in signature("--srcs", str(srcs), "--reference-free", "--task",
+                                                             "summarization")
+    assert "formula:e|direction:<-" in signature("--refs", str(refs), "--task", "summarization", "--formula", "e")
+    code, _, stderr = run(capsys, "score", "--metric", "menli", *common, "--refs", str(refs), "--formula", "x")
+    assert code == 1 and "unknown MENLI formula 'x'" in stderr[-1]
+
+
+def test_task_strategy_is_the_papers_table():
+    from menli import task_strategy
+
+    assert task_strategy("mt") == ("e", "<->") == task_strategy("mt", reference_free=True)
+    assert task_strategy("summarization") == ("e-c", "<-")
+    assert task_strategy("summarization", reference_free=True) == ("-c", "->")
+    assert task_strategy("summarization", direction="ref<->cand") == ("e-c", "<->")
+    with pytest.raises(ValueError, match="unknown MENLI task 'qa'; choose from mt, summarization"):
+        task_strategy("qa")
+
+
 def test_bertscore_on_a_tiny_encoder(capsys, texts, tiny):
     hyps, refs, _ = texts
     code, stdout, _ = run(capsys, "score", "--metric", "bertscore", "--encoder", str(tiny["encoder"]),

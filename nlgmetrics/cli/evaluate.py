@@ -45,8 +45,11 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
     if metric:
         g.add_argument("--metric", required=True, help=f"one of {', '.join(BASE_METRICS)}, or menli+<metric>")
     g.add_argument("--nli-model", default=DEFAULT_NLI, help="NLI role value for MENLI")
-    g.add_argument("--formula", default="e", help="MENLI formula: e, -c, e-n, e-c, e-n-2c")
-    g.add_argument("--direction", default="<->", help="MENLI direction: ->, <-, <->")
+    g.add_argument("--task", default="mt", choices=("mt", "summarization"),
+                   help="MENLI: the paper's pooling for the task (mt: e <->; summarization: e-c <-, reference-free "
+                        "-c ->); --formula/--direction override it")
+    g.add_argument("--formula", default=None, help="MENLI formula: e, -c, e-n, e-c, e-n-2c (default: --task's)")
+    g.add_argument("--direction", default=None, help="MENLI direction: ->, <-, <-> (default: --task's)")
     g.add_argument("--aggregation", default="max", help="multi-reference aggregation: max or mean")
     g.add_argument("--granularity", default="auto", choices=("auto", "sentence", "text"),
                    help="MENLI: score sentence pairs (sentence), whole texts (text), or sentences only for pairs "
@@ -110,10 +113,15 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
         stats = None if args.normalization == "set" else CombinationStats.load(args.normalization)
         return CombinedScorer(build_scorer("menli", args), build_scorer(rest, args), args.weight, stats)
     if name == "menli":
-        from menli import MENLIScorer
+        from menli import MENLIScorer, task_strategy
 
-        return MENLIScorer(args.nli_model, args.formula, args.direction, args.aggregation,
-                           reference_free=getattr(args, "reference_free_scoring", False),
+        reference_free = getattr(args, "reference_free_scoring", False)
+        try:
+            formula, direction = task_strategy(getattr(args, "task", "mt"), reference_free,
+                                               getattr(args, "formula", None), getattr(args, "direction", None))
+        except ValueError as error:
+            raise InputError(str(error)) from None
+        return MENLIScorer(args.nli_model, formula, direction, args.aggregation, reference_free=reference_free,
                            batch_size=args.batch_size, device=args.device, progress=progress,
                            granularity=args.granularity, sentence_reduce=args.sentence_pool,
                            sentence_candidates=args.sentence_candidates)
