@@ -192,9 +192,10 @@ def main() -> None:
     parser.add_argument("--metrics", default="menli-s-mean,menli-s-min",
                         help=f"comma-separated: {', '.join([*MENLI_VARIANTS, *OTHER_METRICS])}")
     parser.add_argument("--combine", default="", help="comma-separated nli+metric:weight:stats.json")
-    parser.add_argument("--nli-model", default=DEFAULT_NLI,
-                        help=f"NLI role value of the MENLI variants (default {DEFAULT_NLI}); all but "
-                             f"{PUBLISHED_NLI} are stored as <variant>@<model>")
+    parser.add_argument("--nli-model", default=PUBLISHED_NLI,
+                        help=f"NLI role value of the MENLI variants (default {PUBLISHED_NLI}, the model of the "
+                             f"published reports, whose commands docs/stress/README.md lists; the toolkit's default "
+                             f"is {DEFAULT_NLI}); all but {PUBLISHED_NLI} are stored as <variant>@<model>")
     parser.add_argument("--out", required=True, help="report folder (report.json, report.md, plots/)")
     parser.add_argument("--store", help="score file (default runs/stress_scores/<set-up>.json)")
     parser.add_argument("--chunk", type=int, default=1000, help="rows scored between two saves")
