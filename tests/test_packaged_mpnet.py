@@ -164,8 +164,10 @@ def test_packaged_mpnet_embeds_a_paraphrase_closer_than_an_unrelated_sentence(us
 
 def test_missing_mpnet_parts_stop_the_mpnet_nli_adapter_with_the_same_install_line(monkeypatch):
     hide_packages(monkeypatch, "all-mpnet")
-    with pytest.raises(ModelRoleError, match=r"role 'nli': packaged model 'nli-mpnet' .*--no-deps all-mpnet"):
+    with pytest.raises(ModelRoleError, match=r"role 'nli': packaged model 'nli-mpnet' .*--no-deps all-mpnet") as info:
         resolve("nli", "packaged:nli-mpnet")
+    # it is the default NLI model: the error also names the installed ones that work without the parts
+    assert "or use one that is installed: packaged:nli-minilm, packaged:nli-me5" in str(info.value)
 
 
 @pytest.mark.slow

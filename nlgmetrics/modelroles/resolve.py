@@ -163,9 +163,14 @@ def check_installed(packaged: PackagedModel, role: str) -> None:
     missing = [m for m in packaged.modules if importlib.util.find_spec(m) is None]
     if missing:
         notice = f". {packaged.notice}" if packaged.notice else ""
+        # the default NLI model needs five --no-deps parts: say what already works without them
+        ready = [f"packaged:{p.name}" for p in PACKAGED.values()
+                 if role in p.roles and not p.opt_in and p.name != packaged.name
+                 and all(importlib.util.find_spec(m) is not None for m in p.modules)]
+        instead = f"; or use one that is installed: {', '.join(ready)}" if ready else ""
         raise ModelRoleError(
             f"role '{role}': packaged model '{packaged.name}' needs {', '.join(missing)}, not installed; "
-            f"run: {packaged.install}{notice}"
+            f"run: {packaged.install}{notice}{instead}"
         )
 
 
