@@ -18,22 +18,18 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import REPO, load_average, write_results  # noqa: E402
+from bench.common import REPO, load_average, run_child, write_results  # noqa: E402
 
 
 def timed(cmd: list[str], cwd: Path, env: dict, log: Path) -> dict:
     """Run ``cmd`` to completion with output to ``log``; seconds, exit code and the load around it."""
     load_before = load_average()
-    started = time.perf_counter()
-    with open(log, "w", encoding="utf-8") as handle:
-        code = subprocess.run(cmd, cwd=cwd, env=env, stdout=handle, stderr=subprocess.STDOUT).returncode
-    return {"seconds": time.perf_counter() - started, "exit_code": code,
-            "load_1m": max(load_before, load_average())}
+    run = run_child(cmd, log_path=log, cwd=cwd, env=env)
+    return {"seconds": run.wall_seconds, "exit_code": run.returncode, "load_1m": max(load_before, load_average())}
 
 
 def main() -> None:

@@ -83,19 +83,20 @@ class ChildRun:
 
 
 def run_child(cmd: list[str], rss_limit_mb: float | None = None, poll_seconds: float = 0.5,
-              log_path: Path | None = None) -> ChildRun:
+              log_path: Path | None = None, cwd: Path | None = None, env: dict | None = None) -> ChildRun:
     """Run ``cmd`` in a fresh process and report its own peak memory from ``os.wait4`` (ru_maxrss of that child).
 
     A fresh process per measurement is the only way to get a per-peer peak: ru_maxrss never goes down, so two
     peers in one process would report the larger of the two. ``rss_limit_mb`` ends the child (by its pid) when
     its resident memory crosses the limit, so a benchmark on a shared machine cannot take everyone's memory.
-    The child's output goes to ``log_path`` (appended) or to this process's own output.
+    The child's output goes to ``log_path`` (appended) or to this process's own output; ``cwd``/``env`` as for
+    ``subprocess.Popen``.
     """
     import psutil
 
     started = time.perf_counter()
     log = open(log_path, "a", encoding="utf-8") if log_path is not None else None
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT if log is not None else None)
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT if log is not None else None, cwd=cwd, env=env)
     killed: float | None = None
     watched = psutil.Process(proc.pid)
     while True:

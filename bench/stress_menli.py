@@ -13,8 +13,9 @@ resumes where it stopped, and a later run with more metrics rescores nothing it 
 
 MENLI variants scored with ``packaged:nli-minilm`` (the model of the published reports, ``PUBLISHED_NLI``) keep bare
 names; with any other NLI model, the toolkit's default ``packaged:nli-mpnet`` included, they are stored and reported
-as ``<variant>@<model>`` (e.g. ``menli-s-mean@nli-mpnet``), beside nli-minilm's scores in the same file, so the partners' stored scores
-are shared and no model's scores are mistaken for another's; combine them as ``menli-s-mean@nli-mpnet+bertscore``.
+as ``<variant>@<model>`` (e.g. ``menli-s-mean@nli-mpnet``), beside nli-minilm's scores in the same file, so the
+partners' stored scores are shared and no model's scores are mistaken for another's; combine them as
+``menli-s-mean@nli-mpnet+bertscore``.
 
 Set-ups are those of docs/stress/README.md (`tedmt`: TED-MT zh-en refs[0] as gold against refs[1]; `wmt21`:
 WMT21 de-en ref-A against ref-B; `thumb`: THumB CNN/DM refs[0] against refs[1], 100 items; `thumb_paper`: the
@@ -47,14 +48,15 @@ SETUPS = {
                     ["--gold-system", "Human-H", "--ref-index", "all", "--aggregation", "mean", "--limit", "100"]),
 }
 
-# MENLI variants: e, <-> unless named, the packaged NLI model; k1 = each sentence's best lexical neighbour plus its positional
-# twin (bench/results/menli_granularity.md: Spearman 0.971 to scoring every sentence pair, at 1/5 of the cost)
+# MENLI variants: the pooling of their task (MT: e <->), the packaged NLI model; k1 = each sentence's best lexical
+# neighbour plus its positional twin (bench/results/menli_granularity.md: Spearman 0.971 to scoring every sentence
+# pair, at 1/5 of the cost)
 MENLI_VARIANTS = {
     "menli": {"granularity": "text"},
     "menli-s-mean": {"granularity": "auto", "sentence_reduce": "mean", "sentence_candidates": 1},
     "menli-s-min": {"granularity": "auto", "sentence_reduce": "min", "sentence_candidates": 1},
-    # the MENLI paper's choice for reference-based summarisation: e-c, direction ref<-cand (premise = candidate)
-    "menli-sum-s-mean": {"formula": "e-c", "direction": "<-", "granularity": "auto", "sentence_reduce": "mean",
+    # the MENLI paper's pooling for reference-based summaries (menli.task_strategy: e-c, ref<-cand)
+    "menli-sum-s-mean": {"task": "summarization", "granularity": "auto", "sentence_reduce": "mean",
                          "sentence_candidates": 1},
 }
 OTHER_METRICS = ("bertscore", "chrf", "lm-ratio")
@@ -62,7 +64,8 @@ OTHER_METRICS = ("bertscore", "chrf", "lm-ratio")
 
 def menli_store_name(variant: str, nli_model: str) -> str:
     """The name a MENLI variant's scores are stored and reported under: bare for nli-minilm (the published reports'
-    model, so their stored scores keep their names when the default changes), else ``variant@model`` (``packaged:`` dropped), which must survive the ``nli+metric:w:stats`` combine syntax."""
+    model, so their stored scores keep their names when the default changes), else ``variant@model``
+    (``packaged:`` dropped), which must survive the ``nli+metric:w:stats`` combine syntax."""
     if nli_model == PUBLISHED_NLI:
         return variant
     model = nli_model.removeprefix("packaged:")
@@ -116,13 +119,13 @@ class ScoreStore:
 
 def build_metric(name: str, cli_args: argparse.Namespace, shared: dict) -> Callable[[list[str], list], Sequence[float]]:
     if name in MENLI_VARIANTS:
-        from menli import menli_scores
+        from menli import menli_scores, task_strategy
         from nlgmetrics.nli import PairCache, load_nli
 
         if "nli" not in shared:
             shared["nli"] = PairCache(load_nli(cli_args.nli_model), max_pairs=3_000_000)
         options = dict(MENLI_VARIANTS[name])
-        formula, direction = options.pop("formula", "e"), options.pop("direction", "<->")
+        formula, direction = task_strategy(options.pop("task", "mt"))
         return lambda h, r: menli_scores(shared["nli"], h, r, formula, direction, cli_args.aggregation, batch_size=64,
                                          progress=False, **options)
     if name in OTHER_METRICS:

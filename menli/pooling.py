@@ -31,7 +31,7 @@ PAPER_CHOICES: dict[tuple[str, bool], tuple[str, str]] = {
     ("summarization", False): ("e-c", "<-"),
     ("summarization", True): ("-c", "->"),
 }
-TASKS: tuple[str, ...] = ("mt", "summarization")
+TASKS: tuple[str, ...] = tuple(dict.fromkeys(task for task, _ in PAPER_CHOICES))
 
 
 def task_strategy(task: str, reference_free: bool = False, formula: str | None = None,

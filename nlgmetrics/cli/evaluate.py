@@ -45,6 +45,7 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
     if metric:
         g.add_argument("--metric", required=True, help=f"one of {', '.join(BASE_METRICS)}, or menli+<metric>")
     g.add_argument("--nli-model", default=DEFAULT_NLI, help="NLI role value for MENLI")
+    # menli.pooling.TASKS, written out: importing menli here would load torch for every --help
     g.add_argument("--task", default="mt", choices=("mt", "summarization"),
                    help="MENLI: the paper's pooling for the task (mt: e <->; summarization: e-c <-, reference-free "
                         "-c ->); --formula/--direction override it")
