@@ -185,3 +185,48 @@ def test_stress_menli_summary_variant_scores_the_papers_summarisation_pooling(ti
     np.testing.assert_allclose(scored, menli_scores(nli, hyps, refs, "e-c", "<-", "max", **options), rtol=1e-6)
     mt = np.asarray(build_metric("menli-s-mean", cli, {})(hyps, refs))
     assert not np.allclose(scored, mt)
+
+
+class _DirectionalNLI:
+    """Entails when the premise is the longer text: forward and backward passes must come back in their own slots."""
+    spec = "fake:directional"
+    hash = "0123456789abcdef0123"
+    max_length = 128
+
+    def __init__(self):
+        self.calls = 0
+
+    def predict_proba(self, premises, hypotheses, **_):
+        self.calls += 1
+        return np.asarray([[0.9, 0.05, 0.05] if len(p) > len(h) else [0.1, 0.2, 0.7]
+                           for p, h in zip(premises, hypotheses)], dtype=np.float32)
+
+
+def test_pooling_ablation_keeps_directions_and_references_apart(tmp_path):
+    from bench.ablate_menli_pooling import pair_probabilities, strategy_scores
+
+    rows = [{"hyp": "a short one", "refs": ["a much longer reference text", "tiny"]},
+            {"hyp": "another candidate here", "refs": ["ref"]}]
+    nli = _DirectionalNLI()
+    forward, backward = pair_probabilities(nli, rows, tmp_path)
+    assert [f.shape for f in forward] == [(2, 3), (1, 3)]
+    # row 0, reference 0 is longer: the reference-premise (forward) pass entails, the candidate-premise one not
+    assert forward[0][0][0] == pytest.approx(0.9) and backward[0][0][0] == pytest.approx(0.1)
+    assert forward[0][1][0] == pytest.approx(0.1) and backward[0][1][0] == pytest.approx(0.9)
+    # e ->: max over references; -c <-: each row's best reference by the candidate-premise pass
+    np.testing.assert_allclose(strategy_scores(forward, backward, "e", "->"), [0.9, 0.1], rtol=1e-6)
+    np.testing.assert_allclose(strategy_scores(forward, backward, "-c", "<-"), [-0.05, -0.05], rtol=1e-6)
+    np.testing.assert_allclose(strategy_scores(forward, backward, "e", "<->"), [0.5, 0.5], rtol=1e-6)
+    # a second call reads every pair from the cache
+    again = pair_probabilities(nli, rows, tmp_path)
+    assert nli.calls == 1 and all(np.array_equal(a, b) for a, b in zip(again[0], forward))
+
+
+def test_pooling_choice_is_the_best_select_mean_with_ties_to_the_paper():
+    from bench.ablate_menli_pooling import choose_strategy
+
+    taus = {"e ->": {"a": 0.1, "b": 0.3}, "e <->": {"a": 0.2, "b": 0.2}, "-c <-": {"a": 0.0, "b": 0.1}}
+    assert choose_strategy(taus, "e <->") == "e <->"      # 0.2 mean each: the paper's wins the tie
+    assert choose_strategy(taus, "-c <-") == "e ->"       # no tie for the paper: the table's first best
+    taus["-c <-"] = {"a": 0.3, "b": 0.2}
+    assert choose_strategy(taus, "e <->") == "-c <-"
