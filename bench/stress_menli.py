@@ -20,7 +20,9 @@ partners' stored scores are shared and no model's scores are mistaken for anothe
 Set-ups are those of docs/stress/README.md (`tedmt`: TED-MT zh-en refs[0] as gold against refs[1]; `wmt21`:
 WMT21 de-en ref-A against ref-B; `thumb`: THumB CNN/DM refs[0] against refs[1], 100 items; `thumb_paper`: the
 paper's THumB set-up, the Human-H summary against all ten references, MENLI averaged over them). Scores go to
-``runs/stress_scores/<set-up>.json`` (not committed: it is a cache, rebuilt by rerunning).
+``runs/stress_scores/<set-up>.json`` (not committed: it is a cache, rebuilt by rerunning), and what they cost,
+summed over every run that wrote them, to ``<set-up>.costs.json`` beside it (the report's ``scoring_costs``; a run
+stopped and resumed on another day still reports its whole cost).
 """
 from __future__ import annotations
 
@@ -80,11 +82,22 @@ def row_key(hyp: str, ref: Any) -> str:
 
 
 class ScoreStore:
-    """{metric: {row key: score}} in one JSON file, rewritten atomically after every chunk."""
+    """{metric: {row key: score}} in one JSON file, rewritten atomically after every chunk.
+
+    Beside it, ``<store>.costs.json`` adds up what scoring cost per metric over every run that wrote the store
+    (rows, seconds, and NLI pairs when ``counters`` reports them), so a run stopped and resumed across days still
+    reports its whole cost, not the last run's. Rows stored before the ledger existed are not in it; the report
+    shows both counts.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.costs_path = path.with_name(path.stem + ".costs.json")
         self.scores: dict[str, dict[str, float]] = json.loads(path.read_text()) if path.exists() else {}
+        self.costs: dict[str, dict[str, float]] = (json.loads(self.costs_path.read_text())
+                                                   if self.costs_path.exists() else {})
+        # () -> {"nli_pairs_scored": ..., "nli_pairs_from_cache": ...}: running totals of the shared NLI cache
+        self.counters: Callable[[], dict[str, int]] | None = None
 
     def save(self) -> None:
         from nlgmetrics.metaeval import atomic_write
@@ -92,6 +105,11 @@ class ScoreStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_write(self.path) as handle:
             handle.write(json.dumps(self.scores))
+        with atomic_write(self.costs_path) as handle:
+            handle.write(json.dumps(self.costs, indent=1))
+
+    def _counted(self) -> dict[str, int]:
+        return dict(self.counters()) if self.counters else {}
 
     def metric(self, name: str, fn: Callable[[list[str], list], Sequence[float]], chunk: int,
                ) -> Callable[[Sequence[str], Sequence, Any], list[float]]:
@@ -105,8 +123,13 @@ class ScoreStore:
             started = time.perf_counter()
             for start in range(0, len(todo), chunk):
                 rows = todo[start: start + chunk]
+                before, t0 = self._counted(), time.perf_counter()
                 values = fn([hyps[i] for i in rows], [refs[i] for i in rows])
                 table.update((keys[i], float(v)) for i, v in zip(rows, values))
+                ledger = self.costs.setdefault(name, {})
+                for key, value in [("rows", len(rows)), ("seconds", time.perf_counter() - t0),
+                                   *((k, v - before.get(k, 0)) for k, v in self._counted().items())]:
+                    ledger[key] = round(ledger.get(key, 0) + value, 1)
                 self.save()
                 done = start + len(rows)
                 rate = done / (time.perf_counter() - started)
@@ -222,6 +245,8 @@ def main() -> None:
     srcs = [_source_text(r.get("src")) for r in rows]  # as evaluate.py stress: copy_source needs them
     store = ScoreStore(Path(args.store) if args.store else REPO / "runs" / "stress_scores" / f"{args.set_up}.json")
     shared: dict = {}
+    store.counters = lambda: ({"nli_pairs_scored": shared["nli"].misses, "nli_pairs_from_cache": shared["nli"].hits}
+                              if "nli" in shared else {})
     metrics, described = {}, {}
     for name in filter(None, args.metrics.split(",")):
         stored = menli_store_name(name, args.nli_model) if name in MENLI_VARIANTS else name
@@ -236,7 +261,14 @@ def main() -> None:
     report["setup"] = {**setup, "metrics": described,
                        "nli_model": cli_args.nli_model, "script": "bench/stress_menli.py"}
     if "nli" in shared:
-        report["setup"]["nli_pairs"] = {"scored": shared["nli"].misses, "from_cache": shared["nli"].hits}
+        report["setup"]["nli_pairs"] = {"scored": shared["nli"].misses, "from_cache": shared["nli"].hits,
+                                        "note": "this run only; scoring_costs adds up every run"}
+    # what the stored scores cost, summed over every run that wrote them (rows_recorded <= rows_stored when some
+    # rows were stored before the ledger existed)
+    report["setup"]["scoring_costs"] = {
+        name: {"rows_stored": len(store.scores[name]), "rows_recorded": int(store.costs.get(name, {}).get("rows", 0)),
+               **{k: v for k, v in store.costs.get(name, {}).items() if k != "rows"}}
+        for name in metrics if name in store.scores}
     write_report(report, args.out)
     print(json.dumps({"out": args.out, "seconds": round(time.perf_counter() - started, 1),
                       "summary": report["summary"]}), flush=True)

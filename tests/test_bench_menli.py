@@ -70,6 +70,29 @@ def test_score_store_resumes_and_only_scores_new_rows(tmp_path):
     assert set(json.loads(path.read_text())["m"]) == {row_key(h, "x") for h in ("a", "bb", "ccc", "dddd")}
 
 
+def test_score_store_adds_up_costs_over_resumed_runs(tmp_path):
+    path = tmp_path / "scores.json"
+    pairs = {"scored": 0}
+
+    def scored(h, r):  # a metric that "scores" one NLI pair per row
+        pairs["scored"] += len(h)
+        return [float(len(x)) for x in h]
+
+    store = ScoreStore(path)
+    store.counters = lambda: {"nli_pairs_scored": pairs["scored"]}
+    store.metric("m", scored, chunk=2)(["a", "bb", "ccc"], ["x"] * 3, None)
+    resumed = ScoreStore(path)
+    pairs["scored"] = 100  # a new process: its counters start again, only the differences are added
+    resumed.counters = lambda: {"nli_pairs_scored": pairs["scored"]}
+    resumed.metric("m", scored, chunk=2)(["ccc", "dddd", "eeeee"], ["x"] * 3, None)
+    costs = json.loads(path.with_name("scores.costs.json").read_text())["m"]
+    assert costs["rows"] == 5 and costs["nli_pairs_scored"] == 5 and costs["seconds"] >= 0
+    # a store written before the ledger existed: its rows are stored but not recorded
+    legacy = tmp_path / "old.json"
+    legacy.write_text(json.dumps({"m": {row_key("a", "x"): 1.0}}))
+    assert ScoreStore(legacy).costs == {}
+
+
 def test_combined_stress_metric_reads_stored_scores_with_fixed_stats(tmp_path):
     store = ScoreStore(tmp_path / "s.json")
     store.scores = {"menli-s-mean": {row_key("h", "r"): 0.5}, "bertscore": {row_key("h", "r"): 0.9}}
@@ -165,6 +188,12 @@ def test_stress_menli_with_another_nli_model_keeps_the_default_models_scores(tin
     assert set(scores) == {"chrf", f"menli@{model}"} and scores["chrf"] == chrf
     report = json.loads((tmp_path / "b" / "report.json").read_text())
     assert report["setup"]["nli_model"] == model and f"menli@{model}" in report["summary"]
+    costs = report["setup"]["scoring_costs"]
+    # chrf was scored by the first run (recorded in the ledger), read from the store by the second
+    assert costs["chrf"]["rows_recorded"] == costs["chrf"]["rows_stored"] == len(chrf)
+    menli_cost = costs[f"menli@{model}"]
+    assert menli_cost["rows_recorded"] == menli_cost["rows_stored"] > 0
+    assert menli_cost["nli_pairs_scored"] == report["setup"]["nli_pairs"]["scored"] > 0
 
 
 def test_stress_menli_summary_variant_scores_the_papers_summarisation_pooling(tiny):
