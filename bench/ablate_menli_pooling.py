@@ -39,7 +39,7 @@ def pair_probabilities(nli, rows: Sequence[dict], cache: Path) -> tuple[list, li
         for ref in row["refs"]:
             pairs.append({"premise": ref, "hypothesis": row["hyp"]})
             pairs.append({"premise": row["hyp"], "hypothesis": ref})
-    probs = teacher_probabilities(nli, pairs, cache)
+    probs = teacher_probabilities(nli, pairs, cache, desc="NLI pairs")
     forward, backward, start = [], [], 0
     for row in rows:
         block = probs[start: start + 2 * len(row["refs"])].astype("float64")

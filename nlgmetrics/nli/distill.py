@@ -79,10 +79,11 @@ def _read_cache(path: Path) -> dict[str, list[float]]:
 
 
 def teacher_probabilities(teacher: Any, rows: Sequence[dict], cache_dir: str | Path, chunk: int = 2048,
-                          progress: bool = True) -> np.ndarray:
+                          progress: bool = True, desc: str = "teacher") -> np.ndarray:
     """[N, 3] canonical (e, n, c) probabilities of ``teacher`` (an ``NLIModel``) for ``rows``, cached on disk.
 
-    The cache file is ``<cache_dir>/<teacher hash>.jsonl``; pairs already in it are not scored again.
+    The cache file is ``<cache_dir>/<teacher hash>.jsonl``; pairs already in it are not scored again. Any NLI model
+    can be the "teacher": bench scripts use this as their resumable on-disk pair cache (``desc`` labels the bar).
     """
     from tqdm.auto import tqdm
 
@@ -100,7 +101,7 @@ def teacher_probabilities(teacher: Any, rows: Sequence[dict], cache_dir: str | P
         with open(path, "w", encoding="utf-8") as handle:
             for key, probs in known.items():
                 handle.write(json.dumps({"k": key, "p": probs}) + "\n")
-        bar = tqdm(total=len(pending), desc=f"teacher {teacher.spec}", unit="pair", disable=not progress)
+        bar = tqdm(total=len(pending), desc=f"{desc} {teacher.spec}", unit="pair", disable=not progress)
         with open(path, "a", encoding="utf-8") as handle:
             for start in range(0, len(pending), chunk):
                 part = pending[start : start + chunk]
