@@ -51,21 +51,26 @@ def pair_probabilities(nli, rows: Sequence[dict], cache: Path) -> tuple[list, li
 
 def strategy_scores(forward: Sequence, backward: Sequence, formula: str, direction: str):
     """MENLI's score per row for one strategy: pooled per reference, then the max over references (the
-    toolkit's default multi-reference aggregation)."""
+    toolkit's default multi-reference aggregation, ``menli.functional.aggregate_references``)."""
     import numpy as np
 
+    from menli.functional import aggregate_references
     from menli.pooling import pool
 
-    return np.asarray([pool(formula, direction, f, b).max() for f, b in zip(forward, backward)])
+    owner = np.repeat(np.arange(len(forward)), [len(f) for f in forward])
+    pair_scores = pool(formula, direction, np.concatenate(forward), np.concatenate(backward))
+    return aggregate_references(pair_scores, owner, len(forward), "max")
+
+
+def select_mean(taus: dict[str, float]) -> float:
+    """Unweighted mean tau-like over the sets."""
+    return sum(taus.values()) / len(taus)
 
 
 def choose_strategy(select_taus: dict[str, dict[str, float]], paper: str) -> str:
     """The strategy with the best unweighted mean tau-like over the sets of the select half. Ties (to 1e-6) go to
     the paper's choice, then to the table's order: a tie is no evidence against the paper."""
-    def mean(key: str) -> float:
-        return round(sum(select_taus[key].values()) / len(select_taus[key]), 6)
-
-    return max(select_taus, key=lambda key: (mean(key), key == paper))
+    return max(select_taus, key=lambda key: (round(select_mean(select_taus[key]), 6), key == paper))
 
 
 def over_window(nli, rows: Sequence[dict]) -> int:
@@ -164,7 +169,7 @@ def main() -> None:
         sets = [(strategy_scores(s["forward"], s["backward"], formula, direction), s["bertscore"], s["human"],
                  s["items"]) for s in halves["report"]]
         report.append({"strategy": key, "select_tau": select[key],
-                       "select_mean_tau": float(np.mean(list(select[key].values()))),
+                       "select_mean_tau": select_mean(select[key]),
                        "report_tau": {s["set"]: tau_like(m, s["human"], s["items"])
                                       for (m, *_), s in zip(sets, halves["report"])},
                        "vs_bertscore": paired_bootstrap_tau_like_mix(sets, args.bootstrap, 0),
@@ -197,7 +202,7 @@ def markdown(result: dict) -> str:
              "|---|" + "---|" * (2 * len(sets) + 4)]
     bert = result["bertscore_tau"]
     lines.append("| BERTScore-MiniLM | " + " | ".join(f"{bert['select'][s]:.4f}" for s in sets)
-                 + f" | {sum(bert['select'].values()) / len(sets):.4f} | "
+                 + f" | {select_mean(bert['select']):.4f} | "
                  + " | ".join(f"{bert['report'][s]:.4f}" for s in sets) + " | +0 | - | - |")
     for row in result["report"]:
         boot = row["vs_bertscore"]

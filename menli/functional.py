@@ -17,6 +17,11 @@ from menli.pooling import check_strategy, needs, pool
 AGGREGATIONS = ("max", "mean")
 
 
+def _check_aggregation(aggregation: str) -> None:
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"unknown multi-reference aggregation '{aggregation}'; choose from {AGGREGATIONS}")
+
+
 def menli_scores(
     nli: Any,
     hyps: Sequence[str],
@@ -37,8 +42,7 @@ def menli_scores(
     ``sentence_candidates``: score only each hypothesis sentence's k lexical neighbours (0 = every pair).
     """
     formula, direction = check_strategy(formula, direction)
-    if aggregation not in AGGREGATIONS:
-        raise ValueError(f"unknown multi-reference aggregation '{aggregation}'; choose from {AGGREGATIONS}")
+    _check_aggregation(aggregation)
     hyps, ref_lists, _ = check_pairs(hyps, refs, hyp_name="hypotheses", ref_name="references")
     owner = np.repeat(np.arange(len(hyps)), [len(rs) for rs in ref_lists])
     flat_refs = [r for rs in ref_lists for r in rs]
@@ -62,11 +66,19 @@ def menli_scores(
     n = len(flat_refs)
     forward = probs[:n] if use_forward else None
     backward = (probs[n:] if use_forward else probs[:n]) if use_backward else None
-    pair_scores = pool(formula, direction, forward, backward)
-    out = np.full(len(hyps), -np.inf if aggregation == "max" else 0.0)
+    return aggregate_references(pool(formula, direction, forward, backward), owner, len(hyps), aggregation)
+
+
+def aggregate_references(pair_scores: np.ndarray, owner: np.ndarray, n: int, aggregation: str = "max") -> np.ndarray:
+    """One score per hypothesis from its (hypothesis, reference) pair scores; ``owner[i]`` is pair i's hypothesis.
+
+    Kept apart from the NLI pass so analyses that pool stored probabilities several ways (bench/) aggregate
+    exactly as the metric does."""
+    _check_aggregation(aggregation)
+    out = np.full(n, -np.inf if aggregation == "max" else 0.0)
     if aggregation == "max":
         np.maximum.at(out, owner, pair_scores)
     else:
         np.add.at(out, owner, pair_scores)
-        out /= np.bincount(owner, minlength=len(hyps))
+        out /= np.bincount(owner, minlength=n)
     return out
