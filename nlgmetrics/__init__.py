@@ -6,7 +6,18 @@ Sub-packages: ``modelroles`` (offline model roles), ``nli`` (NLI models and thei
 ``nlgmetrics.cli`` is the entry-point layer (the console commands and ``evaluate.py``/``train.py``), the one
 place that composes metric packages. ``tests/test_layering.py`` checks both rules.
 """
-from nlgmetrics.metaeval.scorer import toolkit_version
+import os
+
+# Why: with MKL's default code path a matrix product with few rows (a classifier or regressor head on a batch of
+# pooled vectors) rounds differently depending on how many rows there are, so an item scored in a batch of 1 and in
+# a batch of 8, or in one process and in two (``--devices``), differed in the last bits (measured with torch 2.13:
+# a 768x768 linear layer, 1 to 3 rows vs 8). MKL's strict conditional-numerical-reproducibility mode makes gemm
+# results independent of row and thread count; the AUTO branch keeps the CPU's fastest kernels (same speed measured).
+# It takes effect only if set before the first MKL call of the process, so it is set here, on import, unless the
+# user chose a mode; spawned ``--devices`` workers inherit it. Without MKL (e.g. ARM builds) it does nothing.
+os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
+
+from nlgmetrics.metaeval.scorer import toolkit_version  # noqa: E402
 
 __version__ = toolkit_version()
 

@@ -7,9 +7,13 @@ user asks for CUDA, else CPU), scores its shard and sends back plain floats.
 
 Same scores as one process, bit for bit, because every model-facing batcher of the toolkit pads each text to a
 length fixed by its own token count (``nlgmetrics.modelroles.batching.bucketed_batches``), never by its
-neighbours in the batch, and each process keeps the thread count of the parent (on CPU, intra-op thread
-counts can move float sums in the last bits). Scorers whose score of an item depends on the other items (the
-set-level min-max normalisation of ``menli+<metric>``) are split by the caller into per-item parts first.
+neighbours in the batch; each process keeps the thread count of the parent (on CPU, intra-op thread
+counts can move float sums in the last bits); and ``import nlgmetrics`` puts MKL in its strict reproducible mode
+(``MKL_CBWR=AUTO,STRICT``), without which a head on a batch of few pooled vectors rounded differently for 1 to 3
+rows than for 8, so a shard's different batches changed the last bits (a 1-in-8 test failure, traced to this).
+On CUDA, cuBLAS picks kernels by shape too: identical there is not tested here. Scorers whose score of an item
+depends on the other items (the set-level min-max normalisation of ``menli+<metric>``) are split by the caller
+into per-item parts first.
 """
 from __future__ import annotations
 

@@ -12,6 +12,8 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("WANDB_MODE", "offline")
 sys.path.insert(0, str(Path(__file__).parent))
 
+import nlgmetrics  # noqa: E402,F401  (before any test's first matrix product: it puts MKL in its strict mode)
+
 REPO = Path(__file__).resolve().parents[1]
 
 

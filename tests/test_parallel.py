@@ -78,6 +78,31 @@ def test_correlate_with_two_processes_equals_one(capsys, tmp_path, tiny):
     assert results[0]["pearson"] == results[1]["pearson"] and results[0]["tau_like"] == results[1]["tau_like"]
 
 
+def test_importing_the_toolkit_makes_few_row_products_independent_of_row_count():
+    """The premise of bit-identical ``--devices`` shards: a head on 1 to 8 pooled vectors rounds each row the same
+    way (MKL's default path did not for 1 to 3 rows of a 768x768 layer; ``nlgmetrics`` sets MKL_CBWR on import)."""
+    import os
+
+    import torch
+
+    assert os.environ.get("MKL_CBWR") == "AUTO,STRICT"
+    generator = torch.Generator().manual_seed(0)
+    rows, weight = torch.randn(8, 768, generator=generator), torch.randn(768, 768, generator=generator)
+    full = torch.nn.functional.linear(rows, weight)
+    assert all(torch.equal(torch.nn.functional.linear(rows[:m], weight), full[:m]) for m in range(1, 9))
+
+
+def test_a_users_own_mkl_mode_is_kept():
+    import os
+    import subprocess
+    import sys
+
+    code = "import os, nlgmetrics; print(os.environ['MKL_CBWR'])"
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "MKL_CBWR": "COMPATIBLE"},
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "COMPATIBLE"
+
+
 def test_more_cuda_processes_than_gpus_is_a_clear_error(capsys, tmp_path, monkeypatch):
     import torch
 

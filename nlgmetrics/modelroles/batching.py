@@ -33,7 +33,8 @@ def bucketed_batches(lengths: Sequence[int], batch_size: int, cap: int,
     reductions over the sequence (attention softmax, mean pooling) then add in a different order, so the same
     text scores differently in the last bits depending on batch composition. Padding each text to a length that
     depends only on the text makes a score identical whatever the batch size, chunking or number of processes
-    (matrix products on CPU compute each row independently of how many rows there are). Longest bucket first,
+    (matrix products on CPU then compute each row independently of how many rows there are, given MKL's strict
+    mode that ``import nlgmetrics`` sets; see ``nlgmetrics.parallel``). Longest bucket first,
     like ``length_sorted_batches``; the cost is at most ``multiple - 1`` padding tokens per text.
     """
     if batch_size < 1:
