@@ -77,6 +77,21 @@ def test_task_strategy_is_the_papers_table():
         task_strategy("qa")
 
 
+def test_the_clis_written_out_choices_are_menlis_own():
+    """evaluate.py writes MENLI's tasks, formulas and directions out (importing menli would load torch for --help),
+    so a task or formula added to menli must show up here or this fails."""
+    from menli import DIRECTIONS, FORMULAS, TASKS
+
+    import argparse
+
+    commands = next(a for a in evaluate.make_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    options = {a.dest: a for a in commands.choices["score"]._actions}
+    assert tuple(options["task"].choices) == TASKS
+    helps = {dest: action.help for dest, action in options.items()}
+    assert f"MENLI formula: {', '.join(FORMULAS)} " in helps["formula"]
+    assert f"MENLI direction: {', '.join(DIRECTIONS)} " in helps["direction"]
+
+
 def test_bertscore_on_a_tiny_encoder(capsys, texts, tiny):
     hyps, refs, _ = texts
     code, stdout, _ = run(capsys, "score", "--metric", "bertscore", "--encoder", str(tiny["encoder"]),
