@@ -1,0 +1,139 @@
+"""The README's blind-spot tables, generated from the committed stress reports (``docs/stress/*/report.json``).
+
+Why: the tables gather passed/judged counts from a dozen report folders written over many runs; typed by hand
+they drift from the reports. Here every cell names the folder and the metric key it comes from, a folder that does
+not exist yet gives "not run", and ``tests/test_stress_table.py`` fails when the README's copy differs from what
+this prints, so a new report cannot land without its table.
+
+    python bench/stress_table.py                 # print the tables; --write-readme replaces them in README.md
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+STRESS = REPO / "docs" / "stress"
+README = REPO / "README.md"
+NOT_RUN = "not run"
+
+Cell = tuple[str, str]  # (report folder under docs/stress, metric key in its summary)
+
+# One table per README block: its columns, then one row per data set with a cell (or None: no such set-up) per column.
+TABLES: dict[str, dict] = {
+    "stress-main": {
+        "columns": ["BLEU", "chrF", "BERTScore-MiniLM", "SEScore", "MARS", "MENLI nli-minilm, text",
+                    "MENLI nli-minilm, sentences", "MENLI nli-mpnet (default), sentences, `--task mt`",
+                    "MENLI nli-mpnet, sentences, `--task summarization`", "MENLI + chrF @0.3",
+                    "MENLI + BERTScore @0.2"],
+        "rows": {
+            "WMT21 de-en": [("wmt21_deen", "bleu"), ("wmt21_deen", "chrf"), ("wmt21_deen", "bertscore"),
+                            ("wmt21_deen", "sescore"), ("wmt21_deen_mars", "mars"), ("wmt21_deen", "menli"),
+                            ("wmt21_deen_menli", "menli-s-mean"),
+                            ("wmt21_deen_menli_mpnet", "menli-s-mean@nli-mpnet"), None,
+                            ("wmt21_deen_menli", "menli-s-mean+chrf@0.3"),
+                            ("wmt21_deen_menli", "menli-s-mean+bertscore@0.2")],
+            "TED-MT zh-en": [("tedmt_zhen", "bleu"), ("tedmt_zhen", "chrf"), ("tedmt_zhen", "bertscore"),
+                             ("tedmt_zhen", "sescore"), ("tedmt_zhen_mars", "mars"), ("tedmt_zhen", "menli"),
+                             ("tedmt_zhen_menli", "menli-s-mean"),
+                             ("tedmt_zhen_menli_mpnet", "menli-s-mean@nli-mpnet"), None,
+                             ("tedmt_zhen_menli", "menli-s-mean+chrf@0.3"),
+                             ("tedmt_zhen_menli", "menli-s-mean+bertscore@0.2")],
+            "THumB CNN/DM, toolkit set-up": [
+                ("thumb_cnndm", "bleu"), ("thumb_cnndm", "chrf"), ("thumb_cnndm", "bertscore"),
+                ("thumb_cnndm_sescore", "sescore"), ("thumb_cnndm_mars", "mars"), ("thumb_cnndm", "menli"),
+                ("thumb_cnndm_menli", "menli-s-mean"), ("thumb_cnndm_menli_mpnet", "menli-s-mean@nli-mpnet"),
+                ("thumb_cnndm_menli_mpnet", "menli-sum-s-mean@nli-mpnet"),
+                ("thumb_cnndm_menli", "menli-s-mean+chrf@0.3"), ("thumb_cnndm_menli", "menli-s-mean+bertscore@0.2")],
+            "THumB CNN/DM, paper set-up": [
+                ("thumb_cnndm_paper", "bleu"), ("thumb_cnndm_paper", "chrf"), ("thumb_cnndm_paper", "bertscore"),
+                None, None, None, None, None,
+                ("thumb_cnndm_paper_menli_mpnet", "menli-sum-s-mean@nli-mpnet"), None, None],
+        },
+    },
+    "stress-thumb-pooling": {
+        "columns": ["`e <->` (MT choice, `--task mt`)", "`e-c <-` (summarisation choice, `--task summarization`)"],
+        "rows": {
+            "nli-minilm": [("thumb_cnndm_menli", "menli-s-mean"), ("thumb_cnndm_menli_sum", "menli-sum-s-mean")],
+            "nli-mpnet (default)": [("thumb_cnndm_menli_mpnet", "menli-s-mean@nli-mpnet"),
+                                    ("thumb_cnndm_menli_mpnet", "menli-sum-s-mean@nli-mpnet")],
+        },
+        "corner": "THumB CNN/DM (toolkit set-up)",
+    },
+}
+
+
+def cell_text(root: Path, cell: Cell | None) -> str:
+    """``passed/judged`` from one report, "not run" when its folder does not exist, "-" for no such set-up.
+
+    A folder that exists without the metric is an error, not a blank: the table names a key the report lacks.
+    """
+    if cell is None:
+        return "-"
+    folder, metric = cell
+    path = root / folder / "report.json"
+    if not path.exists():
+        return NOT_RUN
+    summary = json.loads(path.read_text(encoding="utf-8")).get("summary", {})
+    if metric not in summary:
+        raise KeyError(f"{path}: no metric '{metric}' in its summary (has {', '.join(summary)})")
+    counts = summary[metric]
+    return f"{counts['passed']}/{counts['passed'] + counts['failed']}"
+
+
+def render(name: str, root: Path = STRESS) -> str:
+    """One table as Markdown: a header, then a row per data set."""
+    table = TABLES[name]
+    lines = ["| " + " | ".join([table.get("corner", "data"), *table["columns"]]) + " |",
+             "|" + "---|" * (len(table["columns"]) + 1)]
+    for label, cells in table["rows"].items():
+        if len(cells) != len(table["columns"]):
+            raise ValueError(f"table {name}, row {label}: {len(cells)} cells for {len(table['columns'])} columns")
+        lines.append("| " + " | ".join([label, *(cell_text(root, c) for c in cells)]) + " |")
+    return "\n".join(lines)
+
+
+def marked_block(name: str, text: str) -> str:
+    return f"<!-- {name}: generated by bench/stress_table.py -->\n{text}\n<!-- /{name} -->"
+
+
+def readme_block(name: str, readme: str) -> str | None:
+    """The table between a block's markers in the README, or None when the README has no such block."""
+    start, end = (re.escape(marker) for marker in marked_block(name, "\0").split("\0"))
+    found = re.search(f"{start}(.*?){end}", readme, flags=re.S)
+    return found.group(1) if found else None
+
+
+def write_readme(path: Path = README, root: Path = STRESS) -> list[str]:
+    """Replace every generated block in the README by a fresh rendering; returns the blocks that changed."""
+    readme = path.read_text(encoding="utf-8")
+    changed = []
+    for name in TABLES:
+        old = readme_block(name, readme)
+        if old is None:
+            raise SystemExit(f"{path}: no block '{name}' (add the two marker lines where the table goes)")
+        new = render(name, root)
+        if new != old:
+            readme = readme.replace(marked_block(name, old), marked_block(name, new))
+            changed.append(name)
+    path.write_text(readme, encoding="utf-8")
+    return changed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--write-readme", action="store_true", help="replace the generated blocks in README.md")
+    args = parser.parse_args()
+    if args.write_readme:
+        changed = write_readme()
+        print(f"README.md: {', '.join(changed) if changed else 'no table changed'}")
+        return
+    for name in TABLES:
+        print(marked_block(name, render(name)) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
