@@ -83,10 +83,48 @@ def over_window(nli, rows: Sequence[dict]) -> int:
     return int((pair_lengths(nli, refs, hyps) > nli.max_length).sum()) if refs else 0
 
 
-def main() -> None:
+def load_halves(mix: dict, wanted: Sequence[str], nli, bertscore, cache: Path, score_cache: Path,
+                limit_items: int | None = None) -> dict[str, list[dict]]:
+    """Per half (select, report) and set: the judged rows' NLI probabilities both ways (pair cache), BERTScore row
+    scores (score cache), human scores and item keys; what every strategy and combination is computed from."""
+    import numpy as np
+
+    from bench.ablate_menli_combiner import reference_scores
+    from nlgmetrics.cli.devmix import _cached_scores
+    from nlgmetrics.metaeval.devmix import set_rows
+
+    entries = {e["name"]: e for e in mix["sets"]}
+    halves: dict[str, list[dict]] = {}
+    for half in ("select", "report"):
+        halves[half] = []
+        for name in wanted:
+            rows = set_rows(entries[name], data_dir(), half, int(mix["split_seed"]), limit_items)
+            t0 = time.perf_counter()
+            forward, backward = pair_probabilities(nli, rows, cache)
+            tag = f"refonly-{Path(entries[name]['path']).stem}-{half}-{mix['split_seed']}"
+            bert = np.asarray(_cached_scores(bertscore, rows, reference_scores, score_cache, tag))
+            print(f"{half} {name}: {len(rows)} rows, {time.perf_counter() - t0:.0f} s", flush=True)
+            halves[half].append({"set": name, "rows": len(rows), "over_window": over_window(nli, rows),
+                                 "human": [float(r["scores"][entries[name]["human"]]) for r in rows],
+                                 "items": [(r.get("lp"), r.get("item_id")) for r in rows],
+                                 "forward": forward, "backward": backward, "bertscore": bert})
+    return halves
+
+
+def check_sets(parser, mix: dict, sets: str) -> list[str]:
+    """The comma-separated set names, each one of the mix's (else a parser error naming the mix's sets)."""
+    wanted = [s.strip() for s in sets.split(",") if s.strip()]
+    names = [e["name"] for e in mix["sets"]]
+    unknown = [s for s in wanted if s not in names]
+    if unknown:
+        parser.error(f"unknown set(s) {', '.join(unknown)}; the mix has {', '.join(names)}")
+    return wanted
+
+
+def add_set_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the ablations that read the short-text sets from the pair and score caches."""
     from nlgmetrics.nli import DEFAULT_NLI
 
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mix", default="devmix/default.yaml")
     parser.add_argument("--sets", default="ted_zhen,webnlg", help="comma-separated set names of the mix")
     parser.add_argument("--nli-model", default=DEFAULT_NLI)
@@ -97,28 +135,27 @@ def main() -> None:
                         help="adversarial suite under the data folder ('' to skip)")
     parser.add_argument("--limit-items", type=int, help="at most N items per set and half (smoke runs)")
     parser.add_argument("--bootstrap", type=int, default=1000)
+
+
+def main() -> None:
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_set_options(parser)
     parser.add_argument("--name", help="result file stem (default menli_pooling_<model>)")
     args = parser.parse_args()
 
-    import numpy as np
     import torch
 
     torch.set_num_threads(int(os.environ.get("NLGMETRICS_THREADS", "2")))
-    from bench.ablate_menli_combiner import reference_scores
     from menli.pooling import ALL_STRATEGIES, PAPER_CHOICES
-    from nlgmetrics.cli.devmix import _cached_scores
     from nlgmetrics.cli.evaluate import build_scorer, make_parser
     from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, preference_accuracy, read_jsonl, tau_like
     from nlgmetrics.metaeval.adversarial import adversarial_pairs
-    from nlgmetrics.metaeval.devmix import load_mix, set_rows
+    from nlgmetrics.metaeval.devmix import load_mix
     from nlgmetrics.nli import load_nli
 
     mix = load_mix(args.mix)
-    wanted = [s.strip() for s in args.sets.split(",") if s.strip()]
-    entries = {e["name"]: e for e in mix["sets"]}
-    unknown = [s for s in wanted if s not in entries]
-    if unknown:
-        parser.error(f"unknown set(s) {', '.join(unknown)}; the mix has {', '.join(entries)}")
+    wanted = check_sets(parser, mix, args.sets)
     cli = make_parser().parse_args(["devmix", "--half", "select", "--metric", "bertscore", "--quiet",
                                     "--encoder", "packaged:minilm"])  # the published BERTScore rows' encoder
     bertscore = build_scorer("bertscore", cli)
@@ -127,20 +164,7 @@ def main() -> None:
     root = data_dir()
     started = time.perf_counter()
 
-    halves: dict[str, list[dict]] = {}
-    for half in ("select", "report"):
-        halves[half] = []
-        for name in wanted:
-            rows = set_rows(entries[name], root, half, int(mix["split_seed"]), args.limit_items)
-            t0 = time.perf_counter()
-            forward, backward = pair_probabilities(nli, rows, cache)
-            tag = f"refonly-{Path(entries[name]['path']).stem}-{half}-{mix['split_seed']}"
-            bert = np.asarray(_cached_scores(bertscore, rows, reference_scores, Path(args.score_cache), tag))
-            print(f"{half} {name}: {len(rows)} rows, {time.perf_counter() - t0:.0f} s", flush=True)
-            halves[half].append({"set": name, "rows": len(rows), "over_window": over_window(nli, rows),
-                                 "human": [float(r["scores"][entries[name]["human"]]) for r in rows],
-                                 "items": [(r.get("lp"), r.get("item_id")) for r in rows],
-                                 "forward": forward, "backward": backward, "bertscore": bert})
+    halves = load_halves(mix, wanted, nli, bertscore, cache, Path(args.score_cache), args.limit_items)
 
     def taus(half: str, formula: str, direction: str) -> dict[str, float]:
         return {s["set"]: tau_like(strategy_scores(s["forward"], s["backward"], formula, direction), s["human"],

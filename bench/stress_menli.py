@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import REPO, data_dir  # noqa: E402
 from nlgmetrics.nli import DEFAULT_NLI, PUBLISHED_NLI  # noqa: E402  (PUBLISHED_NLI: the stored reports' bare names)
+from nlgmetrics.stress.report import passed_of_judged  # noqa: E402
 
 SETUPS = {
     "tedmt": ("multiref/multiref_tedmt_zhen_2refs.jsonl", ["--gold-ref", "0", "--ref-index", "1"]),
@@ -204,7 +205,7 @@ def passed_table(reports: Sequence[str | Path]) -> str:
         cells = []
         for m in metrics:
             s = rep["summary"].get(m)
-            cells.append(f"{s['passed']}/{s['passed'] + s['failed']}" if s else "-")
+            cells.append(passed_of_judged(s) if s else "-")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

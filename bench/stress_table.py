@@ -15,6 +15,10 @@ import re
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from nlgmetrics.stress.report import passed_of_judged  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[1]
 STRESS = REPO / "docs" / "stress"
 README = REPO / "README.md"
@@ -80,8 +84,7 @@ def cell_text(root: Path, cell: Cell | None) -> str:
     summary = json.loads(path.read_text(encoding="utf-8")).get("summary", {})
     if metric not in summary:
         raise KeyError(f"{path}: no metric '{metric}' in its summary (has {', '.join(summary)})")
-    counts = summary[metric]
-    return f"{counts['passed']}/{counts['passed'] + counts['failed']}"
+    return passed_of_judged(summary[metric])
 
 
 def render(name: str, root: Path = STRESS) -> str:

@@ -259,3 +259,22 @@ def test_pooling_choice_is_the_best_select_mean_with_ties_to_the_paper():
     assert choose_strategy(taus, "-c <-") == "e ->"       # no tie for the paper: the table's first best
     taus["-c <-"] = {"a": 0.3, "b": 0.2}
     assert choose_strategy(taus, "e <->") == "-c <-"
+
+
+def test_bertscore_weight_ablation_joins_halves_and_always_shows_the_reference_points():
+    from bench.ablate_menli_bertscore_weight import all_items, combiner_sets, variants
+
+    def half(tag, n):
+        return [{"set": "ted", "human": [float(i) for i in range(n)], "items": [(tag, i // 2) for i in range(n)],
+                 "forward": [np.array([[0.2 * i % 1, 0.5, 0.3]]) for i in range(n)],
+                 "backward": [np.array([[0.1, 0.6, 0.3]]) for _ in range(n)], "bertscore": np.arange(n) / n}]
+
+    sets = combiner_sets({"select": half("s", 4), "report": half("r", 2)}, "e", "->")
+    assert set(sets["select"][0]["scores"]) == {"menli", "bertscore"}
+    np.testing.assert_allclose(sets["select"][0]["scores"]["menli"], [0.0, 0.2, 0.4, 0.6])
+    whole = all_items(sets, "ted")
+    assert len(whole["human"]) == 6 and whole["items"][:4] == [("s", 0), ("s", 0), ("s", 1), ("s", 1)]
+    np.testing.assert_allclose(whole["scores"]["bertscore"], [0, 0.25, 0.5, 0.75, 0, 0.5])
+    assert variants(0.1) == {"menli alone": 1.0, "bertscore alone": 0.0, "menli+bertscore@0.2 (paper-style)": 0.2,
+                             "menli+bertscore@0.1": 0.1}
+    assert list(variants(0.2).values()) == [1.0, 0.0, 0.2]  # the chosen weight is not shown twice

@@ -16,6 +16,11 @@ import numpy as np
 from nlgmetrics.metaeval import atomic_write
 
 
+def passed_of_judged(summary: Mapping[str, int]) -> str:
+    """``passed/judged`` for one metric's report summary: tests with too few applied samples are not judged."""
+    return f"{summary['passed']}/{summary['passed'] + summary['failed']}"
+
+
 def _judged(test: Mapping[str, Any]) -> bool:
     # reports written before judge() existed judged every applicable test
     return bool(test.get("judged", test["applicable"]))
@@ -52,8 +57,7 @@ def markdown_table(report: Mapping[str, Any]) -> str:
     unavailable = dict(report.get("unavailable") or {})
     for name, entry in unavailable.items():
         lines.append("| " + " | ".join([name, entry["family"], "-", "-", *["separate"] * len(metrics)]) + " |")
-    totals = [f"{report['summary'][m]['passed']}/{report['summary'][m]['passed'] + report['summary'][m]['failed']}"
-              for m in metrics]
+    totals = [passed_of_judged(report["summary"][m]) for m in metrics]
     lines.append("| " + " | ".join(["**passed**", "", "", "", *totals]) + " |")
     too_few = [name for name, test in report["tests"].items() if test["applicable"] and not _judged(test)]
     if too_few or unavailable:

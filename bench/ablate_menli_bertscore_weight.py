@@ -1,0 +1,188 @@
+"""Does MENLI with the default NLI model, combined with BERTScore, rank MT candidates better than BERTScore alone?
+
+The pooling ablation (``ablate_menli_pooling.py``) showed that no pooling of nli-mpnet's entailment probabilities
+alone comes near BERTScore on TED zh-en. MENLI's paper never uses NLI alone for MT ranking: it combines it with a
+similarity metric, ``w * MinMax(NLI) + (1 - w) * MinMax(BERTScore)``. The combiner table
+(``ablate_menli_combiner.py``) was fitted on nli-minilm; this redoes the BERTScore weight for the default model on
+the same short-text sets and from the same caches (NLI pair probabilities, BERTScore row scores), so it costs no
+model pass beyond the adversarial suite's BERTScore on first use. Ranges are fitted once on the pooled select
+half and fixed; the weight is the best mean tau-like over the sets on the select half (ties to the weight nearer
+0.5); the report half gets a paired item bootstrap against BERTScore with the same encoder. TED zh-en on all its
+items (the MENLI issue's criterion) is shown too, marked as including the select half the weight was chosen on.
+
+    python bench/ablate_menli_bertscore_weight.py [--nli-model packaged:nli-mpnet] [--sets ted_zhen,webnlg]
+
+Writes bench/results/menli_bertscore_weight_<model>.{json,md}.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.ablate_menli_combiner import WEIGHTS, choose, combined, fit_ranges, mean_tau, reference_scores  # noqa: E402
+from bench.ablate_menli_pooling import (  # noqa: E402
+    add_set_options, check_sets, load_halves, pair_probabilities, strategy_scores,
+)
+from bench.common import RESULTS, data_dir, machine  # noqa: E402
+
+NAMES = ("menli", "bertscore")
+
+
+def combiner_sets(halves: dict[str, list[dict]], formula: str, direction: str) -> dict[str, list[dict]]:
+    """The pooling ablation's halves in the combiner's shape: per set, the MENLI and BERTScore score arrays."""
+    return {half: [{"set": s["set"], "human": s["human"], "items": s["items"],
+                    "scores": {"menli": strategy_scores(s["forward"], s["backward"], formula, direction),
+                               "bertscore": s["bertscore"]}} for s in sets]
+            for half, sets in halves.items()}
+
+
+def all_items(sets: dict[str, list[dict]], name: str) -> dict:
+    """One set's select and report halves joined (disjoint items): the set on all its items."""
+    import numpy as np
+
+    parts = [s for half in ("select", "report") for s in sets[half] if s["set"] == name]
+    return {"set": name, "human": [h for p in parts for h in p["human"]],
+            "items": [i for p in parts for i in p["items"]],
+            "scores": {k: np.concatenate([p["scores"][k] for p in parts]) for k in NAMES}}
+
+
+def variants(best_weight: float) -> dict[str, float]:
+    """What the report shows: MENLI alone, BERTScore alone, the paper-style 0.2 and the select-best weight."""
+    out = {"menli alone": 1.0, "bertscore alone": 0.0, "menli+bertscore@0.2 (paper-style)": 0.2}
+    if best_weight not in out.values():
+        out[f"menli+bertscore@{best_weight}"] = best_weight
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_set_options(parser)
+    parser.add_argument("--all-items-set", default="ted_zhen", help="the set also reported on all its items")
+    parser.add_argument("--formula", default="e")
+    parser.add_argument("--direction", default="<->")
+    parser.add_argument("--name", help="result file stem (default menli_bertscore_weight_<model>)")
+    args = parser.parse_args()
+
+    import torch
+
+    torch.set_num_threads(int(os.environ.get("NLGMETRICS_THREADS", "2")))
+    from menli.pooling import check_strategy
+    from nlgmetrics.cli.devmix import _cached_scores
+    from nlgmetrics.cli.evaluate import build_scorer, make_parser
+    from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, preference_accuracy, read_jsonl, tau_like
+    from nlgmetrics.metaeval.adversarial import adversarial_pairs
+    from nlgmetrics.metaeval.devmix import load_mix
+    from nlgmetrics.nli import load_nli
+
+    formula, direction = check_strategy(args.formula, args.direction)
+    mix = load_mix(args.mix)
+    wanted = check_sets(parser, mix, args.sets)
+    if args.all_items_set not in wanted:
+        parser.error(f"--all-items-set {args.all_items_set} is not one of --sets ({', '.join(wanted)})")
+    cli = make_parser().parse_args(["devmix", "--half", "select", "--metric", "bertscore", "--quiet",
+                                    "--encoder", "packaged:minilm"])  # the published BERTScore rows' encoder
+    bertscore = build_scorer("bertscore", cli)
+    nli = load_nli(args.nli_model)
+    started = time.perf_counter()
+    halves = load_halves(mix, wanted, nli, bertscore, Path(args.cache), Path(args.score_cache), args.limit_items)
+    sets = combiner_sets(halves, formula, direction)
+
+    ranges = fit_ranges(sets["select"], NAMES)
+    grid, best, _ = choose(sets["select"], ranges, partners=("bertscore",))
+    whole = all_items(sets, args.all_items_set)
+
+    def against_bertscore(chosen_sets: list[dict], weight: float) -> dict:
+        rows = [(combined(s["scores"], ranges, "bertscore", weight), s["scores"]["bertscore"], s["human"], s["items"])
+                for s in chosen_sets]
+        return paired_bootstrap_tau_like_mix(rows, args.bootstrap, 0)
+
+    report = []
+    for label, weight in variants(best["bertscore"]).items():
+        report.append({
+            "variant": label, "weight": weight, "chosen": weight == best["bertscore"],
+            "select_mean_tau": mean_tau(sets["select"], ranges, "bertscore", weight),
+            "report_tau": {s["set"]: tau_like(combined(s["scores"], ranges, "bertscore", weight), s["human"],
+                                              s["items"]) for s in sets["report"]},
+            "report_mean_tau": mean_tau(sets["report"], ranges, "bertscore", weight),
+            "vs_bertscore": against_bertscore(sets["report"], weight),
+            "all_items_tau": tau_like(combined(whole["scores"], ranges, "bertscore", weight), whole["human"],
+                                      whole["items"]),
+            "all_items_vs_bertscore": against_bertscore([whole], weight),
+        })
+
+    adversarial = None
+    if args.adversarial:
+        import numpy as np
+
+        rows = read_jsonl(data_dir() / args.adversarial)
+        anchors, good, bad, types = adversarial_pairs(rows)
+        pairs = [{"hyp": h, "refs": [a]} for h, a in zip(good + bad, anchors + anchors)]
+        forward, backward = pair_probabilities(nli, pairs, Path(args.cache))
+        scores = {"menli": strategy_scores(forward, backward, formula, direction),
+                  "bertscore": np.asarray(_cached_scores(bertscore, pairs, reference_scores, Path(args.score_cache),
+                                                         f"refonly-{Path(args.adversarial).stem}"))}
+        adversarial = {"data": args.adversarial, "rows": len(rows), "accuracy": {}}
+        for row in report:
+            both = combined(scores, ranges, "bertscore", row["weight"])
+            adversarial["accuracy"][row["variant"]] = preference_accuracy(both[: len(good)], both[len(good):],
+                                                                          types)["mean"]
+
+    result = {
+        "mix": args.mix, "sets": wanted, "split_seed": mix["split_seed"], "limit_items": args.limit_items,
+        "nli_model": args.nli_model, "strategy": f"{formula} {direction}", "bertscore": bertscore.signature(),
+        "ranges": {name: {"low": r.low, "high": r.high} for name, r in ranges.items()},
+        "select_grid": {str(w): v for w, v in grid["bertscore"].items()}, "weights": list(WEIGHTS),
+        "chosen_weight": best["bertscore"], "all_items_set": args.all_items_set, "report": report,
+        "adversarial": adversarial, "seconds": round(time.perf_counter() - started, 1), "machine": machine(),
+    }
+    stem = args.name or "menli_bertscore_weight_" + args.nli_model.split(":")[-1].replace("/", "_")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=1, default=str))
+    (RESULTS / f"{stem}.md").write_text(markdown(result))
+    print(markdown(result))
+
+
+def _boot(b: dict) -> str:
+    return f"{b['difference']:+.4f} [{b['ci95'][0]:+.4f}, {b['ci95'][1]:+.4f}] | {b['share_a_not_better']:.3f}"
+
+
+def markdown(result: dict) -> str:
+    sets, whole = result["sets"], result["all_items_set"]
+    lines = [f"# MENLI ({result['nli_model']}, `{result['strategy']}`) + BERTScore-MiniLM: the weight chosen on the "
+             f"select half, reported on the report half (split seed {result['split_seed']})", "",
+             "| variant | select mean tau | " + " | ".join(f"report {s}" for s in sets)
+             + " | report mean vs BERTScore [95% CI] | P(not better) | "
+             + f"{whole} all items | vs BERTScore [95% CI] | P(not better) | adversarial acc. |",
+             "|---|" + "---|" * (len(sets) + 8)]
+    for row in result["report"]:
+        adv = (result["adversarial"] or {}).get("accuracy", {}).get(row["variant"])
+        name = f"**{row['variant']}** (chosen)" if row["chosen"] else row["variant"]
+        lines.append(f"| {name} | {row['select_mean_tau']:.4f} | "
+                     + " | ".join(f"{row['report_tau'][s]:.4f}" for s in sets)
+                     + f" | {_boot(row['vs_bertscore'])} | {row['all_items_tau']:.4f} | "
+                     + f"{_boot(row['all_items_vs_bertscore'])} | " + (f"{adv:.3f}" if adv is not None else "-") + " |")
+    grid = " ".join(f"{w}: {v:.4f}" for w, v in result["select_grid"].items())
+    ranges = ", ".join(f"{k} [{v['low']:.4g}, {v['high']:.4g}]" for k, v in result["ranges"].items())
+    lines += ["", f"- Select-half mean tau-like by MENLI weight w: {grid}.",
+              f"- Ranges (min-max on the pooled select half, then fixed): {ranges}.",
+              "- vs BERTScore: tau-like(variant) - tau-like(BERTScore, same rows), mean over sets; items resampled "
+              "within each set; P(not better) = share of resamples with difference <= 0.",
+              f"- {whole} all items = its select and report halves together: the weight was chosen on the select "
+              "half (with the other sets), so this column is not held out; the report columns are.",
+              "- Scores: text-level NLI probabilities per (reference, candidate) pair from the pooling ablation's "
+              "cache (pairs over the NLI window truncated), max over references; BERTScore rows from the dev-mix "
+              "cache.",
+              "- Adversarial: mean preference accuracy over error types, reference-based, with the same ranges."
+              if result["adversarial"] else "- Adversarial suite not run.",
+              f"- BERTScore: `{result['bertscore']}`", f"- {result['seconds']:.0f} s; machine {result['machine']}"]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
