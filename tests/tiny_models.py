@@ -36,10 +36,17 @@ def _wordpiece_tokenizer(out: Path):
     from transformers import BertTokenizerFast
 
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.train_from_iterator(tiny_corpus(), trainers.WordPieceTrainer(vocab_size=400, special_tokens=specials))
+    # The vocabulary is built, not trained: tokenizers' WordPiece trainer breaks merge ties by hash order, so each
+    # process learned a different vocabulary (8 of 314 pieces differed between two builds) and the tiny models'
+    # scores changed from one test session to the next. Every corpus word is a piece; other words split into
+    # characters.
+    normalizer, pre_tokenizer = normalizers.BertNormalizer(lowercase=True), pre_tokenizers.BertPreTokenizer()
+    words = sorted({word for text in tiny_corpus()
+                    for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text))})
+    chars = sorted({char for word in words for char in word})
+    pieces = specials + chars + [f"##{char}" for char in chars] + [word for word in words if len(word) > 1]
+    tok = Tokenizer(models.WordPiece({piece: i for i, piece in enumerate(pieces)}, unk_token="[UNK]"))
+    tok.normalizer, tok.pre_tokenizer = normalizer, pre_tokenizer
     cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
@@ -77,11 +84,17 @@ def _unigram_tokenizer(out: Path):
     from transformers import PreTrainedTokenizerFast
 
     specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
-    tok = Tokenizer(models.Unigram())
-    tok.normalizer = normalizers.NFKC()
-    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    # Built, not trained, for the reason given in _wordpiece_tokenizer (the unigram trainer varied per process too):
+    # every corpus word is one piece; other words fall back to characters, which score lower.
+    normalizer, pre_tokenizer = normalizers.NFKC(), pre_tokenizers.Metaspace()
+    words = sorted({word for text in tiny_corpus()
+                    for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text))})
+    chars = sorted({char for word in words for char in word})
+    vocab = ([(piece, 0.0) for piece in specials] + [(char, -5.0) for char in chars]
+             + [(word, -1.0) for word in words if word not in chars])
+    tok = Tokenizer(models.Unigram(vocab, unk_id=specials.index("<unk>"), byte_fallback=False))
+    tok.normalizer, tok.pre_tokenizer = normalizer, pre_tokenizer
     tok.decoder = decoders.Metaspace()
-    tok.train_from_iterator(tiny_corpus(), trainers.UnigramTrainer(vocab_size=300, special_tokens=specials, unk_token="<unk>"))
     bos, eos = tok.token_to_id("<s>"), tok.token_to_id("</s>")
     tok.post_processor = processors.TemplateProcessing(
         single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", bos), ("</s>", eos)]
