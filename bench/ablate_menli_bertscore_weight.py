@@ -25,7 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.ablate_menli_combiner import WEIGHTS, choose, combined, fit_ranges, mean_tau, reference_scores  # noqa: E402
+from bench.ablate_menli_combiner import (  # noqa: E402
+    WEIGHTS, adversarial_rows, choose, combined, fit_ranges, mean_tau, reference_scores,
+)
 from bench.ablate_menli_pooling import (  # noqa: E402
     add_set_options, check_sets, load_halves, pair_probabilities, strategy_scores,
 )
@@ -76,7 +78,6 @@ def main() -> None:
     from nlgmetrics.cli.devmix import _cached_scores
     from nlgmetrics.cli.evaluate import build_scorer, make_parser
     from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, preference_accuracy, read_jsonl, tau_like
-    from nlgmetrics.metaeval.adversarial import adversarial_pairs
     from nlgmetrics.metaeval.devmix import load_mix
     from nlgmetrics.nli import load_nli
 
@@ -121,8 +122,7 @@ def main() -> None:
         import numpy as np
 
         rows = read_jsonl(data_dir() / args.adversarial)
-        anchors, good, bad, types = adversarial_pairs(rows)
-        pairs = [{"hyp": h, "refs": [a]} for h, a in zip(good + bad, anchors + anchors)]
+        pairs, n_good, types = adversarial_rows(rows)
         forward, backward = pair_probabilities(nli, pairs, Path(args.cache))
         scores = {"menli": strategy_scores(forward, backward, formula, direction),
                   "bertscore": np.asarray(_cached_scores(bertscore, pairs, reference_scores, Path(args.score_cache),
@@ -130,7 +130,7 @@ def main() -> None:
         adversarial = {"data": args.adversarial, "rows": len(rows), "accuracy": {}}
         for row in report:
             both = combined(scores, ranges, "bertscore", row["weight"])
-            adversarial["accuracy"][row["variant"]] = preference_accuracy(both[: len(good)], both[len(good):],
+            adversarial["accuracy"][row["variant"]] = preference_accuracy(both[:n_good], both[n_good:],
                                                                           types)["mean"]
 
     result = {

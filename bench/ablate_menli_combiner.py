@@ -42,6 +42,16 @@ def reference_scores(scorer, rows: list[dict]) -> list[float]:
     return [float(s) for s in _row_scores(scorer, [{**r, "src": None} for r in rows])]
 
 
+def adversarial_rows(rows: list[dict]) -> tuple[list[dict], int, list]:
+    """The adversarial suite as scoring rows: every good candidate, then every bad one, each against its anchor
+    reference; returns (rows, number of good rows, error types). Scores split at that number into the two sides
+    ``preference_accuracy`` compares."""
+    from nlgmetrics.metaeval.adversarial import adversarial_pairs
+
+    anchors, good, bad, types = adversarial_pairs(rows)
+    return [{"hyp": h, "refs": [a]} for h, a in zip(good + bad, anchors + anchors)], len(good), types
+
+
 def fit_ranges(sets: Sequence[dict], names: Sequence[str]) -> dict:
     """One fixed min-max range per metric, fitted on the rows of ``sets`` pooled (the select half)."""
     import numpy as np
@@ -102,7 +112,6 @@ def main() -> None:
     from nlgmetrics.cli.devmix import _cached_scores
     from nlgmetrics.cli.evaluate import build_scorer, make_parser
     from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, preference_accuracy, read_jsonl, tau_like
-    from nlgmetrics.metaeval.adversarial import adversarial_pairs
     from nlgmetrics.metaeval.devmix import load_mix, set_rows
 
     cli = make_parser().parse_args(["devmix", "--half", "select", "--metric", "menli", "--quiet",
@@ -158,13 +167,12 @@ def main() -> None:
     adversarial = None
     if args.adversarial:
         rows = read_jsonl(root / args.adversarial)
-        anchors, good, bad, types = adversarial_pairs(rows)
-        pairs = [{"hyp": h, "refs": [a]} for h, a in zip(good + bad, anchors + anchors)]
+        pairs, n_good, types = adversarial_rows(rows)
         both = scores_of(pairs, f"refonly-{Path(args.adversarial).stem}", "adversarial")
         adversarial = {"data": args.adversarial, "rows": len(rows), "accuracy": {}}
         for row in report_rows:
             scores = combined(both, ranges, row["partner"], row["weight"])
-            adversarial["accuracy"][row["variant"]] = preference_accuracy(scores[: len(good)], scores[len(good):],
+            adversarial["accuracy"][row["variant"]] = preference_accuracy(scores[:n_good], scores[n_good:],
                                                                           types)["mean"]
 
     result = {

@@ -138,7 +138,6 @@ def add_set_options(parser: argparse.ArgumentParser) -> None:
 
 
 def main() -> None:
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_set_options(parser)
     parser.add_argument("--name", help="result file stem (default menli_pooling_<model>)")
@@ -147,10 +146,10 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(int(os.environ.get("NLGMETRICS_THREADS", "2")))
+    from bench.ablate_menli_combiner import adversarial_rows
     from menli.pooling import ALL_STRATEGIES, PAPER_CHOICES
     from nlgmetrics.cli.evaluate import build_scorer, make_parser
     from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, preference_accuracy, read_jsonl, tau_like
-    from nlgmetrics.metaeval.adversarial import adversarial_pairs
     from nlgmetrics.metaeval.devmix import load_mix
     from nlgmetrics.nli import load_nli
 
@@ -178,14 +177,13 @@ def main() -> None:
     adversarial = None
     if args.adversarial:
         rows = read_jsonl(root / args.adversarial)
-        anchors, good, bad, types = adversarial_pairs(rows)
-        pairs = [{"hyp": h, "refs": [a]} for h, a in zip(good + bad, anchors + anchors)]
+        pairs, n_good, types = adversarial_rows(rows)
         forward, backward = pair_probabilities(nli, pairs, cache)
         adversarial = {"data": args.adversarial, "rows": len(rows), "accuracy": {}}
         for formula, direction in ALL_STRATEGIES:
             scores = strategy_scores(forward, backward, formula, direction)
             adversarial["accuracy"][f"{formula} {direction}"] = preference_accuracy(
-                scores[: len(good)], scores[len(good):], types)["mean"]
+                scores[:n_good], scores[n_good:], types)["mean"]
 
     report = []
     for formula, direction in ALL_STRATEGIES:
