@@ -10,6 +10,11 @@ half and fixed; the weight is the best mean tau-like over the sets on the select
 0.5); the report half gets a paired item bootstrap against BERTScore with the same encoder. TED zh-en on all its
 items (the MENLI issue's criterion) is shown too, marked as including the select half the weight was chosen on.
 
+A second rule, fixed before its stress rows were read, picks the weight a user who wants MENLI's robustness would
+take: the best select-half mean tau-like among the weights whose dev adversarial accuracy is at least
+``--adversarial-goal`` (the MENLI issue's 0.70). Its fixed ranges are what ``bench/stress_menli.py --combine``
+reads from the result file, so the blind-spot suite sees exactly this combination.
+
     python bench/ablate_menli_bertscore_weight.py [--nli-model packaged:nli-mpnet] [--sets ted_zhen,webnlg]
 
 Writes bench/results/menli_bertscore_weight_<model>.{json,md}.
@@ -54,12 +59,27 @@ def all_items(sets: dict[str, list[dict]], name: str) -> dict:
             "scores": {k: np.concatenate([p["scores"][k] for p in parts]) for k in NAMES}}
 
 
-def variants(best_weight: float) -> dict[str, float]:
-    """What the report shows: MENLI alone, BERTScore alone, the paper-style 0.2 and the select-best weight."""
+def variants(best_weight: float, robust_weight: float | None = None) -> dict[str, float]:
+    """What the report shows: MENLI alone, BERTScore alone, the paper-style 0.2, the select-best weight and the
+    robust weight (best select tau among weights meeting the adversarial goal), each weight once."""
     out = {"menli alone": 1.0, "bertscore alone": 0.0, "menli+bertscore@0.2 (paper-style)": 0.2}
-    if best_weight not in out.values():
-        out[f"menli+bertscore@{best_weight}"] = best_weight
+    for weight, suffix in ((best_weight, ""), (robust_weight, " (robust)")):
+        if weight is not None and weight not in out.values():
+            out[f"menli+bertscore@{weight}{suffix}"] = weight
     return out
+
+
+def robust_choice(select_sets: list[dict], ranges: dict, adversarial_grid: dict[float, float] | None,
+                  goal: float) -> float | None:
+    """The best select-half weight among those whose adversarial accuracy reaches ``goal``; None if none does or
+    the suite was not run. Same tie rule as the unconstrained choice."""
+    if not adversarial_grid:
+        return None
+    feasible = [w for w in WEIGHTS if adversarial_grid[w] >= goal]
+    if not feasible:
+        return None
+    _, best, _ = choose(select_sets, ranges, partners=("bertscore",), weights=feasible)
+    return best["bertscore"]
 
 
 def main() -> None:
@@ -68,6 +88,8 @@ def main() -> None:
     parser.add_argument("--all-items-set", default="ted_zhen", help="the set also reported on all its items")
     parser.add_argument("--formula", default="e")
     parser.add_argument("--direction", default="<->")
+    parser.add_argument("--adversarial-goal", type=float, default=0.70,
+                        help="the robust weight's floor on the dev adversarial suite's mean accuracy")
     parser.add_argument("--name", help="result file stem (default menli_bertscore_weight_<model>)")
     args = parser.parse_args()
 
@@ -103,10 +125,32 @@ def main() -> None:
                 for s in chosen_sets]
         return paired_bootstrap_tau_like_mix(rows, args.bootstrap, 0)
 
+    adversarial = None
+    if args.adversarial:
+        import numpy as np
+
+        rows = read_jsonl(data_dir() / args.adversarial)
+        pairs, n_good, types = adversarial_rows(rows)
+        forward, backward = pair_probabilities(nli, pairs, Path(args.cache))
+        adv_scores = {"menli": strategy_scores(forward, backward, formula, direction),
+                      "bertscore": np.asarray(_cached_scores(bertscore, pairs, reference_scores,
+                                                             Path(args.score_cache),
+                                                             f"refonly-{Path(args.adversarial).stem}"))}
+
+        def accuracy(weight: float) -> float:
+            both = combined(adv_scores, ranges, "bertscore", weight)
+            return preference_accuracy(both[:n_good], both[n_good:], types)["mean"]
+
+        adversarial = {"data": args.adversarial, "rows": len(rows), "goal": args.adversarial_goal,
+                       "grid": {str(w): accuracy(w) for w in WEIGHTS}}
+    robust = robust_choice(sets["select"], ranges,
+                           {float(w): a for w, a in adversarial["grid"].items()} if adversarial else None,
+                           args.adversarial_goal)
+
     report = []
-    for label, weight in variants(best["bertscore"]).items():
+    for label, weight in variants(best["bertscore"], robust).items():
         report.append({
-            "variant": label, "weight": weight, "chosen": weight == best["bertscore"],
+            "variant": label, "weight": weight, "chosen": weight == best["bertscore"], "robust": weight == robust,
             "select_mean_tau": mean_tau(sets["select"], ranges, "bertscore", weight),
             "report_tau": {s["set"]: tau_like(combined(s["scores"], ranges, "bertscore", weight), s["human"],
                                               s["items"]) for s in sets["report"]},
@@ -117,28 +161,15 @@ def main() -> None:
             "all_items_vs_bertscore": against_bertscore([whole], weight),
         })
 
-    adversarial = None
-    if args.adversarial:
-        import numpy as np
-
-        rows = read_jsonl(data_dir() / args.adversarial)
-        pairs, n_good, types = adversarial_rows(rows)
-        forward, backward = pair_probabilities(nli, pairs, Path(args.cache))
-        scores = {"menli": strategy_scores(forward, backward, formula, direction),
-                  "bertscore": np.asarray(_cached_scores(bertscore, pairs, reference_scores, Path(args.score_cache),
-                                                         f"refonly-{Path(args.adversarial).stem}"))}
-        adversarial = {"data": args.adversarial, "rows": len(rows), "accuracy": {}}
-        for row in report:
-            both = combined(scores, ranges, "bertscore", row["weight"])
-            adversarial["accuracy"][row["variant"]] = preference_accuracy(both[:n_good], both[n_good:],
-                                                                          types)["mean"]
+    if adversarial:
+        adversarial["accuracy"] = {row["variant"]: adversarial["grid"][str(row["weight"])] for row in report}
 
     result = {
         "mix": args.mix, "sets": wanted, "split_seed": mix["split_seed"], "limit_items": args.limit_items,
         "nli_model": args.nli_model, "strategy": f"{formula} {direction}", "bertscore": bertscore.signature(),
         "ranges": {name: {"low": r.low, "high": r.high} for name, r in ranges.items()},
         "select_grid": {str(w): v for w, v in grid["bertscore"].items()}, "weights": list(WEIGHTS),
-        "chosen_weight": best["bertscore"], "all_items_set": args.all_items_set, "report": report,
+        "chosen_weight": best["bertscore"], "robust_weight": robust, "all_items_set": args.all_items_set, "report": report,
         "adversarial": adversarial, "seconds": round(time.perf_counter() - started, 1), "machine": machine(),
     }
     stem = args.name or "menli_bertscore_weight_" + args.nli_model.split(":")[-1].replace("/", "_")
@@ -168,9 +199,16 @@ def markdown(result: dict) -> str:
                      + f" | {_boot(row['vs_bertscore'])} | {row['all_items_tau']:.4f} | "
                      + f"{_boot(row['all_items_vs_bertscore'])} | " + (f"{adv:.3f}" if adv is not None else "-") + " |")
     grid = " ".join(f"{w}: {v:.4f}" for w, v in result["select_grid"].items())
+    adversarial = result["adversarial"]
+    robust = result.get("robust_weight")
     ranges = ", ".join(f"{k} [{v['low']:.4g}, {v['high']:.4g}]" for k, v in result["ranges"].items())
     lines += ["", f"- Select-half mean tau-like by MENLI weight w: {grid}.",
               f"- Ranges (min-max on the pooled select half, then fixed): {ranges}.",
+              *([f"- Adversarial accuracy by MENLI weight w: "
+                 + " ".join(f"{w}: {a:.3f}" for w, a in adversarial["grid"].items()) + ".",
+                 f"- Robust weight (best select mean tau among weights with adversarial accuracy >= "
+                 f"{adversarial['goal']:.2f}): " + (f"w = {robust}." if robust is not None else "none reaches it.")]
+                if adversarial and "grid" in adversarial else []),
               "- vs BERTScore: tau-like(variant) - tau-like(BERTScore, same rows), mean over sets; items resampled "
               "within each set; P(not better) = share of resamples with difference <= 0.",
               f"- {whole} all items = its select and report halves together: the weight was chosen on the select "

@@ -278,3 +278,24 @@ def test_bertscore_weight_ablation_joins_halves_and_always_shows_the_reference_p
     assert variants(0.1) == {"menli alone": 1.0, "bertscore alone": 0.0, "menli+bertscore@0.2 (paper-style)": 0.2,
                              "menli+bertscore@0.1": 0.1}
     assert list(variants(0.2).values()) == [1.0, 0.0, 0.2]  # the chosen weight is not shown twice
+    assert variants(0.1, 0.4)["menli+bertscore@0.4 (robust)"] == 0.4
+    assert list(variants(0.1, 0.1).values()) == [1.0, 0.0, 0.2, 0.1]  # a robust weight equal to the chosen one
+
+
+def test_robust_weight_is_the_best_select_weight_that_meets_the_adversarial_goal():
+    from bench.ablate_menli_bertscore_weight import robust_choice
+    from bench.ablate_menli_combiner import WEIGHTS
+
+    # humans prefer the first candidate of each item; MENLI is wrong on every item by the whole range, BERTScore
+    # right by 0.9, 0.45, 0.27, 0.15, so item k stays right only while w < b_k / (1 + b_k) (0.47, 0.31, 0.21,
+    # 0.13): tau-like falls from 1 (w <= 0.1) to 0.5 (0.2), 0 (0.3), -0.5 (0.4) and -1 (w >= 0.5)
+    sets = [_set("a", [1, 0] * 4, [0.0, 1.0] * 4, {"bertscore": [1.0, 0.1, 0.45, 0.0, 0.27, 0.0, 0.15, 0.0]},
+                 np.repeat(np.arange(4), 2))]
+    ranges = fit_ranges(sets, ["menli", "bertscore"])
+    assert [mean_tau(sets, ranges, "bertscore", w) for w in (0.1, 0.2, 0.3, 0.4, 0.5)] == [1.0, 0.5, 0.0, -0.5, -1.0]
+    rising = {w: 0.4 + 0.4 * w for w in WEIGHTS}  # adversarial accuracy grows with MENLI's weight
+    assert robust_choice(sets, ranges, rising, 0.50) == 0.3  # feasible from w = 0.3; the best of those
+    assert robust_choice(sets, ranges, rising, 0.45) == 0.2
+    assert robust_choice(sets, ranges, rising, 0.40) == 0.1  # every weight feasible: 0.0 and 0.1 tie, 0.1 is nearer 0.5
+    assert robust_choice(sets, ranges, rising, 0.95) is None  # no weight reaches it
+    assert robust_choice(sets, ranges, None, 0.70) is None  # suite not run
