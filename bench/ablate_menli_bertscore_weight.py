@@ -91,6 +91,9 @@ def main() -> None:
     parser.add_argument("--adversarial-goal", type=float, default=0.70,
                         help="the robust weight's floor on the dev adversarial suite's mean accuracy")
     parser.add_argument("--name", help="result file stem (default menli_bertscore_weight_<model>)")
+    parser.add_argument("--save-stats", metavar="JSON",
+                        help="also write the fitted ranges as evaluate.py --normalization reads them, with what they "
+                             "were fitted on (configs/menli/ holds the shipped ones)")
     args = parser.parse_args()
 
     import torch
@@ -172,6 +175,12 @@ def main() -> None:
         "chosen_weight": best["bertscore"], "robust_weight": robust, "all_items_set": args.all_items_set, "report": report,
         "adversarial": adversarial, "seconds": round(time.perf_counter() - started, 1), "machine": machine(),
     }
+    if args.save_stats:
+        from menli import CombinationStats, fitted_with
+
+        CombinationStats(ranges["menli"], ranges["bertscore"],
+                         fitted_with(args.nli_model, nli.hash, formula, direction, bertscore.signature()),
+                         ).save(args.save_stats)
     stem = args.name or "menli_bertscore_weight_" + args.nli_model.split(":")[-1].replace("/", "_")
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=1, default=str))

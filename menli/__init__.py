@@ -8,9 +8,9 @@ from menli.combine import CombinationStats, MinMax, combine
 from menli.functional import menli_scores
 from menli.metric import MENLI
 from menli.pooling import ALL_STRATEGIES, DIRECTIONS, FORMULAS, PAPER_CHOICES, TASKS, pool, task_strategy
-from menli.scorer import CombinedScorer, MENLIScorer
+from menli.scorer import CombinedScorer, MENLIScorer, fitted_with
 
 __all__ = [
     "ALL_STRATEGIES", "CombinationStats", "CombinedScorer", "DIRECTIONS", "FORMULAS", "MENLI", "MENLIScorer",
-    "MinMax", "PAPER_CHOICES", "TASKS", "combine", "menli_scores", "pool", "task_strategy",
+    "MinMax", "PAPER_CHOICES", "TASKS", "combine", "fitted_with", "menli_scores", "pool", "task_strategy",
 ]

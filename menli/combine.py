@@ -45,23 +45,38 @@ class MinMax:
 
 @dataclass(frozen=True)
 class CombinationStats:
-    """Stored normalisation for both parts, so single segments get stable combined scores."""
+    """Stored normalisation for both parts, so single segments get stable combined scores.
+
+    ``fitted_with`` names what the ranges were fitted on (``{"nli": ..., "metric": ...}``, see
+    ``CombinedScorer.fitted_with``): ranges of one NLI model or encoder put another's scores in the wrong place
+    without any error, so a scorer given stats that name other models refuses them. Files without it (older ones,
+    hand-written ones) are taken as they are.
+    """
 
     nli: MinMax
     metric: MinMax
+    fitted_with: dict[str, str] | None = None
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps({"nli": asdict(self.nli), "metric": asdict(self.metric)}, indent=1))
+        raw = {"nli": asdict(self.nli), "metric": asdict(self.metric)}
+        if self.fitted_with:
+            raw["fitted_with"] = dict(self.fitted_with)
+        Path(path).write_text(json.dumps(raw, indent=1) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> "CombinationStats":
         try:
             raw = json.loads(Path(path).read_text(encoding="utf-8"))
-            return cls(MinMax(**raw["nli"]), MinMax(**raw["metric"]))
+            fitted_with = raw.get("fitted_with")
+            if fitted_with is not None and not (isinstance(fitted_with, dict)
+                                                and all(isinstance(v, str) for v in fitted_with.values())):
+                raise TypeError("fitted_with")
+            return cls(MinMax(**raw["nli"]), MinMax(**raw["metric"]), fitted_with)
         except FileNotFoundError as error:
             raise ValueError(f"normalisation file {path}: no such file") from error
         except (json.JSONDecodeError, KeyError, TypeError) as error:
-            raise ValueError(f"normalisation file {path}: expected {{nli: {{low, high}}, metric: {{low, high}}}}") from error
+            raise ValueError(f"normalisation file {path}: expected {{nli: {{low, high}}, metric: {{low, high}}}} and "
+                             "optionally fitted_with: {nli: str, metric: str}") from error
 
 
 def combine(

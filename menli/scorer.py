@@ -74,6 +74,14 @@ class MENLIScorer:
         )
 
 
+def fitted_with(nli_model: str, nli_hash: str, formula: str, direction: str, metric_signature: str) -> dict[str, str]:
+    """The record stored ranges carry (``CombinationStats.fitted_with``): the NLI model with its weights' hash and
+    MENLI's pooling, and the partner's signature. Toolkit versions are left out: a release does not move scores it
+    does not say it moves, and ranges should not expire with every version."""
+    metric = "|".join(part for part in metric_signature.split("|") if not part.startswith("version:"))
+    return {"nli": f"{nli_model}@{nli_hash}|formula:{formula}|direction:{direction}", "metric": metric}
+
+
 @dataclass
 class CombinedScorer:
     """w * MENLI + (1 - w) * M for any Scorer M; normalised over the scored set or by stored statistics."""
@@ -90,10 +98,27 @@ class CombinedScorer:
             raise ValueError(f"NLI weight must be in [0, 1], got {self.weight}")
         self.name = self.name or f"menli+{getattr(self.metric, 'name', 'metric')}"
 
+    def fitted_with(self) -> dict[str, str]:
+        """What stored ranges must have been fitted on to apply here (``fitted_with``)."""
+        menli = self.menli
+        return fitted_with(menli.model, menli.nli.hash, menli.formula, menli.direction, self.metric.signature())
+
+    def _check_stats(self) -> None:
+        stored = self.stats.fitted_with if self.stats is not None else None
+        if not stored:
+            return
+        here = self.fitted_with()
+        wrong = [f"{part}: fitted with '{stored[part]}', this run uses '{here[part]}'"
+                 for part in ("nli", "metric") if part in stored and stored[part] != here[part]]
+        if wrong:
+            raise ValueError("the stored normalisation does not fit this combination (" + "; ".join(wrong)
+                             + "): use the models it was fitted with, or fit ranges for these (--save-normalization)")
+
     def score(self, hyps: Sequence[str], refs: Sequence | None, srcs: Sequence[str] | None = None) -> list[float]:
+        self._check_stats()
         nli_scores = self.menli.score(hyps, refs, srcs)
         metric_scores = self.metric.score(hyps, refs, srcs)
-        stats = self.stats or CombinationStats(MinMax.fit(nli_scores), MinMax.fit(metric_scores))
+        stats = self.stats or CombinationStats(MinMax.fit(nli_scores), MinMax.fit(metric_scores), self.fitted_with())
         self.last_stats = stats
         return [float(s) for s in combine(nli_scores, metric_scores, self.weight, stats)]
 

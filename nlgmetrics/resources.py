@@ -12,8 +12,9 @@ CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 
 
 def packaged_configs() -> list[str]:
-    """Short names (``mars/offline.yaml``) of every packaged recipe, for error messages and ``--help``."""
-    return sorted(str(p.relative_to(CONFIG_DIR)) for p in CONFIG_DIR.rglob("*.yaml"))
+    """Short names (``mars/offline.yaml``) of every packaged recipe and stored-ranges file (``menli/*.json``), for
+    error messages and ``--help``."""
+    return sorted(str(p.relative_to(CONFIG_DIR)) for pattern in ("*.yaml", "*.json") for p in CONFIG_DIR.rglob(pattern))
 
 
 def config_path(name: str | Path) -> Path:

@@ -117,6 +117,40 @@ def test_combined_scorer_takes_any_metric():
     assert "w:0.2" in combined.signature() and "m=[len]" in combined.signature()
 
 
+class VersionedLength(LengthScorer):
+    def __init__(self, unit="chars", version="0.1.0"):
+        self.unit, self.version = unit, version
+
+    def signature(self):
+        return f"len|unit:{self.unit}|version:{self.version}"
+
+
+def test_stored_ranges_name_their_models_and_other_models_are_refused(tmp_path):
+    hyps, refs = ["a", "bbb", "cc"], ["x", "y", "z"]
+    fitting = CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(), weight=0.4)
+    fitting.score(hyps, refs)
+    fitting.last_stats.save(tmp_path / "ranges.json")
+    stored = CombinationStats.load(tmp_path / "ranges.json")
+    assert stored.fitted_with == {"nli": "packaged:nli-mpnet@table|formula:e|direction:<->", "metric": "len|unit:chars"}
+
+    # same models (another toolkit version): the stored ranges apply, one segment scores as it did among three
+    same = CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(version="0.2.0"), weight=0.4, stats=stored)
+    assert same.score(hyps[1:2], refs[1:2]) == pytest.approx(fitting.score(hyps, refs)[1:2])
+    # another partner, another NLI pooling: refused, naming what differs
+    with pytest.raises(ValueError, match="metric: fitted with 'len.unit:chars', this run uses 'len.unit:tokens'"):
+        CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength("tokens"), 0.4, stored).score(hyps, refs)
+    with pytest.raises(ValueError, match="nli: fitted with .*direction:<->', this run uses .*direction:->'"):
+        CombinedScorer(MENLIScorer(direction="->", _nli=TableNLI()), VersionedLength(), 0.4, stored).score(hyps, refs)
+    # a file without fitted_with (hand-written, or saved before it existed) is taken as it is
+    CombinationStats(stored.nli, stored.metric).save(tmp_path / "plain.json")
+    plain = CombinationStats.load(tmp_path / "plain.json")
+    assert plain.fitted_with is None
+    CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength("tokens"), 0.4, plain).score(hyps, refs)
+    (tmp_path / "odd.json").write_text('{"nli": {"low": 0, "high": 1}, "metric": {"low": 0, "high": 1}, "fitted_with": 3}')
+    with pytest.raises(ValueError, match="optionally fitted_with"):
+        CombinationStats.load(tmp_path / "odd.json")
+
+
 def test_torchmetric_accumulates_like_one_call():
     nli = TableNLI()
     hyps, refs = ["a b", "c d e", "f", "g h"], ["a c", "c d", "f g", "h"]
@@ -166,3 +200,18 @@ def test_torchmetric_state_merges_across_two_gloo_processes(tmp_path):
     for rank in (0, 1):
         merged = np.load(tmp_path / f"rank{rank}.npy")
         np.testing.assert_allclose(np.sort(merged), np.sort(single))
+
+
+def test_normalization_files_resolve_by_path_or_packaged_name(tmp_path):
+    from nlgmetrics.cli.evaluate import _normalization_file
+    from nlgmetrics.metaeval import InputError
+    from nlgmetrics.resources import CONFIG_DIR
+
+    shipped = CONFIG_DIR / "menli" / "nli-mpnet+bertscore-minilm.json"
+    assert _normalization_file("menli/nli-mpnet+bertscore-minilm.json") == shipped
+    assert _normalization_file("configs/menli/nli-mpnet+bertscore-minilm.json").resolve() == shipped.resolve()
+    own = tmp_path / "mine.json"
+    CombinationStats(MinMax(0.0, 1.0), MinMax(0.0, 1.0)).save(own)
+    assert _normalization_file(str(own)) == own
+    with pytest.raises(InputError, match=r"--normalization: config file not found: nope.json .*menli/nli-mpnet"):
+        _normalization_file("nope.json")

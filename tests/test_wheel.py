@@ -67,6 +67,7 @@ def test_wheel_holds_only_the_toolkit_namespaces_and_its_data(installed):
     assert top == TOP_LEVEL
     assert "nlgmetrics/configs/mars/offline.yaml" in names
     assert "nlgmetrics/configs/sescore/fit_offline.yaml" in names
+    assert "nlgmetrics/configs/menli/nli-mpnet+bertscore-minilm.json" in names  # stored combination ranges
     assert any(n.startswith("sescore/checkpoints/") and n.endswith(".safetensors") for n in names)
     assert any(n.startswith("nlgmetrics/nli/checkpoints/") and n.endswith(".safetensors") for n in names)
 
@@ -95,8 +96,10 @@ def test_imports_configs_and_shipped_models_resolve_from_the_installed_package(i
         "from sescore.regressor import DEFAULT_CHECKPOINT\n"
         "config = mars.load_config('configs/mars/offline.yaml')\n"
         "nli = resolve('nli', 'packaged:nli-minilm').location\n"
+        "from nlgmetrics.cli.evaluate import _normalization_file\n"
+        "ranges = _normalization_file('menli/nli-mpnet+bertscore-minilm.json')\n"
         "print(json.dumps({'files': [m.__file__ for m in (mars, menli, sescore, nlgmetrics)],\n"
-        "  'nli': str(nli), 'sescore': DEFAULT_CHECKPOINT,\n"
+        "  'nli': str(nli), 'sescore': DEFAULT_CHECKPOINT, 'ranges': str(ranges),\n"
         "  'sescore_ok': (pathlib.Path(DEFAULT_CHECKPOINT) / 'hparams.yaml').is_file(),\n"
         "  'nli_ok': any(pathlib.Path(nli).glob('*.safetensors'))}))\n"
     )
@@ -105,5 +108,5 @@ def test_imports_configs_and_shipped_models_resolve_from_the_installed_package(i
     found = json.loads(done.stdout.strip().splitlines()[-1])
     site = str(bin_dir.parent)
     assert all(f.startswith(site) for f in found["files"]), found["files"]  # not the repository's copies
-    assert found["nli"].startswith(site) and found["sescore"].startswith(site)
+    assert found["nli"].startswith(site) and found["sescore"].startswith(site) and found["ranges"].startswith(site)
     assert found["sescore_ok"] and found["nli_ok"]

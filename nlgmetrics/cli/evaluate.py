@@ -62,7 +62,8 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
                         "premise sentences (+ the same-position one); 0 = every sentence pair")
     g.add_argument("--weight", type=float, default=0.2, help="NLI weight w in menli+<metric>")
     g.add_argument("--normalization", default="set",
-                   help="menli+<metric>: 'set' (min-max over the scored set) or a stored stats JSON file")
+                   help="menli+<metric>: 'set' (min-max over the scored set) or a stored stats JSON file "
+                        "(a path, or a packaged one: menli/nli-mpnet+bertscore-minilm.json)")
     g.add_argument("--save-normalization", help="menli+<metric>: write the min-max stats fitted here to this JSON")
     g.add_argument("--encoder", default=DEFAULT_ENCODER,
                    help="encoder role value for bertscore/cosine (offline: packaged:me5-small, packaged:minilm, "
@@ -111,7 +112,7 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
             raise InputError(f"unknown metric '{name}': combinations are written menli+<metric>")
         from menli import CombinationStats, CombinedScorer
 
-        stats = None if args.normalization == "set" else CombinationStats.load(args.normalization)
+        stats = None if args.normalization == "set" else CombinationStats.load(_normalization_file(args.normalization))
         return CombinedScorer(build_scorer("menli", args), build_scorer(rest, args), args.weight, stats)
     if name == "menli":
         from menli import MENLIScorer, task_strategy
@@ -202,6 +203,18 @@ def _json_safe(value: Any) -> Any:
 
 def _emit(result: dict) -> None:
     print(json.dumps(_json_safe(result), ensure_ascii=False, allow_nan=False))
+
+
+def _normalization_file(name: str) -> Path:
+    """A stored-ranges file: the path given, else the packaged one of that name (``menli/<nli>+<metric>.json``, so
+    a pip install without the repository finds the README's files); an error naming both places otherwise."""
+    from nlgmetrics.metaeval import InputError
+    from nlgmetrics.resources import config_path
+
+    try:
+        return config_path(name)
+    except FileNotFoundError as error:
+        raise InputError(f"--normalization: {error}") from error
 
 
 def _save_stats(scorer: Any, args: argparse.Namespace) -> None:
