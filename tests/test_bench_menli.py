@@ -299,3 +299,23 @@ def test_robust_weight_is_the_best_select_weight_that_meets_the_adversarial_goal
     assert robust_choice(sets, ranges, rising, 0.40) == 0.1  # every weight feasible: 0.0 and 0.1 tie, 0.1 is nearer 0.5
     assert robust_choice(sets, ranges, rising, 0.95) is None  # no weight reaches it
     assert robust_choice(sets, ranges, None, 0.70) is None  # suite not run
+
+
+def test_shipped_ranges_file_is_the_weight_ablations_ranges():
+    """The stress runs read the ranges from the ablation's result file, `evaluate.py --normalization` from the
+    packaged file: both must be the same numbers, or the README's blind-spot rows describe another metric."""
+    from pathlib import Path
+
+    from menli import CombinationStats
+    from nlgmetrics.resources import CONFIG_DIR
+
+    repo = Path(__file__).resolve().parents[1]
+    result = json.loads((repo / "bench" / "results" / "menli_bertscore_weight_nli-mpnet.json").read_text())
+    shipped = CombinationStats.load(CONFIG_DIR / "menli" / "nli-mpnet+bertscore-minilm.json")
+    assert (shipped.nli.low, shipped.nli.high) == (result["ranges"]["menli"]["low"], result["ranges"]["menli"]["high"])
+    assert (shipped.metric.low, shipped.metric.high) == (result["ranges"]["bertscore"]["low"],
+                                                         result["ranges"]["bertscore"]["high"])
+    assert shipped.fitted_with["nli"].startswith(result["nli_model"] + "@")
+    assert shipped.fitted_with["nli"].endswith("|formula:e|direction:<->") and result["strategy"] == "e <->"
+    assert result["bertscore"].startswith(shipped.fitted_with["metric"] + "|version:")
+    assert result["robust_weight"] == 0.4  # the weight the README's command and stress column use
