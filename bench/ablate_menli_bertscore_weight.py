@@ -176,10 +176,10 @@ def main() -> None:
         "adversarial": adversarial, "seconds": round(time.perf_counter() - started, 1), "machine": machine(),
     }
     if args.save_stats:
-        from menli import CombinationStats, fitted_with
+        from menli import CombinationStats, MENLIScorer, fitted_with
 
-        CombinationStats(ranges["menli"], ranges["bertscore"],
-                         fitted_with(args.nli_model, nli.hash, formula, direction, bertscore.signature()),
+        menli_signature = MENLIScorer(args.nli_model, formula, direction, _nli=nli).signature()
+        CombinationStats(ranges["menli"], ranges["bertscore"], fitted_with(menli_signature, bertscore.signature()),
                          ).save(args.save_stats)
     stem = args.name or "menli_bertscore_weight_" + args.nli_model.split(":")[-1].replace("/", "_")
     RESULTS.mkdir(parents=True, exist_ok=True)

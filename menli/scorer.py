@@ -74,12 +74,16 @@ class MENLIScorer:
         )
 
 
-def fitted_with(nli_model: str, nli_hash: str, formula: str, direction: str, metric_signature: str) -> dict[str, str]:
-    """The record stored ranges carry (``CombinationStats.fitted_with``): the NLI model with its weights' hash and
-    MENLI's pooling, and the partner's signature. Toolkit versions are left out: a release does not move scores it
-    does not say it moves, and ranges should not expire with every version."""
+def fitted_with(menli_signature: str, metric_signature: str) -> dict[str, str] | None:
+    """The record stored ranges carry (``CombinationStats.fitted_with``), read off the two parts' signatures: the
+    NLI model with its weights' hash and MENLI's formula and direction, and the partner's signature. Toolkit
+    versions are left out: a release does not move scores it does not say it moves, and ranges should not expire
+    with every version. None when the MENLI part's signature does not name those (a custom scorer)."""
+    fields = dict(part.split(":", 1) for part in menli_signature.split("|") if ":" in part)
+    if not {"nli", "formula", "direction"} <= set(fields):
+        return None
     metric = "|".join(part for part in metric_signature.split("|") if not part.startswith("version:"))
-    return {"nli": f"{nli_model}@{nli_hash}|formula:{formula}|direction:{direction}", "metric": metric}
+    return {"nli": f"{fields['nli']}|formula:{fields['formula']}|direction:{fields['direction']}", "metric": metric}
 
 
 @dataclass
@@ -98,18 +102,18 @@ class CombinedScorer:
             raise ValueError(f"NLI weight must be in [0, 1], got {self.weight}")
         self.name = self.name or f"menli+{getattr(self.metric, 'name', 'metric')}"
 
-    def fitted_with(self) -> dict[str, str]:
-        """What stored ranges must have been fitted on to apply here (``fitted_with``)."""
-        menli = self.menli
-        return fitted_with(menli.model, menli.nli.hash, menli.formula, menli.direction, self.metric.signature())
+    def fitted_with(self) -> dict[str, str] | None:
+        """What stored ranges must have been fitted on to apply here (``fitted_with``); from the parts' signatures,
+        so a part sharded over processes (``--devices``) answers too."""
+        return fitted_with(self.menli.signature(), self.metric.signature())
 
     def _check_stats(self) -> None:
         stored = self.stats.fitted_with if self.stats is not None else None
         if not stored:
             return
-        here = self.fitted_with()
-        wrong = [f"{part}: fitted with '{stored[part]}', this run uses '{here[part]}'"
-                 for part in ("nli", "metric") if part in stored and stored[part] != here[part]]
+        here = self.fitted_with() or {}
+        wrong = [f"{part}: fitted with '{stored[part]}', this run uses '{here.get(part, 'an unnamed model')}'"
+                 for part in ("nli", "metric") if part in stored and stored[part] != here.get(part)]
         if wrong:
             raise ValueError("the stored normalisation does not fit this combination (" + "; ".join(wrong)
                              + "): use the models it was fitted with, or fit ranges for these (--save-normalization)")
