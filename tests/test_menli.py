@@ -215,3 +215,33 @@ def test_normalization_files_resolve_by_path_or_packaged_name(tmp_path):
     assert _normalization_file(str(own)) == own
     with pytest.raises(InputError, match=r"--normalization: config file not found: nope.json .*menli/nli-mpnet"):
         _normalization_file("nope.json")
+
+
+class _Sharded:
+    """A MENLI part seen through a process pool (``--devices 2``): score and signature, no model attributes."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def score(self, hyps, refs, srcs=None):
+        return self._inner.score(hyps, refs, srcs)
+
+    def signature(self):
+        return self._inner.signature()
+
+
+def test_stored_ranges_check_works_when_menli_is_sharded_over_processes(tmp_path):
+    hyps, refs = ["a", "bbb", "cc"], ["x", "y", "z"]
+    plain = CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(), weight=0.4)
+    plain.score(hyps, refs)
+    sharded = CombinedScorer(_Sharded(MENLIScorer(_nli=TableNLI())), VersionedLength(), weight=0.4)
+    sharded.score(hyps, refs)
+    assert sharded.last_stats == plain.last_stats and sharded.last_stats.fitted_with is not None
+    wrong = CombinedScorer(_Sharded(MENLIScorer(formula="-c", _nli=TableNLI())), VersionedLength(), 0.4,
+                           plain.last_stats)
+    with pytest.raises(ValueError, match="formula:-c"):
+        wrong.score(hyps, refs)
+    # a custom MENLI-like part whose signature names no model: ranges are saved without a record
+    anonymous = CombinedScorer(LengthScorer(), VersionedLength(), weight=0.4)
+    anonymous.score(hyps, refs)
+    assert anonymous.last_stats.fitted_with is None
