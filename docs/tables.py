@@ -20,7 +20,8 @@ def fmt(value) -> str:
 
 # Result-file stems of the other NLI models' runs (docs/reproduce_menli.sh with WITH_MPNET=1 / WITH_ME5=1) and their
 # row labels; a stem without a result file gives no row.
-MPNET_ROWS = {"menli-mpnet": "menli, nli-mpnet", "menli-mpnet+bertscore": "menli+bertscore, nli-mpnet"}
+MPNET_ROWS = {"menli-mpnet": "menli, nli-mpnet", "menli-mpnet+bertscore": "menli+bertscore, nli-mpnet",
+              "menli-mpnet+bertscore-robust": "menli+bertscore@0.4 (robust, stored ranges), nli-mpnet"}
 ME5_ROWS = {"menli-me5": "menli, nli-me5", "menli-me5+bertscore": "menli+bertscore, nli-me5"}
 
 
