@@ -34,6 +34,8 @@ if [ "${WITH_MPNET:-0}" = 1 ]; then  # the default English NLI model (the five m
   RB=(--weight 0.4 --normalization menli/nli-mpnet+bertscore-minilm.json)
   run adv_menli-mpnet+bertscore-robust adversarial --metric menli+bertscore "${RB[@]}" "${MP[@]}" --data "$ADV"
   run ted_zhen_menli-mpnet+bertscore-robust correlate --metric menli+bertscore "${RB[@]}" "${MP[@]}" --data "$TED"
+  run ted_zhen_menli-mpnet+bertscore-robust_vs_bertscore correlate --metric menli+bertscore "${RB[@]}" "${MP[@]}" \
+    --versus bertscore --data "$TED"
 fi
 if [ "${WITH_ME5:-0}" = 1 ]; then  # the multilingual NLI model, distilled from nli-mpnet (~15 more minutes)
   ME=(--nli-model packaged:nli-me5)
