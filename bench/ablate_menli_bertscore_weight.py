@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.ablate_menli_combiner import (  # noqa: E402
-    WEIGHTS, adversarial_rows, choose, combined, fit_ranges, mean_tau, reference_scores,
+    WEIGHTS, adversarial_accuracy, adversarial_rows, choose, combined, fit_ranges, mean_tau, reference_scores,
 )
 from bench.ablate_menli_pooling import (  # noqa: E402
     add_set_options, check_sets, load_halves, pair_probabilities, strategy_scores,
@@ -102,7 +102,7 @@ def main() -> None:
     from menli.pooling import check_strategy
     from nlgmetrics.cli.devmix import _cached_scores
     from nlgmetrics.cli.evaluate import build_scorer, make_parser
-    from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, preference_accuracy, read_jsonl, tau_like
+    from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, read_jsonl, tau_like
     from nlgmetrics.metaeval.devmix import load_mix
     from nlgmetrics.nli import load_nli
 
@@ -140,14 +140,10 @@ def main() -> None:
                                                              Path(args.score_cache),
                                                              f"refonly-{Path(args.adversarial).stem}"))}
 
-        def accuracy(weight: float) -> float:
-            both = combined(adv_scores, ranges, "bertscore", weight)
-            return preference_accuracy(both[:n_good], both[n_good:], types)["mean"]
-
         adversarial = {"data": args.adversarial, "rows": len(rows), "goal": args.adversarial_goal,
-                       "grid": {str(w): accuracy(w) for w in WEIGHTS}}
-    robust = robust_choice(sets["select"], ranges,
-                           {float(w): a for w, a in adversarial["grid"].items()} if adversarial else None,
+                       "grid": {w: adversarial_accuracy(combined(adv_scores, ranges, "bertscore", w), n_good, types)
+                                for w in WEIGHTS}}  # float keys: JSON writes them as "0.1", like select_grid
+    robust = robust_choice(sets["select"], ranges, adversarial["grid"] if adversarial else None,
                            args.adversarial_goal)
 
     report = []
@@ -165,7 +161,7 @@ def main() -> None:
         })
 
     if adversarial:
-        adversarial["accuracy"] = {row["variant"]: adversarial["grid"][str(row["weight"])] for row in report}
+        adversarial["accuracy"] = {row["variant"]: adversarial["grid"][row["weight"]] for row in report}
 
     result = {
         "mix": args.mix, "sets": wanted, "split_seed": mix["split_seed"], "limit_items": args.limit_items,

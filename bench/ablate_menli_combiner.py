@@ -52,6 +52,13 @@ def adversarial_rows(rows: list[dict]) -> tuple[list[dict], int, list]:
     return [{"hyp": h, "refs": [a]} for h, a in zip(good + bad, anchors + anchors)], len(good), types
 
 
+def adversarial_accuracy(scores, n_good: int, types: list) -> float:
+    """Mean preference accuracy over error types of scores laid out as ``adversarial_rows`` returns its rows."""
+    from nlgmetrics.metaeval import preference_accuracy
+
+    return preference_accuracy(scores[:n_good], scores[n_good:], types)["mean"]
+
+
 def fit_ranges(sets: Sequence[dict], names: Sequence[str]) -> dict:
     """One fixed min-max range per metric, fitted on the rows of ``sets`` pooled (the select half)."""
     import numpy as np
@@ -111,7 +118,7 @@ def main() -> None:
     torch.set_num_threads(int(os.environ.get("NLGMETRICS_THREADS", "2")))
     from nlgmetrics.cli.devmix import _cached_scores
     from nlgmetrics.cli.evaluate import build_scorer, make_parser
-    from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, preference_accuracy, read_jsonl, tau_like
+    from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, read_jsonl, tau_like
     from nlgmetrics.metaeval.devmix import load_mix, set_rows
 
     cli = make_parser().parse_args(["devmix", "--half", "select", "--metric", "menli", "--quiet",
@@ -172,8 +179,7 @@ def main() -> None:
         adversarial = {"data": args.adversarial, "rows": len(rows), "accuracy": {}}
         for row in report_rows:
             scores = combined(both, ranges, row["partner"], row["weight"])
-            adversarial["accuracy"][row["variant"]] = preference_accuracy(scores[:n_good], scores[n_good:],
-                                                                          types)["mean"]
+            adversarial["accuracy"][row["variant"]] = adversarial_accuracy(scores, n_good, types)
 
     result = {
         "mix": args.mix, "split_seed": mix["split_seed"], "limit_items": args.limit_items, "nli_model": cli.nli_model,

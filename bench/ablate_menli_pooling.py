@@ -146,10 +146,10 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(int(os.environ.get("NLGMETRICS_THREADS", "2")))
-    from bench.ablate_menli_combiner import adversarial_rows
+    from bench.ablate_menli_combiner import adversarial_accuracy, adversarial_rows
     from menli.pooling import ALL_STRATEGIES, PAPER_CHOICES
     from nlgmetrics.cli.evaluate import build_scorer, make_parser
-    from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, preference_accuracy, read_jsonl, tau_like
+    from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, read_jsonl, tau_like
     from nlgmetrics.metaeval.devmix import load_mix
     from nlgmetrics.nli import load_nli
 
@@ -182,8 +182,7 @@ def main() -> None:
         adversarial = {"data": args.adversarial, "rows": len(rows), "accuracy": {}}
         for formula, direction in ALL_STRATEGIES:
             scores = strategy_scores(forward, backward, formula, direction)
-            adversarial["accuracy"][f"{formula} {direction}"] = preference_accuracy(
-                scores[:n_good], scores[n_good:], types)["mean"]
+            adversarial["accuracy"][f"{formula} {direction}"] = adversarial_accuracy(scores, n_good, types)
 
     report = []
     for formula, direction in ALL_STRATEGIES:
