@@ -217,7 +217,8 @@ def markdown(result: dict) -> str:
               "- vs BERTScore: tau-like(variant) - tau-like(BERTScore, same rows), mean over sets; items resampled "
               "within each set; P(not better) = share of resamples with difference <= 0.",
               f"- {whole} all items = its select and report halves together: the weight was chosen on the select "
-              "half (with the other sets), so this column is not held out; the report columns are.",
+              "half (with the other sets), so this column is not held out; the report columns are. Its rows are the "
+              "dev mix's (the set's exclude_systems, e.g. TED's human reference ref-A, left out).",
               "- Scores: text-level NLI probabilities per (reference, candidate) pair from the pooling ablation's "
               "cache (pairs over the NLI window truncated), max over references; BERTScore rows from the dev-mix "
               "cache.",
