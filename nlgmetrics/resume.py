@@ -34,6 +34,7 @@ from pytorch_lightning.plugins.io import CheckpointIO
 from torch.utils.data import DataLoader
 
 from nlgmetrics.resources import refuse_shipped_output
+from nlgmetrics.weightfiles import unreadable_reason
 
 FORMAT = "nlgmetrics-training-state/1"
 _TAGS = frozenset({"__tensor__", "__ndarray__", "__float__", "__tuple__", "__dict__"})
@@ -131,8 +132,8 @@ def load_state(path: str | Path) -> dict[str, Any]:
             tensors = {key: handle.get_tensor(key) for key in handle.keys()}
         tree = json.loads(metadata["tree"])
     except (SafetensorError, json.JSONDecodeError, KeyError, OSError) as error:
-        raise ValueError(f"training state {path} is damaged or truncated ({error}); resume from another state "
-                         "or start again") from error
+        raise ValueError(f"training state {path} is {unreadable_reason(path)} ({error}); resume from another "
+                         "state or start again") from error
     return unflatten_state(tree, tensors)
 
 

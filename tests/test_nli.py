@@ -71,6 +71,11 @@ def test_length_grouped_batches_cover_everything_once_and_are_seeded():
     b = length_grouped_order(lengths, 8, np.random.default_rng(5), pool=3)
     assert a == b
     assert sorted(i for batch in a for i in batch) == list(range(103))
+    # the point of the grouping: a batch's lengths are close, far closer than in batches of a random order
+    spread = np.mean([np.ptp([lengths[i] for i in batch]) for batch in a])
+    shuffled = np.random.default_rng(5).permutation(103)
+    random_spread = np.mean([np.ptp([lengths[i] for i in shuffled[s:s + 8]]) for s in range(0, 103, 8)])
+    assert spread < random_spread / 2, (spread, random_spread)
 
 
 def test_dev_split_keeps_premises_apart():
@@ -122,6 +127,12 @@ def test_training_writes_a_small_safetensors_yaml_checkpoint(trained_adapter):
     assert 0.0 <= report["tests"]["toy"]["raw"]["accuracy"] <= 1.0
     assert report["temperature"] > 0
     assert report["trainable_parameters"] > 0
+    # LoRA's B matrices start at zero: non-zero ones show that optimizer steps were taken and saved
+    from safetensors import safe_open
+
+    with safe_open(str(ckpt / "adapter.safetensors"), "pt") as tensors:
+        lora_b = [tensors.get_tensor(k) for k in tensors.keys() if "lora_B" in k]
+    assert lora_b and all(float(b.abs().max()) > 0 for b in lora_b)
 
 
 def test_a_failing_test_pass_keeps_the_trained_adapter(tiny, tmp_path):
@@ -170,7 +181,12 @@ def test_corrupt_or_incomplete_checkpoints_fail_clearly(trained_adapter, tmp_pat
     broken = tmp_path / "broken"
     shutil.copytree(ckpt, broken)
     (broken / "adapter.safetensors").write_bytes(b"\x00garbage")
-    with pytest.raises(ModelRoleError, match="corrupt"):
+    with pytest.raises(ModelRoleError, match="adapter.safetensors is damaged or truncated"):
+        load_nli(str(broken))
+    import torch
+
+    torch.save({"w": torch.ones(1)}, broken / "adapter.safetensors")
+    with pytest.raises(ModelRoleError, match="is a pickled PyTorch file .* not loaded"):
         load_nli(str(broken))
     (broken / "nli.yaml").write_text("format: [unclosed")
     with pytest.raises(ModelRoleError, match="not valid YAML"):

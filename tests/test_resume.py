@@ -82,7 +82,7 @@ def test_missing_foreign_and_damaged_files_are_named(tmp_path):
         load_state(damaged)
     pickled = tmp_path / "lightning.ckpt"
     torch.save({"w": torch.ones(1)}, pickled)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="is a pickled PyTorch file .* not loaded"):
         load_state(pickled)
     assert load_state(good)["w"].shape == (100,) and FORMAT.startswith("nlgmetrics")
 

@@ -475,6 +475,10 @@ def _broken(source: Path, target: Path, how: str) -> Path:
         (target / "model.safetensors").unlink()
     elif how == "bad_weights":
         (target / "model.safetensors").write_bytes(b"\x00\x01 definitely not safetensors")
+    elif how == "pickled_weights":  # a torch.save file under the expected name: named as such, never unpickled
+        import torch
+
+        torch.save({"w": torch.ones(1)}, target / "model.safetensors")
     elif how == "hash":
         text = (target / "hparams.yaml").read_text()
         import yaml
@@ -499,7 +503,8 @@ def _broken(source: Path, target: Path, how: str) -> Path:
         ("bad_yaml", "not valid YAML"),
         ("wrong_format", "is not a 'nlgmetrics-sescore-regressor/1' file"),
         ("no_weights", "no model.safetensors"),
-        ("bad_weights", "model.safetensors is corrupt"),
+        ("bad_weights", "model.safetensors is damaged or truncated"),
+        ("pickled_weights", "model.safetensors is a pickled PyTorch file .* not loaded"),
         ("hash", "weight hash 000000000000"),
         ("shape", "does not fit"),
     ],
@@ -555,7 +560,7 @@ def test_shipped_checkpoint_is_small_loads_offline_and_penalises_errors():
     bad = ["The company did not report a profit of 12 million dollars in the third quarter.",
            "Police said the nine men were arrested on Friday night."]
     scores = SEScoreScorer(device="cpu").score(refs + bad, refs + refs)
-    assert all(0.0 <= s <= 1.2 for s in scores)
+    assert all(0.0 <= s <= 1.0 for s in scores)
     assert scores[0] > scores[2] and scores[1] > scores[3], scores
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from nlgmetrics.modelroles import ModelRoleError, fingerprint, resolve
+from nlgmetrics.weightfiles import unreadable_reason
 
 CONFIG_NAME = "nli.yaml"
 WEIGHTS_NAME = "adapter.safetensors"
@@ -136,7 +137,8 @@ def load_adapter_model(path: str | Path, device: str = "cpu") -> tuple[Any, Any,
     except FileNotFoundError as error:
         raise ModelRoleError(f"NLI checkpoint {path}: no {WEIGHTS_NAME}") from error
     except (SafetensorError, OSError) as error:
-        raise ModelRoleError(f"NLI checkpoint {path}: {WEIGHTS_NAME} is corrupt ({error})") from error
+        raise ModelRoleError(f"NLI checkpoint {path}: {WEIGHTS_NAME} is {unreadable_reason(weights)} ({error})"
+                             ) from error
     from transformers.utils import logging as hf_logging
 
     tokenizer = AutoTokenizer.from_pretrained(base.location)

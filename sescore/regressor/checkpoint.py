@@ -16,6 +16,7 @@ import yaml
 
 from nlgmetrics.metaeval.scorer import toolkit_version
 from nlgmetrics.modelroles import ModelRoleError, fingerprint, resolve
+from nlgmetrics.weightfiles import unreadable_reason
 from sescore.regressor.model import RegressorConfig, SEScoreRegressor, add_lora, build_regressor, load_base_encoder
 from sescore.regressor.scale import describe
 
@@ -126,7 +127,8 @@ def _checked_state(path: Path) -> tuple[RegressorConfig, dict[str, Any]]:
     except FileNotFoundError as error:
         raise CheckpointError(f"SEScore checkpoint {path}: no {WEIGHTS_NAME}") from error
     except (SafetensorError, OSError) as error:
-        raise CheckpointError(f"SEScore checkpoint {path}: {WEIGHTS_NAME} is corrupt ({error})") from error
+        raise CheckpointError(f"SEScore checkpoint {path}: {WEIGHTS_NAME} is "
+                              f"{unreadable_reason(path / WEIGHTS_NAME)} ({error})") from error
     return config, state
 
 
