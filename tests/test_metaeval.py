@@ -38,6 +38,34 @@ def test_kendall_b_matches_scipy_and_system_pearson():
     assert report["n"] == 20 and report["n_systems"] == 2
 
 
+def test_correlation_report_matches_numpy_and_scipy_on_random_data():
+    """Every statistic against an independent computation; system Pearson on values where Spearman would differ."""
+    rng = np.random.default_rng(3)
+    systems = [f"s{i % 5}" for i in range(60)]
+    items = [i // 5 for i in range(60)]
+    metric, human = rng.normal(size=60), rng.normal(size=60)
+    human[::5] += 3.0  # system s0 far above the rest in human score: Pearson and Spearman of the means disagree
+    report = correlation_report(metric, human, items, systems)
+    assert report["pearson"] == pytest.approx(np.corrcoef(metric, human)[0, 1])
+    assert report["kendall_b"] == pytest.approx(kendalltau(metric, human, variant="b").statistic)
+    names = sorted(set(systems))
+    means_m = [metric[[s == n for s in systems]].mean() for n in names]
+    means_h = [human[[s == n for s in systems]].mean() for n in names]
+    assert report["system_pearson"] == pytest.approx(np.corrcoef(means_m, means_h)[0, 1])
+    from scipy.stats import spearmanr
+
+    assert abs(report["system_pearson"] - spearmanr(means_m, means_h).statistic) > 0.01
+    concordant = discordant = 0
+    for item in set(items):
+        rows = [i for i in range(60) if items[i] == item]
+        for x in rows:
+            for y in rows:
+                if human[x] > human[y]:
+                    concordant += metric[x] > metric[y]
+                    discordant += metric[x] <= metric[y]
+    assert report["tau_like"] == pytest.approx((concordant - discordant) / (concordant + discordant))
+
+
 def test_system_pearson_uses_means():
     systems = ["a", "a", "b", "b", "c", "c"]
     human = [1, 1, 2, 2, 3, 3]

@@ -137,6 +137,18 @@ def test_noise_ratio_grows_with_level_for_each_seed(nlp, shared, name, text, see
     assert ratios == sorted(ratios), ratios
 
 
+@pytest.mark.parametrize("name", PER_SEED_MONOTONE)
+def test_noise_ratio_grows_with_level_on_a_paragraph_where_every_level_applies(nlp, shared, name):
+    """The property above skips word salad a perturbation cannot apply to; here every level must apply, so
+    each perturbation is checked on at least these five seeds whatever the random examples were."""
+    perturbation = get_perturbation(name)
+    for seed in range(5):
+        outs = [_outcome(name, PARAGRAPH, nlp, shared, level, seed) for level in perturbation.default_levels]
+        assert all(isinstance(out, str) for out in outs), (seed, outs)
+        ratios = [noise_ratio(PARAGRAPH, out, perturbation.halve_noise_ratio) for out in outs]
+        assert ratios == sorted(ratios) and ratios[-1] > 0, (seed, ratios)
+
+
 @pytest.mark.parametrize("name", ["local_swap", "middle_swap", "sentence_switching", "sentence_replacement",
                                   "verb_switching", "noun_switching", "ne_switching"])
 def test_noise_ratio_grows_with_level_on_average(nlp, shared, name):

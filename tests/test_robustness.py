@@ -48,7 +48,8 @@ def test_reorder_is_deterministic_per_seed_and_keeps_layout():
     a = reorder(text, np.random.default_rng(7), 0.5)
     assert a == reorder(text, np.random.default_rng(7), 0.5)
     assert any(reorder(text, np.random.default_rng(s), 0.5) != a for s in range(8))
-    assert [len(x) for x in a.split("\n")] != [] and a.count("\n") == 1 and "  " in a
+    assert [len(line.split()) for line in a.split("\n")] == [3, 5] and "  " in a
+    assert sorted(a.split()) == sorted(text.split())
 
 
 def test_reorder_refuses_texts_it_cannot_change():
