@@ -318,6 +318,40 @@ def test_mars_window_words_flag_overrides_the_config():
         evaluate.build_scorer("mars", evaluate.make_parser().parse_args(base + ["--mars-window-words", "-3"]))
 
 
+@pytest.mark.parametrize("ablation", ["no_planning", "no_context"])
+def test_mars_ablation_flag_builds_the_ablated_config(ablation):
+    from mars.config import load_config
+    from nlgmetrics.resources import config_path
+
+    base = ["score", "--metric", "mars", "--hyps", "h", "--refs", "r", "--quiet"]
+    built = evaluate.build_scorer("mars", evaluate.make_parser().parse_args(base + ["--ablation", ablation])).config
+    full = evaluate.build_scorer("mars", evaluate.make_parser().parse_args(base)).config
+    expected = load_config(config_path("mars/offline.yaml"), {"progress": False}, ablation)
+    assert built == expected and built != full
+    # the paper's naive baseline needs a masked LM, which the offline config has none of: said before any model loads
+    with pytest.raises(ValueError, match="augmenter 'naive' needs models.masked_lm"):
+        evaluate.build_scorer("mars", evaluate.make_parser().parse_args(base + ["--ablation", "naive"]))
+
+
+def test_correlate_human_picks_the_score_and_refuses_to_guess(capsys, tmp_path):
+    rows = [json.loads(line) for line in _judged(tmp_path).read_text().splitlines()]
+    for row in rows:  # a second human score that orders the systems the other way round
+        row["scores"]["fluency"] = -row["scores"]["mqm"]
+    data = tmp_path / "two_scores.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in rows))
+    code, _, stderr = run(capsys, "correlate", "--metric", "chrf", "--data", str(data), "--quiet")
+    assert code == 1 and "several human scores; pick one with --human: fluency, mqm" in stderr[-1]
+    results = {}
+    for key in ("mqm", "fluency"):
+        code, stdout, _ = run(capsys, "correlate", "--metric", "chrf", "--data", str(data), "--human", key, "--quiet")
+        assert code == 0
+        results[key] = json.loads(stdout[-1])
+        assert results[key]["human"] == key
+    assert results["mqm"]["pearson"] == pytest.approx(-results["fluency"]["pearson"]) and results["mqm"]["pearson"] > 0
+    code, _, stderr = run(capsys, "correlate", "--metric", "chrf", "--data", str(data), "--human", "adequacy", "--quiet")
+    assert code == 1 and "human score 'adequacy' not in the data; available: fluency, mqm" in stderr[-1]
+
+
 def test_correlate_versus_adds_a_paired_bootstrap(capsys, tmp_path):
     code, stdout, _ = run(capsys, "correlate", "--metric", "chrf", "--versus", "bleu", "--bootstrap", "50",
                           "--data", str(_judged(tmp_path)), "--quiet")

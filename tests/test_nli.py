@@ -78,6 +78,18 @@ def test_length_grouped_batches_cover_everything_once_and_are_seeded():
     assert spread < random_spread / 2, (spread, random_spread)
 
 
+def test_commercial_only_drops_the_noncommercial_sources_before_the_limit(tmp_path):
+    from nlgmetrics.nli.training import read_nli_jsonl
+
+    sources = ["snli", "SICK", "mnli", "anli_r1", "sick_trial", "breaking", "anli"]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("\n".join(json.dumps({"premise": f"p{i}", "hypothesis": "h", "label": i % 3, "source": s})
+                              for i, s in enumerate(sources)))
+    assert [r["source"] for r in read_nli_jsonl(path)] == sources
+    assert [r["source"] for r in read_nli_jsonl(path, commercial_only=True)] == ["snli", "mnli", "breaking"]
+    assert [r["source"] for r in read_nli_jsonl(path, commercial_only=True, limit=2)] == ["snli", "mnli"]
+
+
 def test_dev_split_keeps_premises_apart():
     rows = [{"premise": f"p{i // 3}", "hypothesis": f"h{i}", "label": i % 3} for i in range(60)]
     train, dev = split_dev(rows, 10, seed=0)
