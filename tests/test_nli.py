@@ -375,6 +375,9 @@ def test_distilled_training_learns_teacher_labels_on_extra_pairs_without_test_se
     distilled = report["distilled"]
     assert distilled["extra_pairs"] == 4 and distilled["extra_pairs_dropped_for_test_or_dev_sentences"] == 2
     assert distilled["distill_weight"] == 0.7 and len(distilled["teacher_hash"]) >= 12
+    gold = len(data.read_text().splitlines())
+    # both orders of the two kept train-split STS pairs (the third shares a test sentence): trained on with the gold rows
+    assert report["train_rows"] == gold - report["dev_rows"] + distilled["extra_pairs"]
     assert len(list((tmp_path / "teacher_cache").glob("*.jsonl"))) == 1
     card = (tmp_path / "student" / "README.md").read_text()
     assert f"Distilled from `{teacher_dir}`" in card and "4 extra pairs without gold labels" in card
