@@ -7,6 +7,8 @@ set, paired item bootstrap, and the mix row (items resampled within each set). D
 ``--half report`` is for the numbers a README publishes once the recipe is fixed.
 
     python bench/ablate_sescore.py [--arms v2,no_rank,no_rules] [--max-steps 730] [--val-every 243] [--half select]
+    python bench/ablate_sescore.py --arms v2_me5 --init-logits 8 --init-encoder packaged:me5-small \
+        --name sescore_ablation_me5_select        # the encoder lever: me5-small, untrained start and trained
 
 The arms' data: the first 1,536 sentences of the two-domain input, synthesised once with the v2 recipe and once
 with the v1 recipe (no rule edits, no swaps), so "no_rules" sees the same references as the others:
@@ -19,8 +21,9 @@ with the v1 recipe (no rule edits, no swaps), so "no_rules" sees the same refere
     python train.py synthesize --config configs/sescore/offline_en.yaml --limit 1536 \
         --input runs/sescore/inputs/news_wiki_en.txt --output runs/sescore/synthesis_offline_en_mix_1536
 
-An arm whose fit finished (``<arm>.done.json``) is not retrained, so an interrupted run resumes at the next arm;
-an arm whose dataset is missing is reported as not run. Training logs go to ``runs/sescore/ablation/<arm>.log``.
+An arm whose fit finished (``<arm>.done.json``) is not retrained, and a killed fit continues from its last resume
+state (``<arm>.resume/``, every 100 steps), so rerunning the same command resumes; an arm whose dataset is missing
+is reported as not run. Training logs go to ``runs/sescore/ablation/<arm>.log``.
 Writes bench/results/sescore_ablation_<half>.{json,md}.
 """
 from __future__ import annotations
@@ -46,6 +49,8 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
     "no_severity": ("every edit -1 (paper's w/o severity)", V2_DATA, ["--data.labels", "uniform"]),
     "no_rules": ("same inputs synthesised without rule edits (offline_en recipe)",
                  "runs/sescore/synthesis_offline_en_mix_1536", []),
+    "v2_me5": ("v2 recipe on packaged:me5-small (the default BERTScore encoder) instead of MiniLM", V2_DATA,
+               ["--model.encoder", "packaged:me5-small"]),
 }
 SHIPPED = "sescore/checkpoints/minilm-news"
 
@@ -57,13 +62,15 @@ def fit_arm(arm: str, dataset: str, overrides: list[str], max_steps: int, val_ev
         return json.loads(done.read_text())
     if not (REPO / dataset / "state.json").is_file():  # save_to_disk writes it last; a running synthesis has none
         return {"arm": arm, "status": f"not run: dataset {dataset} missing or unfinished"}
+    state = root / f"{arm}.resume" / "last.safetensors"  # a killed fit continues from its last resume state
     command = [sys.executable, "train.py", "fit", "--config", CONFIG, "--data.dataset", dataset, *overrides,
                "--trainer.max_steps", str(max_steps), "--trainer.val_check_interval", str(val_every),
                "--trainer.enable_progress_bar", "false", "--export.dirpath", str(root / arm),
                "--trainer.logger.init_args.save_dir", str(root / "logs"),
-               "--trainer.logger.init_args.name", arm]
+               "--trainer.logger.init_args.name", arm, "--resume.dirpath", str(state.parent),
+               *(["--ckpt_path", str(state)] if state.is_file() else [])]
     started = time.time()
-    with open(root / f"{arm}.log", "w", encoding="utf-8") as log:
+    with open(root / f"{arm}.log", "a", encoding="utf-8") as log:
         status = subprocess.run(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT).returncode
     record = {"arm": arm, "status": "fit" if status == 0 else f"fit failed (exit {status}, see {arm}.log)",
               "command": " ".join(command[1:]), "seconds": round(time.time() - started, 1)}
@@ -72,7 +79,7 @@ def fit_arm(arm: str, dataset: str, overrides: list[str], max_steps: int, val_ev
     return record
 
 
-def export_init(folder: Path, last_logit: float) -> None:
+def export_init(folder: Path, last_logit: float, encoder: str | None = None) -> None:
     """The v2 architecture before any training, exported like a trained checkpoint (the 'before training' row).
 
     With token alignment the untrained model is F1 on the layer-mixed states; ``last_logit`` moves the mix's
@@ -88,6 +95,7 @@ def export_init(folder: Path, last_logit: float) -> None:
         return
     model = yaml.safe_load(config_path(CONFIG).read_text())["model"]
     model["layer_mix_last_logit"] = float(last_logit)
+    model["encoder"] = encoder or model["encoder"]
     export_checkpoint(SEScoreModule(**model).regressor.eval(), str(folder),
                       {"selected": f"initialisation (no training), layer_mix_last_logit {last_logit}"})
 
@@ -113,6 +121,9 @@ def main() -> None:
     parser.add_argument("--half", choices=["select", "report"], default="select")
     parser.add_argument("--init-logits", default="",
                         help="also score the untrained model with these layer_mix_last_logit values, e.g. 0,4,8")
+    parser.add_argument("--init-encoder", default=None,
+                        help="encoder of the untrained models (default: the recipe's, MiniLM); folders get its name")
+    parser.add_argument("--name", default=None, help="result file stem (default sescore_ablation_<half>)")
     parser.add_argument("--root", default="runs/sescore/ablation")
     parser.add_argument("--cache", default="runs/devmix_cache")
     args = parser.parse_args()
@@ -126,10 +137,11 @@ def main() -> None:
     rows, details = [], {}
     candidates = [("shipped (minilm-news)", "the shipped checkpoint", SHIPPED, {"status": "shipped"})]
     for logit in [float(x) for x in args.init_logits.split(",") if x.strip()]:
-        folder = root / f"init_last{logit:g}"
-        export_init(folder, logit)
-        candidates.append((f"init_last{logit:g}", f"v2 architecture untrained, layer_mix_last_logit {logit:g}",
-                           str(folder), {"status": "untrained"}))
+        suffix = f"_{args.init_encoder.split(':')[-1]}" if args.init_encoder else ""
+        folder = root / f"init_last{logit:g}{suffix}"
+        export_init(folder, logit, args.init_encoder)
+        candidates.append((f"init_last{logit:g}{suffix}", f"v2 architecture untrained, layer_mix_last_logit {logit:g}"
+                           + (f", {args.init_encoder}" if args.init_encoder else ""), str(folder), {"status": "untrained"}))
     for arm in arms:
         what, dataset, overrides = ARMS[arm]
         record = fit_arm(arm, dataset, overrides, args.max_steps, args.val_every, root)
@@ -148,10 +160,11 @@ def main() -> None:
         rows.append(row)
     sets = [s["set"] for s in next(iter(details.values()))["sets"]] if details else []
     columns = ["arm", "what", "status", *sets, "mix difference vs BERTScore [95% CI]", "not better"]
-    notes = [f"dev mix {args.half} half; per set: SEScore tau-like (difference to BERTScore-MiniLM on the same rows)",
+    notes = [f"dev mix {args.half} half; per set: SEScore tau-like (difference to BERTScore with the checkpoint's own "
+             "encoder on the same rows)",
              f"each arm: {args.max_steps} optimizer steps of {CONFIG} with its overrides, best export by the "
              f"dev-mix select-half tau-like checked every {args.val_every} batches"]
-    write_results(f"sescore_ablation_{args.half}",
+    write_results(args.name or f"sescore_ablation_{args.half}",
                   {"half": args.half, "max_steps": args.max_steps, "val_every": args.val_every, "details": details},
                   rows, columns, f"SEScore recipe ablation, dev mix {args.half} half", notes)
 

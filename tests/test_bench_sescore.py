@@ -20,3 +20,30 @@ def test_missing_dataset_is_reported_and_a_finished_arm_is_not_retrained(tmp_pat
     (tmp_path / "y.done.json").write_text(json.dumps(done))
     assert fit_arm("y", "runs/does/not/exist", [], 1, 1, tmp_path) == done  # no subprocess, no new files
     assert sorted(p.name for p in tmp_path.iterdir()) == ["y.done.json"]
+
+
+def test_a_killed_fit_continues_from_its_resume_state(tmp_path, monkeypatch):
+    import subprocess
+
+    import bench.ablate_sescore as ablation
+
+    dataset = tmp_path / "data"
+    dataset.mkdir()
+    (dataset / "state.json").write_text("{}")
+    commands = []
+
+    def fake_run(command, **kwargs):
+        commands.append(command)
+        return subprocess.CompletedProcess(command, 1)  # "killed": no done record
+
+    monkeypatch.setattr(ablation.subprocess, "run", fake_run)
+    root = tmp_path / "ablation"
+    root.mkdir()
+    first = fit_arm("z", str(dataset), [], 10, 5, root)
+    assert first["status"].startswith("fit failed") and "--ckpt_path" not in commands[0]
+    assert commands[0][commands[0].index("--resume.dirpath") + 1] == str(root / "z.resume")
+    (root / "z.resume").mkdir()
+    (root / "z.resume" / "last.safetensors").write_bytes(b"state")
+    fit_arm("z", str(dataset), [], 10, 5, root)
+    assert commands[1][commands[1].index("--ckpt_path") + 1] == str(root / "z.resume" / "last.safetensors")
+    assert not (root / "z.done.json").exists()
