@@ -421,3 +421,23 @@ def test_every_nli_recipe_parses_and_writes_outside_the_shipped_checkpoints(name
     refuse_shipped_output(config.output)
     assert 0 <= config.distill_weight <= 1 and config.epochs >= 1
     assert not config.teacher_files or config.teacher, "teacher files without a teacher would be ignored"
+
+
+def test_train_py_nli_options_reach_the_config(monkeypatch, tmp_path, capsys):
+    """``train.py nli``'s flags override the YAML recipe; without them the recipe's values stand."""
+    from nlgmetrics.cli import train
+    from nlgmetrics.nli import training
+
+    seen = []
+    monkeypatch.setattr(training, "train_nli", lambda config, **kwargs: seen.append((config, kwargs)) or {"ok": 1})
+    recipe = "configs/nli/minilm_lora.yaml"
+    base = NLITrainConfig.from_yaml(recipe, {})
+    assert train.main(["nli", "--config", recipe]) == 0
+    assert seen[-1][0] == base and seen[-1][1]["recipe"] == (recipe,)
+    assert train.main(["nli", "--config", recipe, "--output", str(tmp_path / "out"), "--limit", "50", "--epochs", "3",
+                       "--commercial-only", "--resume", str(tmp_path / "last.safetensors")]) == 0
+    config = seen[-1][0]
+    assert (config.output, config.limit, config.epochs, config.commercial_only, config.resume_from) == (
+        str(tmp_path / "out"), 50, 3, True, str(tmp_path / "last.safetensors"))
+    assert config.lr == base.lr and config.lora == base.lora  # what no flag names stays the recipe's
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == {"ok": 1}
