@@ -666,3 +666,31 @@ def test_sentences_command_splits_paragraphs_and_never_overwrites(tmp_path: Path
     assert "exists" in capsys.readouterr().err and out.read_bytes() == before
     assert main(["sentences", "--input", str(tmp_path / "missing.txt"), "--output", str(tmp_path / "x.txt")]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+def test_sentences_from_judged_references_and_never_from_the_dev_mix(tmp_path: Path, capsys) -> None:
+    """``FILE.jsonl:refs``: in-domain references (summaries, translations), split into sentences, each once; a
+    file the dev mix selects checkpoints on is refused, because its references would leak into training."""
+    import json
+
+    from sescore.synthesis.cli import main
+
+    judged = tmp_path / "judged.jsonl"
+    rows = [{"item_id": 1, "system": "a", "hyp": "x", "refs": [" ".join(SENTENCES[0:2]), SENTENCES[2]]},
+            {"item_id": 1, "system": "b", "hyp": "y", "refs": [" ".join(SENTENCES[0:2]), SENTENCES[2]]},
+            {"item_id": 2, "system": "a", "hyp": "z", "refs": [SENTENCES[3]]}]
+    judged.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    mix = tmp_path / "mix.yaml"
+    mix.write_text("sets:\n  - {name: other, path: elsewhere.jsonl, human: s}\n", encoding="utf-8")
+    out = tmp_path / "refs.txt"
+    common = ["--mix", str(mix), "--data-root", str(tmp_path)]
+    assert main(["sentences", "--input", f"{judged}:refs", "--output", str(out), *common]) == 0
+    assert out.read_text(encoding="utf-8").splitlines() == SENTENCES[0:4]  # split, deduplicated, in file order
+    mix.write_text("sets:\n  - {name: mine, path: judged.jsonl, human: s}\n", encoding="utf-8")
+    refused = tmp_path / "refused.txt"
+    assert main(["sentences", "--input", f"{judged}:refs", "--output", str(refused), *common]) == 2
+    assert "is set 'mine' of the dev mix" in capsys.readouterr().err and not refused.exists()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"item_id": 1, "hyp": "x"}), encoding="utf-8")
+    assert main(["sentences", "--input", f"{bad}:refs", "--output", str(tmp_path / "b.txt"), *common]) == 2
+    assert "row 1 has no 'refs' list" in capsys.readouterr().err

@@ -60,6 +60,22 @@ def set_rows(entry: dict, root: Path, half: str, split_seed: int, limit_items: i
     return first_items(rows, limit)
 
 
+def mix_files(mix: str | Path, root: str | Path | None = None) -> dict[Path, str]:
+    """{resolved judged file: set name} of a mix, to keep training data off the files selection is made on."""
+    from nlgmetrics.resources import data_root
+
+    config = load_mix(mix)
+    try:
+        folder = data_root(root)
+    except FileNotFoundError:  # no judged data here: nothing to overlap with
+        return {}
+    files = {}
+    for entry in config["sets"]:
+        path = Path(entry["path"])
+        files[(path if path.is_absolute() else folder / path).resolve()] = entry["name"]
+    return files
+
+
 def mix_sets(mix: str | Path, half: str, root: str | Path | None = None, limit_items: int | None = None,
              ) -> list[tuple[dict, list[dict]]]:
     """Every set of the mix with the rows of its ``half`` (see ``set_rows``); the data folder as ``data_root``."""

@@ -4,7 +4,7 @@
         [--limit N] [--shard-index i --num-shards n] [--seed S] [--block-size B] [--device cpu]
     python train.py synthesize merge out_shard0/ out_shard1/ --output out/
     python train.py synthesize sentences --input news.txt --input paragraphs.txt:split --output mixed.txt \
-        [--take N] [--min-words 4]
+        [--input judged.jsonl:refs] [--take N] [--min-words 4]
     python train.py synthesize calibrate --config configs/sescore/offline_en.yaml \\
         [--pairs configs/sescore/severity_pairs_en.yaml] [--nli SPEC] [--mode absolute|ratio] [--write]
 
@@ -26,11 +26,13 @@ DEFAULT_PAIRS = config_path("sescore/severity_pairs_en.yaml")
 
 def _user_errors() -> tuple[type[Exception], ...]:
     """Errors caused by the command's arguments or files: reported as one line, never as a traceback."""
+    from nlgmetrics.metaeval import InputError as JudgedDataError
+
     from sescore.synthesis.config import ConfigError
     from sescore.synthesis.inputs import InputError
     from sescore.synthesis.store import StoreError
 
-    return ConfigError, InputError, StoreError
+    return ConfigError, InputError, StoreError, JudgedDataError
 
 
 def _fail(error: Exception) -> int:
@@ -124,17 +126,34 @@ def _calibrate(argv: list[str]) -> int:
     return 0
 
 
+def _refuse_dev_files(path: str, mix: str, data_root: str | None) -> None:
+    """Synthesising from the references of a dev-mix file would train on the rows checkpoints are chosen on."""
+    from nlgmetrics.metaeval.devmix import mix_files
+
+    from sescore.synthesis.inputs import InputError
+
+    name = mix_files(mix, data_root).get(Path(path).resolve())
+    if name is not None:
+        raise InputError(f"{path} is set '{name}' of the dev mix {mix}: its references would leak into training "
+                         "and into checkpoint selection; use judged data outside the mix (or your own --mix)")
+
+
 def _sentences(argv: list[str]) -> int:
     from nlgmetrics.inputs import positive_int
     from nlgmetrics.metaeval import atomic_write
 
-    from sescore.synthesis.inputs import InputError, mix_domains, read_sentences
+    from sescore.synthesis.inputs import InputError, judged_references, mix_domains, read_sentences
 
     parser = argparse.ArgumentParser(
         prog="train.py synthesize sentences",
         description="one input file from several domains (sentences interleaved round-robin, deduplicated)")
     parser.add_argument("--input", action="append", required=True,
-                        help="a text file, one sentence per line; FILE:split for paragraphs (split by spaCy)")
+                        help="a text file, one sentence per line; FILE:split for paragraphs (split by spaCy); "
+                             "FILE.jsonl:refs for the references of a judged file (split by spaCy), refused when "
+                             "the file is in the dev mix (--mix) that checkpoints are selected on")
+    parser.add_argument("--mix", default="devmix/default.yaml",
+                        help="dev mix whose judged files may not feed synthesis (:refs inputs)")
+    parser.add_argument("--data-root", help="judged-data folder of --mix (default $NLGMETRICS_DATA or ../shared/data)")
     parser.add_argument("--output", required=True, help="new text file (an existing file is never overwritten)")
     parser.add_argument("--take", type=positive_int, help="at most N sentences per input")
     parser.add_argument("--min-words", type=positive_int, default=4, help="drop shorter sentences (default 4)")
@@ -145,9 +164,13 @@ def _sentences(argv: list[str]) -> int:
     try:
         sources, splits = [], []
         for spec in args.input:
-            path, _, how = spec.rpartition(":") if spec.endswith(":split") else (spec, "", "")
-            sources.append([s.text for s in read_sentences(path)[0]])
-            splits.append(how == "split")
+            path, _, how = spec.rpartition(":") if spec.endswith((":split", ":refs")) else (spec, "", "")
+            if how == "refs":
+                _refuse_dev_files(path, args.mix, args.data_root)
+                sources.append(judged_references(path))
+            else:
+                sources.append([s.text for s in read_sentences(path)[0]])
+            splits.append(bool(how))
     except _user_errors() as error:
         return _fail(error)
     nlp = None

@@ -80,6 +80,26 @@ def read_sentences(path: str | Path, bad_utf8: str = "error") -> tuple[list[Sent
     return sentences, report
 
 
+def judged_references(path: str | Path) -> list[str]:
+    """Every reference text of a judged JSONL file (``refs``, the schema of ../shared/data), in file order, each
+    once: summaries or translations people wrote, to synthesise errors on in-domain text."""
+    from nlgmetrics.metaeval import read_jsonl
+
+    try:
+        rows = read_jsonl(path)
+    except FileNotFoundError as error:
+        raise InputError(f"input file not found: {path}") from error
+    seen: dict[str, None] = {}
+    for number, row in enumerate(rows, 1):
+        refs = row.get("refs")
+        if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+            raise InputError(f"{path}: row {number} has no 'refs' list of strings (the judged-data schema)")
+        seen.update((r, None) for r in refs if r.strip())
+    if not seen:
+        raise InputError(f"{path}: no non-empty reference")
+    return list(seen)
+
+
 def longest_prefix_within(text: str, count_tokens: Callable[[Sequence[str]], list[int]], max_tokens: int) -> str:
     """The longest whole-token prefix of ``text`` whose model token count is <= ``max_tokens`` (binary search)."""
     tokens = split_tokens(text)[: max_tokens + 1]  # every word costs at least one model token
