@@ -836,3 +836,21 @@ def test_model_card_output_line_reads_as_formula_then_meaning():
 
     card = render_model_card({"output_scale": {"formula": "(25 + s) / 25", "meaning": "1 = no error"}}, 0)
     assert "Output: `(25 + s) / 25` (1 = no error)." in card
+
+
+def test_an_fp16_stored_encoder_trains_in_float32(tiny, tmp_path):
+    """Converted bases (me5-small) are stored in fp16 and transformers keeps the stored dtype: the regressor's
+    encoder must come up in float32 like its head, or the first forward fails on mixed dtypes."""
+    import shutil
+
+    import torch
+    from transformers import AutoModel
+
+    from sescore.regressor.model import load_base_encoder
+
+    half = tmp_path / "half"
+    shutil.copytree(tiny["encoder"], half)
+    AutoModel.from_pretrained(tiny["encoder"]).half().save_pretrained(half)
+    assert AutoModel.from_pretrained(half).dtype == torch.float16  # the trap this guards against
+    encoder, _, _ = load_base_encoder(str(half))
+    assert {p.dtype for p in encoder.parameters()} == {torch.float32}

@@ -84,8 +84,10 @@ _AUTO_CLASSES = {
 }
 
 
-@lru_cache(maxsize=16)
-def _load(role: str, spec: str, device: str, dtype: str) -> LoadedModel:
+def load_fresh(role: str, spec: str, dtype: str = "float32") -> tuple[Any, Any, ResolvedModel, dict]:
+    """A new, uncached (model, tokenizer, resolved location, folder metadata) on the CPU, for code that trains
+    the weights. In ``dtype`` whatever the stored one (converted folders such as me5-small are stored in fp16,
+    and transformers keeps the stored dtype unless told), with the folder's load options (``encoder_kwargs``)."""
     import torch
     import transformers
 
@@ -98,6 +100,12 @@ def _load(role: str, spec: str, device: str, dtype: str) -> LoadedModel:
         model = auto.from_pretrained(resolved.location, dtype=getattr(torch, _DTYPES[dtype]), **kwargs)
     except (OSError, ValueError, KeyError) as error:
         raise ModelRoleError(f"role '{role}': cannot load '{spec}' from {resolved.location}: {error}") from error
+    return model, tokenizer, resolved, meta
+
+
+@lru_cache(maxsize=16)
+def _load(role: str, spec: str, device: str, dtype: str) -> LoadedModel:
+    model, tokenizer, resolved, meta = load_fresh(role, spec, dtype)
     model.to(pick_device(device))
     model.eval()
     return LoadedModel(role, spec, resolved.location, tokenizer, model, fingerprint(resolved.location),

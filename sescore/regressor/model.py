@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from nlgmetrics.modelroles import ModelRoleError, fingerprint, resolve
+from nlgmetrics.modelroles import fingerprint, load_fresh
 from nlgmetrics.modelroles.batching import bucketed_batches, token_lengths
 from nlgmetrics.truncation import note_batch
 from sescore.regressor.scale import check_scale
@@ -252,15 +252,9 @@ class SEScoreRegressor(nn.Module):
 
 
 def load_base_encoder(spec: str) -> tuple[nn.Module, Any, str]:
-    """A fresh (uncached) encoder, its tokenizer and weight hash for a role value; clear errors when unusable."""
-    from transformers import AutoModel, AutoTokenizer
-
-    resolved = resolve("encoder", spec)
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(resolved.location)
-        encoder = AutoModel.from_pretrained(resolved.location)
-    except (OSError, ValueError, KeyError) as error:
-        raise ModelRoleError(f"role 'encoder': cannot load '{spec}' from {resolved.location}: {error}") from error
+    """A fresh (uncached) float32 encoder, its tokenizer and weight hash for a role value; clear errors when
+    unusable. The shared loader's options apply, so an fp16-stored base (me5-small) trains in float32."""
+    encoder, tokenizer, resolved, _ = load_fresh("encoder", spec)
     return encoder, tokenizer, fingerprint(resolved.location)
 
 
