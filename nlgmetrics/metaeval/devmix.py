@@ -38,13 +38,18 @@ def load_mix(path: str | Path) -> dict:
     return config
 
 
+def set_path(entry: dict, root: Path) -> Path:
+    """A set's judged file: its ``path``, relative to the data folder unless absolute."""
+    path = Path(entry["path"])
+    return path if path.is_absolute() else root / path
+
+
 def set_rows(entry: dict, root: Path, half: str, split_seed: int, limit_items: int | None) -> list[dict]:
     """The rows of one set's half: judged by ``entry['human']``, excluded systems dropped, at most
     ``limit_items`` items (in file order within the half)."""
     from nlgmetrics.metaeval import InputError, first_items, read_jsonl, rows_in_half, usable_rows
 
-    path = Path(entry["path"])
-    path = path if path.is_absolute() else root / path
+    path = set_path(entry, root)
     rows = read_jsonl(path)
     excluded = set(entry.get("exclude_systems") or [])
     rows = [r for r in rows if (r.get("scores") or {}).get(entry["human"]) is not None
@@ -69,11 +74,7 @@ def mix_files(mix: str | Path, root: str | Path | None = None) -> dict[Path, str
         folder = data_root(root)
     except FileNotFoundError:  # no judged data here: nothing to overlap with
         return {}
-    files = {}
-    for entry in config["sets"]:
-        path = Path(entry["path"])
-        files[(path if path.is_absolute() else folder / path).resolve()] = entry["name"]
-    return files
+    return {set_path(entry, folder).resolve(): entry["name"] for entry in config["sets"]}
 
 
 def mix_sets(mix: str | Path, half: str, root: str | Path | None = None, limit_items: int | None = None,

@@ -85,10 +85,7 @@ def judged_references(path: str | Path) -> list[str]:
     once: summaries or translations people wrote, to synthesise errors on in-domain text."""
     from nlgmetrics.metaeval import read_jsonl
 
-    try:
-        rows = read_jsonl(path)
-    except FileNotFoundError as error:
-        raise InputError(f"input file not found: {path}") from error
+    rows = read_jsonl(path, "judged file")  # a missing or broken file is metaeval's one-line InputError
     seen: dict[str, None] = {}
     for number, row in enumerate(rows, 1):
         refs = row.get("refs")
