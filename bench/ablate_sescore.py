@@ -9,6 +9,8 @@ set, paired item bootstrap, and the mix row (items resampled within each set). D
     python bench/ablate_sescore.py [--arms v2,no_rank,no_rules] [--max-steps 730] [--val-every 243] [--half select]
     python bench/ablate_sescore.py --arms v2_me5 --init-logits 8 --init-encoder packaged:me5-small \
         --name sescore_ablation_me5_select        # the encoder lever: me5-small, untrained start and trained
+    python bench/ablate_sescore.py --arms v2_me5 --init-logits 8 --init-encoder packaged:me5-small \
+        --interpolate init_last8_me5-small:v2_me5:0.25,0.5,0.75 --name sescore_interpolation_me5_select
 
 The arms' data: the first 1,536 sentences of the two-domain input, synthesised once with the v2 recipe and once
 with the v1 recipe (no rule edits, no swaps), so "no_rules" sees the same references as the others:
@@ -123,6 +125,9 @@ def main() -> None:
                         help="also score the untrained model with these layer_mix_last_logit values, e.g. 0,4,8")
     parser.add_argument("--init-encoder", default=None,
                         help="encoder of the untrained models (default: the recipe's, MiniLM); folders get its name")
+    parser.add_argument("--interpolate", default="",
+                        help="START:TRAINED:w1,w2 - also score checkpoints w of the way from the untrained export "
+                             "START to the trained export TRAINED (folders under --root; WiSE-FT)")
     parser.add_argument("--name", default=None, help="result file stem (default sescore_ablation_<half>)")
     parser.add_argument("--root", default="runs/sescore/ablation")
     parser.add_argument("--cache", default="runs/devmix_cache")
@@ -146,9 +151,19 @@ def main() -> None:
         what, dataset, overrides = ARMS[arm]
         record = fit_arm(arm, dataset, overrides, args.max_steps, args.val_every, root)
         candidates.append((arm, what, str(root / arm), record))
+    if args.interpolate:
+        from sescore.regressor.checkpoint import interpolate_checkpoints
+
+        start, trained, weights = args.interpolate.split(":")
+        for weight in [float(x) for x in weights.split(",") if x.strip()]:
+            folder = root / f"{trained}_w{weight:g}"
+            if not (folder / "hparams.yaml").exists():
+                interpolate_checkpoints(root / start, root / trained, weight, folder)
+            candidates.append((folder.name, f"{weight:g} of the way from {start} to {trained} (weight interpolation)",
+                               str(folder), {"status": "interpolated"}))
     for name, what, folder, record in candidates:
         row = {"arm": name, "what": what, "status": record["status"]}
-        if record["status"] in ("fit", "shipped", "untrained"):
+        if record["status"] in ("fit", "shipped", "untrained", "interpolated"):
             result = devmix(folder, args.half, args.cache)
             details[name] = result
             for s in result["sets"]:
@@ -164,6 +179,10 @@ def main() -> None:
              "encoder on the same rows)",
              f"each arm: {args.max_steps} optimizer steps of {CONFIG} with its overrides, best export by the "
              f"dev-mix select-half tau-like checked every {args.val_every} batches"]
+    if args.interpolate:
+        notes.append("interpolated rows: every weight w of the way from the untrained start to the trained export "
+                     "(LoRA updates scaled by w, head and layer mix averaged); several w on one half is itself "
+                     "a selection, so only a row clearing the bar by a margin would justify a report-half run")
     write_results(args.name or f"sescore_ablation_{args.half}",
                   {"half": args.half, "max_steps": args.max_steps, "val_every": args.val_every, "details": details},
                   rows, columns, f"SEScore recipe ablation, dev mix {args.half} half", notes)

@@ -854,3 +854,41 @@ def test_an_fp16_stored_encoder_trains_in_float32(tiny, tmp_path):
     assert AutoModel.from_pretrained(half).dtype == torch.float16  # the trap this guards against
     encoder, _, _ = load_base_encoder(str(half))
     assert {p.dtype for p in encoder.parameters()} == {torch.float32}
+
+
+def test_interpolated_checkpoint_moves_weights_linearly_between_start_and_trained(tiny, tmp_path):
+    """WiSE-FT export: weight 0 is the start, 1 the trained model, 0.5 has every merged weight half-way
+    (LoRA update B @ A scaled, not its factors averaged); mismatched or trained starts are refused."""
+    from sescore.regressor.checkpoint import (CheckpointError, export_checkpoint, interpolate_checkpoints,
+                                              load_checkpoint)
+    from sescore.regressor.scoring import sescore_scores
+
+    regressor = _module(tiny["encoder"], lora_r=4, alignment=True).regressor.eval()
+    start = export_checkpoint(regressor, tmp_path / "start")
+    gen = torch.Generator().manual_seed(4)
+    with torch.no_grad():
+        for name, parameter in regressor.named_parameters():
+            if "lora_" in name or name.startswith("head."):
+                parameter.add_(0.1 * torch.randn(parameter.shape, generator=gen))
+    trained = export_checkpoint(regressor, tmp_path / "trained")
+    hyps, refs = ["the cat runs .", "a dog sees the house", "house"], ["the cat runs", "a big dog .", "the house"]
+    ends = {w: interpolate_checkpoints(start, trained, w, tmp_path / f"w{w}") for w in (0.0, 0.5, 1.0)}
+    np.testing.assert_allclose(sescore_scores(load_checkpoint(ends[0.0]), hyps, refs),
+                               sescore_scores(load_checkpoint(start), hyps, refs), atol=1e-6)
+    np.testing.assert_allclose(sescore_scores(load_checkpoint(ends[1.0]), hyps, refs),
+                               sescore_scores(load_checkpoint(trained), hyps, refs), atol=1e-6)
+    merged = {w: load_checkpoint(ends[w]).state_dict() for w in (0.0, 0.5, 1.0)}
+    moved = [k for k in merged[0.0] if not torch.allclose(merged[0.0][k], merged[1.0][k])]
+    assert any(k.startswith("encoder.") for k in moved) and any(k.startswith("head.") for k in moved)
+    for key in moved:
+        torch.testing.assert_close(merged[0.5][key], (merged[0.0][key] + merged[1.0][key]) / 2, atol=1e-6, rtol=0)
+    middle = sescore_scores(load_checkpoint(ends[0.5]), hyps, refs)
+    assert not np.allclose(middle, sescore_scores(load_checkpoint(trained), hyps, refs))
+    with pytest.raises(CheckpointError, match="non-zero B"):
+        interpolate_checkpoints(trained, trained, 0.5, tmp_path / "bad")
+    other = export_checkpoint(_module(tiny["encoder"], lora_r=8, alignment=True).regressor, tmp_path / "other")
+    with pytest.raises(CheckpointError, match="different tensors|different 'regressor'"):
+        interpolate_checkpoints(other, trained, 0.5, tmp_path / "bad")
+    with pytest.raises(CheckpointError, match=r"in \[0, 1\]"):
+        interpolate_checkpoints(start, trained, 1.5, tmp_path / "bad")
+    assert not (tmp_path / "bad").exists()
