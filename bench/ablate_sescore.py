@@ -23,6 +23,14 @@ with the v1 recipe (no rule edits, no swaps), so "no_rules" sees the same refere
     python train.py synthesize --config configs/sescore/offline_en.yaml --limit 1536 \
         --input runs/sescore/inputs/news_wiki_en.txt --output runs/sescore/synthesis_offline_en_mix_1536
 
+The in-domain arm ``v2_thumb`` synthesises the same way from the references of the THumB CNN/DM stress set
+(not in the dev mix; 11 of its 1,000 references are also SummEval references):
+
+    python train.py synthesize sentences --input ../shared/data/judgments/summ_thumb_cnndm_10refs.jsonl:refs \
+        --output runs/sescore/inputs/thumb_refs_en.txt
+    python train.py synthesize --config configs/sescore/offline_en_v2.yaml --limit 1536 \
+        --input runs/sescore/inputs/thumb_refs_en.txt --output runs/sescore/synthesis_offline_en_v2_thumb_1536
+
 An arm whose fit finished (``<arm>.done.json``) is not retrained, and a killed fit continues from its last resume
 state (``<arm>.resume/``, every 100 steps), so rerunning the same command resumes; an arm whose dataset is missing
 is reported as not run. Training logs go to ``runs/sescore/ablation/<arm>.log``.
@@ -51,6 +59,8 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
     "no_severity": ("every edit -1 (paper's w/o severity)", V2_DATA, ["--data.labels", "uniform"]),
     "no_rules": ("same inputs synthesised without rule edits (offline_en recipe)",
                  "runs/sescore/synthesis_offline_en_mix_1536", []),
+    "v2_thumb": ("v2 recipe on 1,536 sentences of THumB CNN/DM references (news summaries: SummEval's domain)",
+                 "runs/sescore/synthesis_offline_en_v2_thumb_1536", []),
     "v2_me5": ("v2 recipe on packaged:me5-small (the default BERTScore encoder) instead of MiniLM", V2_DATA,
                ["--model.encoder", "packaged:me5-small"]),
 }
