@@ -65,12 +65,23 @@ def _score_shard(build: Builder, index: int, device: str | None, threads: int, h
     return [float(s) for s in scores], counts, scorer.signature()
 
 
+def _signature_of(build: Builder) -> str:
+    """Runs in a worker process: build one CPU copy of the scorer and return its signature."""
+    return build(0, "cpu").signature()
+
+
+def _spawn_context():
+    return multiprocessing.get_context("spawn")  # fork would copy torch's thread pools and CUDA state
+
+
 @dataclass
 class ProcessScorer:
     """A Scorer that scores contiguous shards in ``processes`` spawned processes and concatenates them.
 
     ``build(index, device)`` runs inside each process (models are never pickled); ``signature`` is the wrapped
-    scorer's (taken from the workers, so the parent never loads a model), since the scores are the same.
+    scorer's, since the scores are the same: taken from the scoring workers, or, when asked before scoring (score
+    caches keyed by it, stored combination ranges checked against it), from one short-lived process. Either way
+    the parent never holds a model copy beside the N it started.
     """
 
     build: Builder
@@ -88,8 +99,7 @@ class ProcessScorer:
             return []
         devices = process_devices(self.device, len(bounds))
         threads = torch.get_num_threads()
-        context = multiprocessing.get_context("spawn")  # fork would copy torch's thread pools and CUDA state
-        with ProcessPoolExecutor(max_workers=len(bounds), mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=len(bounds), mp_context=_spawn_context()) as pool:
             futures = [pool.submit(_score_shard, self.build, index, devices[index], threads, list(hyps[a:b]),
                                    None if refs is None else list(refs[a:b]),
                                    None if srcs is None else list(srcs[a:b]))
@@ -107,6 +117,7 @@ class ProcessScorer:
         return scores
 
     def signature(self) -> str:
-        if self.signature_text is None:  # asked before scoring: build one copy here, on the CPU
-            self.signature_text = self.build(0, "cpu").signature()
+        if self.signature_text is None:  # asked before scoring: one CPU copy, in a process that then exits
+            with ProcessPoolExecutor(max_workers=1, mp_context=_spawn_context()) as pool:
+                self.signature_text = pool.submit(_signature_of, self.build).result()
         return self.signature_text

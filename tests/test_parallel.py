@@ -113,3 +113,37 @@ def test_more_cuda_processes_than_gpus_is_a_clear_error(capsys, tmp_path, monkey
     with pytest.raises(ValueError, match="--devices 2 asks for 2 GPUs but 1 are visible"):
         process_devices("cuda", 2)
     assert process_devices("cpu", 2) == ["cpu", "cpu"]
+
+
+class _PidScorer:
+    """A toy scorer whose signature says whether the test's own process built it."""
+
+    def __init__(self) -> None:
+        import os
+
+        self.where = "parent" if str(os.getpid()) == os.environ.get("TOY_PARENT_PID") else "worker"
+
+    def score(self, hyps, refs, srcs=None):
+        return [float(len(h)) for h in hyps]
+
+    def signature(self) -> str:
+        return f"toy|built-in:{self.where}"
+
+
+def _build_pid_scorer(index: int, device):
+    return _PidScorer()
+
+
+def test_signature_before_scoring_builds_no_model_in_the_parent(monkeypatch):
+    """Score caches ask for the signature before scoring; with --devices the parent must not load a model copy
+    for that (on a GPU machine it would sit in host memory beside the N workers for the whole run)."""
+    import os
+
+    from nlgmetrics.parallel import ProcessScorer
+
+    monkeypatch.setenv("TOY_PARENT_PID", str(os.getpid()))  # spawned processes inherit it
+    assert _PidScorer().signature() == "toy|built-in:parent"
+    scorer = ProcessScorer(_build_pid_scorer, processes=2, device="cpu", name="toy")
+    assert scorer.signature() == "toy|built-in:worker"
+    assert scorer.score(["a", "bb", "ccc"], [["x"]] * 3) == [1.0, 2.0, 3.0]
+    assert scorer.signature() == "toy|built-in:worker"
