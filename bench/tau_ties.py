@@ -56,20 +56,16 @@ def worker(args: argparse.Namespace) -> None:
 
 
 def tie_counts(scores: list[float], human: list[float], items: list, hyps: list[str]) -> dict:
-    """Judged pairs (same item, different human score), those the metric ties, and those with identical outputs."""
+    """Judged pairs and metric ties (``tau_like_ties``), the ties split into identical outputs and different texts."""
+    from nlgmetrics.metaeval import tau_like_ties
+
+    counts = tau_like_ties(scores, human, items)
     groups: dict = defaultdict(list)
     for index, item in enumerate(items):
         groups[item].append(index)
-    judged = ties = identical = 0
-    for rows in groups.values():
-        for a, b in itertools.combinations(rows, 2):
-            if human[a] == human[b]:
-                continue
-            judged += 1
-            ties += scores[a] == scores[b]
-            identical += hyps[a] == hyps[b] and scores[a] == scores[b]
-    return {"judged_pairs": judged, "metric_ties": ties, "tied_identical_outputs": identical,
-            "tied_different_texts": ties - identical}
+    identical = sum(1 for rows in groups.values() for a, b in itertools.combinations(rows, 2)
+                    if human[a] != human[b] and hyps[a] == hyps[b] and scores[a] == scores[b])
+    return {**counts, "tied_identical_outputs": identical, "tied_different_texts": counts["metric_ties"] - identical}
 
 
 def main() -> None:

@@ -97,6 +97,8 @@ def test_devmix_scores_each_half_reports_intervals_and_resumes_from_its_cache(ca
     assert select["sets"][0]["rows"] == 12 * 3  # half of 24 items, ref-A excluded
     assert select["sets"][1]["rows"] == 6 * 4
     assert "mean of sets" in (tmp_path / "t.md").read_text()
+    assert select["sets"][0]["judged_pairs"] == 12 * 3  # three systems with three different human scores
+    assert "Metric ties among judged pairs" in (tmp_path / "t.md").read_text()
     cached = sorted(p.name for p in (tmp_path / "cache").iterdir())
     assert len(cached) == 4
     code, out, _ = _run(capsys, *base, "--half", "report")
@@ -112,6 +114,7 @@ def test_devmix_scores_each_half_reports_intervals_and_resumes_from_its_cache(ca
     again = json.loads(out[-1])
     assert [s["set"] for s in again["sets"]] == ["one"]
     assert again["sets"][0]["tau_like_a"] == pytest.approx(-1.0)  # all ties count as discordant
+    assert again["sets"][0]["metric_ties_a"] == again["sets"][0]["judged_pairs"] == 36
 
 
 def test_devmix_names_bad_mixes_and_sets(capsys, tmp_path):
@@ -179,3 +182,19 @@ def test_devmix_versus_encoder_compares_two_encoders_on_the_same_rows(capsys, tm
     code, _, err = _run(capsys, "devmix", "--mix", str(mix), "--data-root", str(tmp_path), "--metric", "bertscore",
                         "--versus", "chrf", "--versus-encoder", str(tiny["encoder"]), "--half", "select", "--quiet")
     assert code == 1 and "--versus chrf has no encoder" in err
+
+
+def test_tau_like_ties_counts_exactly_the_pairs_that_breaking_ties_turns_concordant():
+    from nlgmetrics.metaeval import tau_like, tau_like_ties
+
+    rng = np.random.default_rng(1)
+    items = [i // 5 for i in range(50)]
+    human = rng.integers(0, 3, size=50).astype(float)
+    metric = rng.integers(0, 3, size=50).astype(float)  # coarse scores: many ties
+    counts = tau_like_ties(metric, human, items)
+    judged = sum(1 for g in range(10) for a in range(5) for b in range(a + 1, 5)
+                 if human[5 * g + a] != human[5 * g + b])
+    assert counts["judged_pairs"] == judged and 0 < counts["metric_ties"] < judged
+    broken = metric + 1e-3 * human  # each tie now agrees with the people; no other pair changes order
+    assert tau_like(broken, human, items) - tau_like(metric, human, items) == pytest.approx(
+        2 * counts["metric_ties"] / judged)

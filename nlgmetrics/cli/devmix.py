@@ -68,6 +68,7 @@ def _uses_encoder(metric: str) -> bool:
 def cmd_devmix(args: argparse.Namespace, build_scorer: Callable, row_scores: Callable) -> dict:
     from nlgmetrics.metaeval import (
         InputError, atomic_write, paired_bootstrap_tau_like, paired_bootstrap_tau_like_mix, system_pearson,
+        tau_like_ties,
     )
     from nlgmetrics.metaeval.devmix import load_mix, set_rows
     from nlgmetrics.resources import data_root
@@ -109,9 +110,12 @@ def cmd_devmix(args: argparse.Namespace, build_scorer: Callable, row_scores: Cal
         items = [(r.get("lp"), r.get("item_id")) for r in rows]
         systems = [r.get("system") for r in rows]
         boot = paired_bootstrap_tau_like(a, b, human, items, args.bootstrap, args.seed)
+        ties_a, ties_b = tau_like_ties(a, human, items), tau_like_ties(b, human, items)
         results.append({"set": entry["name"], "human": entry["human"], "rows": len(rows), **boot,
                         "system_pearson_a": system_pearson(a, human, systems),
-                        "system_pearson_b": system_pearson(b, human, systems)})
+                        "system_pearson_b": system_pearson(b, human, systems),
+                        "judged_pairs": ties_a["judged_pairs"], "metric_ties_a": ties_a["metric_ties"],
+                        "metric_ties_b": ties_b["metric_ties"]})
         mix_sets.append((a, b, human, items))
     pooled = paired_bootstrap_tau_like_mix(mix_sets, args.bootstrap, args.seed)
     label_a, label_b = args.metric, args.versus
@@ -141,4 +145,9 @@ def markdown(result: dict) -> str:
     m = result["mean"]
     lines.append(f"| **mean of sets** | | | | | {m['difference']:+.4f} [{m['ci95'][0]:+.4f}, {m['ci95'][1]:+.4f}] | "
                  f"{m['share_a_not_better']:.3f} | | |")
+    tied = [f"{r['set']} {r['metric_ties_a'] / r['judged_pairs']:.1%} / {r['metric_ties_b'] / r['judged_pairs']:.1%}"
+            for r in result["sets"] if r.get("judged_pairs")]
+    if tied:
+        lines += ["", f"Metric ties among judged pairs (`{a}` / `{b}`; the tau-like counts a tie as discordant): "
+                  + ", ".join(tied) + "."]
     return "\n".join(lines) + "\n"

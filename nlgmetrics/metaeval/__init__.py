@@ -2,7 +2,7 @@
 from nlgmetrics.metaeval.adversarial import adversarial_pairs, adversarial_scores, preference_accuracy, run_adversarial
 from nlgmetrics.metaeval.compare import CorpusStatistic, bootstrap_p_value, paired_bootstrap_systems
 from nlgmetrics.metaeval.correlation import (
-    correlation_report, kendall_b, paired_bootstrap_correlation, paired_bootstrap_tau_like, paired_bootstrap_tau_like_mix, pearson, system_pearson, tau_like,
+    correlation_report, kendall_b, paired_bootstrap_correlation, paired_bootstrap_tau_like, paired_bootstrap_tau_like_mix, pearson, system_pearson, tau_like, tau_like_ties,
 )
 from nlgmetrics.metaeval.split import rows_in_half, split_items
 from nlgmetrics.metaeval.scorer import FunctionScorer, Scorer, as_scorer
@@ -11,5 +11,5 @@ from nlgmetrics.metaeval.textio import InputError, atomic_write, check_same_leng
 __all__ = [
     "CorpusStatistic", "FunctionScorer", "InputError", "Scorer", "adversarial_pairs", "adversarial_scores", "as_scorer", "atomic_write", "bootstrap_p_value", "check_same_length",
     "correlation_report", "first_items", "kendall_b", "paired_bootstrap_correlation", "paired_bootstrap_systems", "paired_bootstrap_tau_like", "paired_bootstrap_tau_like_mix", "pearson", "preference_accuracy", "read_jsonl", "read_lines",
-    "rows_in_half", "run_adversarial", "split_items", "system_pearson", "tau_like", "usable_rows", "validate_texts",
+    "rows_in_half", "run_adversarial", "split_items", "system_pearson", "tau_like", "tau_like_ties", "usable_rows", "validate_texts",
 ]

@@ -44,6 +44,27 @@ def _tau_counts(m: np.ndarray, h: np.ndarray, items: Sequence[Hashable]) -> tupl
     return concordant, discordant
 
 
+def tau_like_ties(metric: Sequence[float], human: Sequence[float], items: Sequence[Hashable]) -> dict[str, int]:
+    """Judged pairs of the tau-like (same item, different human scores) and how many the metric ties.
+
+    Why report it: a tie counts as discordant, so a set where systems often give the same output (WebNLG) has a
+    tau-like that moves with last-bit rounding of equal texts, by up to 2 / judged pairs per tie.
+    """
+    m, h = _check(metric, human, items)
+    groups: dict[Hashable, list[int]] = defaultdict(list)
+    for index, item in enumerate(items):
+        groups[item].append(index)
+    judged = ties = 0
+    for rows in groups.values():
+        if len(rows) < 2:
+            continue
+        idx = np.asarray(rows)
+        upper = np.triu(np.ones((len(idx), len(idx)), dtype=bool), k=1) & (h[idx][:, None] != h[idx][None, :])
+        judged += int(upper.sum())
+        ties += int((upper & (m[idx][:, None] == m[idx][None, :])).sum())
+    return {"judged_pairs": judged, "metric_ties": ties}
+
+
 def _tau_from_counts(concordant: np.ndarray, discordant: np.ndarray) -> float:
     total = int(concordant.sum() + discordant.sum())
     return int(concordant.sum() - discordant.sum()) / total if total else math.nan
