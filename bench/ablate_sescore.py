@@ -11,6 +11,9 @@ set, paired item bootstrap, and the mix row (items resampled within each set). D
         --name sescore_ablation_me5_select        # the encoder lever: me5-small, untrained start and trained
     python bench/ablate_sescore.py --arms v2_me5 --init-logits 8 --init-encoder packaged:me5-small \
         --interpolate init_last8_me5-small:v2_me5:0.25,0.5,0.75 --name sescore_interpolation_me5_select
+    python bench/ablate_sescore.py --arms v2_thumb --init-logits 8 --interpolate init_last8:v2_thumb:0.5 \
+        --name sescore_ablation_thumb_select     # in-domain synthesis (THumB references, below)
+    python bench/ablate_sescore.py --arms v2,v2_seed14,v2_seed15 --name sescore_seeds_select   # training-seed spread
 
 The arms' data: the first 1,536 sentences of the two-domain input, synthesised once with the v2 recipe and once
 with the v1 recipe (no rule edits, no swaps), so "no_rules" sees the same references as the others:
@@ -59,6 +62,10 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
     "no_severity": ("every edit -1 (paper's w/o severity)", V2_DATA, ["--data.labels", "uniform"]),
     "no_rules": ("same inputs synthesised without rule edits (offline_en recipe)",
                  "runs/sescore/synthesis_offline_en_mix_1536", []),
+    # the same recipe and data with other training seeds (initialisation, dropout, data order): how far recipe
+    # rows can differ by training randomness alone, which the item bootstrap does not see
+    "v2_seed14": ("v2 recipe, training seed 14", V2_DATA, ["--seed_everything", "14", "--data.shuffle_seed", "14"]),
+    "v2_seed15": ("v2 recipe, training seed 15", V2_DATA, ["--seed_everything", "15", "--data.shuffle_seed", "15"]),
     "v2_thumb": ("v2 recipe on 1,536 sentences of THumB CNN/DM references (news summaries: SummEval's domain)",
                  "runs/sescore/synthesis_offline_en_v2_thumb_1536", []),
     "v2_me5": ("v2 recipe on packaged:me5-small (the default BERTScore encoder) instead of MiniLM", V2_DATA,
