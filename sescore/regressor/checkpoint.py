@@ -180,8 +180,8 @@ def checkpoint_hash(path: str | Path) -> str:
 def interpolate_states(start: dict[str, Any], trained: dict[str, Any], weight: float) -> dict[str, Any]:
     """Weights ``weight`` of the way from ``start`` to ``trained`` (WiSE-FT: Wortsman et al., 2022).
 
-    Why: every SEScore recipe measured so far scores worse on the dev mix after training than its untrained
-    alignment start; a point between the two keeps the start's robustness and some of what training taught.
+    Why: no SEScore recipe measured so far scores better on the dev mix after training than its untrained
+    alignment start; a point between the two may keep the start's robustness and some of what training taught.
     Plain tensors are interpolated linearly. A LoRA pair contributes ``B @ A`` to its weight, so the pair is
     scaled, not averaged: with the start's ``B`` at zero (an untrained adapter), ``A`` of the trained run and
     ``weight * B`` give exactly ``weight`` times the trained update.
