@@ -179,7 +179,8 @@ def main() -> None:
             candidates.append((folder.name, f"{weight:g} of the way from {start} to {trained} (weight interpolation)",
                                str(folder), {"status": "interpolated"}))
     for name, what, folder, record in candidates:
-        row = {"arm": name, "what": what, "status": record["status"]}
+        row = {"arm": name, "what": what, "status": record["status"],
+               "fit seconds": f"{record['seconds']:.0f}" if record.get("seconds") is not None else "-"}
         if record["status"] in ("fit", "shipped", "untrained", "interpolated"):
             result = devmix(folder, args.half, args.cache)
             details[name] = result
@@ -191,11 +192,13 @@ def main() -> None:
             row["not better"] = f"{mean['share_a_not_better']:.1%}"
         rows.append(row)
     sets = [s["set"] for s in next(iter(details.values()))["sets"]] if details else []
-    columns = ["arm", "what", "status", *sets, "mix difference vs BERTScore [95% CI]", "not better"]
+    columns = ["arm", "what", "status", *sets, "mix difference vs BERTScore [95% CI]", "not better", "fit seconds"]
     notes = [f"dev mix {args.half} half; per set: SEScore tau-like (difference to BERTScore with the checkpoint's own "
              "encoder on the same rows)",
              f"each arm: {args.max_steps} optimizer steps of {CONFIG} with its overrides, best export by the "
              f"dev-mix select-half tau-like checked every {args.val_every} batches"]
+    notes.append("fit seconds: wall time of the train.py run that finished the fit (a resumed fit counts its last "
+                 "run only), on a shared 2-core CPU")
     if args.interpolate:
         notes.append("interpolated rows: every weight w of the way from the untrained start to the trained export "
                      "(LoRA updates scaled by w, head and layer mix averaged); several w on one half is itself "
