@@ -14,6 +14,9 @@ set, paired item bootstrap, and the mix row (items resampled within each set). D
     python bench/ablate_sescore.py --arms v2_thumb --init-logits 8 --interpolate init_last8:v2_thumb:0.5 \
         --name sescore_ablation_thumb_select     # in-domain synthesis (THumB references, below)
     python bench/ablate_sescore.py --arms v2,v2_seed14,v2_seed15 --name sescore_seeds_select   # training-seed spread
+    python bench/ablate_sescore.py --arms v2,v2_seed14,v2_seed15 --init-logits 8 --interpolate init_last8:v2:0.5 \
+        --interpolate init_last8:v2_seed14:0.5 --interpolate init_last8:v2_seed15:0.5 \
+        --name sescore_interpolation_seeds_select                  # is half-way better than the end, seed by seed?
 
 The arms' data: the first 1,536 sentences of the two-domain input, synthesised once with the v2 recipe and once
 with the v1 recipe (no rule edits, no swaps), so "no_rules" sees the same references as the others:
@@ -142,9 +145,9 @@ def main() -> None:
                         help="also score the untrained model with these layer_mix_last_logit values, e.g. 0,4,8")
     parser.add_argument("--init-encoder", default=None,
                         help="encoder of the untrained models (default: the recipe's, MiniLM); folders get its name")
-    parser.add_argument("--interpolate", default="",
+    parser.add_argument("--interpolate", action="append", default=[],
                         help="START:TRAINED:w1,w2 - also score checkpoints w of the way from the untrained export "
-                             "START to the trained export TRAINED (folders under --root; WiSE-FT)")
+                             "START to the trained export TRAINED (folders under --root; WiSE-FT); repeatable")
     parser.add_argument("--name", default=None, help="result file stem (default sescore_ablation_<half>)")
     parser.add_argument("--root", default="runs/sescore/ablation")
     parser.add_argument("--cache", default="runs/devmix_cache")
@@ -168,10 +171,10 @@ def main() -> None:
         what, dataset, overrides = ARMS[arm]
         record = fit_arm(arm, dataset, overrides, args.max_steps, args.val_every, root)
         candidates.append((arm, what, str(root / arm), record))
-    if args.interpolate:
+    for spec in args.interpolate:
         from sescore.regressor.checkpoint import interpolate_checkpoints
 
-        start, trained, weights = args.interpolate.split(":")
+        start, trained, weights = spec.split(":")
         for weight in [float(x) for x in weights.split(",") if x.strip()]:
             folder = root / f"{trained}_w{weight:g}"
             if not (folder / "hparams.yaml").exists():
