@@ -17,11 +17,8 @@ Writes bench/results/tau_ties_<set>_<half>.{json,md}.
 from __future__ import annotations
 
 import argparse
-import itertools
-import json
 import os
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -33,12 +30,14 @@ MIX = "configs/devmix/default.yaml"
 
 
 def dev_rows(name: str, half: str) -> tuple[dict, list[dict]]:
-    from nlgmetrics.metaeval.devmix import mix_sets
-    from nlgmetrics.resources import config_path
+    """One set's rows of the mix's half (only that set's file is read)."""
+    from nlgmetrics.metaeval.devmix import load_mix, set_rows
+    from nlgmetrics.resources import config_path, data_root
 
-    for entry, rows in mix_sets(config_path(MIX), half):
+    mix = load_mix(config_path(MIX))
+    for entry in mix["sets"]:
         if entry["name"] == name:
-            return entry, rows
+            return entry, set_rows(entry, data_root(None), half, int(mix["split_seed"]), None)
     raise SystemExit(f"no set '{name}' in {MIX}")
 
 
@@ -56,15 +55,14 @@ def worker(args: argparse.Namespace) -> None:
 
 
 def tie_counts(scores: list[float], human: list[float], items: list, hyps: list[str]) -> dict:
-    """Judged pairs and metric ties (``tau_like_ties``), the ties split into identical outputs and different texts."""
+    """Judged pairs and metric ties (``tau_like_ties``), the ties split into identical outputs and different texts.
+
+    Pairs of identical outputs are the judged pairs of the groups (item, output), so the same count gives them.
+    """
     from nlgmetrics.metaeval import tau_like_ties
 
     counts = tau_like_ties(scores, human, items)
-    groups: dict = defaultdict(list)
-    for index, item in enumerate(items):
-        groups[item].append(index)
-    identical = sum(1 for rows in groups.values() for a, b in itertools.combinations(rows, 2)
-                    if human[a] != human[b] and hyps[a] == hyps[b] and scores[a] == scores[b])
+    identical = tau_like_ties(scores, human, list(zip(items, hyps)))["metric_ties"]
     return {**counts, "tied_identical_outputs": identical, "tied_different_texts": counts["metric_ties"] - identical}
 
 

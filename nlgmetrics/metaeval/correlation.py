@@ -24,13 +24,15 @@ def _check(metric: Sequence[float], human: Sequence[float], *others: Sequence) -
     return m, h
 
 
-def _tau_counts(m: np.ndarray, h: np.ndarray, items: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray]:
-    """Per item (first-seen order): Concordant and Discordant pair counts of the WMT20 tau-like."""
+def _tau_counts(m: np.ndarray, h: np.ndarray, items: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per item (first-seen order): Concordant and Discordant pair counts of the WMT20 tau-like, and how many of
+    the Discordant ones are metric ties."""
     groups: dict[Hashable, list[int]] = defaultdict(list)
     for index, item in enumerate(items):
         groups[item].append(index)
     concordant = np.zeros(len(groups), dtype=np.int64)
     discordant = np.zeros(len(groups), dtype=np.int64)
+    ties = np.zeros(len(groups), dtype=np.int64)
     for g, rows in enumerate(groups.values()):
         if len(rows) < 2:
             continue
@@ -41,7 +43,8 @@ def _tau_counts(m: np.ndarray, h: np.ndarray, items: Sequence[Hashable]) -> tupl
         agree = np.sign(hd[upper]) == np.sign(md[upper])
         concordant[g] = int(agree.sum())
         discordant[g] = int((~agree).sum())  # includes metric ties
-    return concordant, discordant
+        ties[g] = int((md[upper] == 0).sum())
+    return concordant, discordant, ties
 
 
 def tau_like_ties(metric: Sequence[float], human: Sequence[float], items: Sequence[Hashable]) -> dict[str, int]:
@@ -51,18 +54,8 @@ def tau_like_ties(metric: Sequence[float], human: Sequence[float], items: Sequen
     tau-like that moves with last-bit rounding of equal texts, by up to 2 / judged pairs per tie.
     """
     m, h = _check(metric, human, items)
-    groups: dict[Hashable, list[int]] = defaultdict(list)
-    for index, item in enumerate(items):
-        groups[item].append(index)
-    judged = ties = 0
-    for rows in groups.values():
-        if len(rows) < 2:
-            continue
-        idx = np.asarray(rows)
-        upper = np.triu(np.ones((len(idx), len(idx)), dtype=bool), k=1) & (h[idx][:, None] != h[idx][None, :])
-        judged += int(upper.sum())
-        ties += int((upper & (m[idx][:, None] == m[idx][None, :])).sum())
-    return {"judged_pairs": judged, "metric_ties": ties}
+    concordant, discordant, ties = _tau_counts(m, h, items)
+    return {"judged_pairs": int(concordant.sum() + discordant.sum()), "metric_ties": int(ties.sum())}
 
 
 def _tau_from_counts(concordant: np.ndarray, discordant: np.ndarray) -> float:
@@ -73,15 +66,15 @@ def _tau_from_counts(concordant: np.ndarray, discordant: np.ndarray) -> float:
 def tau_like(metric: Sequence[float], human: Sequence[float], items: Sequence[Hashable]) -> float:
     """WMT20 item-grouped Kendall-like tau; NaN when no pair of systems differs in human score."""
     m, h = _check(metric, human, items)
-    return _tau_from_counts(*_tau_counts(m, h, items))
+    return _tau_from_counts(*_tau_counts(m, h, items)[:2])
 
 
 def _resampled_tau_difference(
     a: np.ndarray, b: np.ndarray, h: np.ndarray, items: Sequence[Hashable], resamples: int, rng: np.random.Generator,
 ) -> tuple[float, float, np.ndarray, int]:
     """tau(A), tau(B) and ``resamples`` bootstrap draws of tau(A) - tau(B) over items (the same draw for both)."""
-    ca, da = _tau_counts(a, h, items)
-    cb, db = _tau_counts(b, h, items)
+    ca, da, _ = _tau_counts(a, h, items)
+    cb, db, _ = _tau_counts(b, h, items)
     picks = rng.integers(0, len(ca), size=(resamples, len(ca)))
 
     def taus(c: np.ndarray, d: np.ndarray) -> np.ndarray:
