@@ -17,6 +17,10 @@ set, paired item bootstrap, and the mix row (items resampled within each set). D
     python bench/ablate_sescore.py --arms v2,v2_seed14,v2_seed15 --init-logits 8 --interpolate init_last8:v2:0.5 \
         --interpolate init_last8:v2_seed14:0.5 --interpolate init_last8:v2_seed15:0.5 \
         --name sescore_interpolation_seeds_select                  # is half-way better than the end, seed by seed?
+    python bench/ablate_sescore.py --arms v2,v2_seed14,v2_seed15 --init-logits 8 --interpolate init_last8:v2:0.5 \
+        --interpolate init_last8:v2_seed14:0.5 --interpolate init_last8:v2_seed15:0.5 \
+        --ensemble seeds=v2+v2_seed14+v2_seed15 --ensemble seeds_w0.5=v2_w0.5+v2_seed14_w0.5+v2_seed15_w0.5 \
+        --name sescore_ensemble_seeds_select                        # the seeds' scores averaged
 
 The arms' data: the first 1,536 sentences of the two-domain input, synthesised once with the v2 recipe and once
 with the v1 recipe (no rule edits, no swaps), so "no_rules" sees the same references as the others:
@@ -122,16 +126,20 @@ def export_init(folder: Path, last_logit: float, encoder: str | None = None) -> 
                       {"selected": f"initialisation (no training), layer_mix_last_logit {last_logit}"})
 
 
-def devmix(checkpoint: str, half: str, cache: str) -> dict:
-    """``evaluate.py devmix`` of one SEScore checkpoint against BERTScore (same encoder): its JSON line."""
+def devmix(checkpoints: str | list[str], half: str, cache: str) -> dict:
+    """``evaluate.py devmix`` of one SEScore checkpoint, or the mean of several, against BERTScore (their shared
+    encoder): its JSON line."""
     from sescore.regressor.checkpoint import read_hparams
 
-    encoder = read_hparams(checkpoint)["encoder"]
+    folders = [checkpoints] if isinstance(checkpoints, str) else list(checkpoints)
+    encoders = sorted({read_hparams(folder)["encoder"] for folder in folders})
+    if len(encoders) > 1:
+        raise SystemExit(f"an ensemble is compared with BERTScore on its encoder; these use {encoders}")
     command = [sys.executable, "evaluate.py", "devmix", "--half", half, "--metric", "sescore", "--checkpoint",
-               checkpoint, "--versus", "bertscore", "--encoder", encoder, "--cache", cache, "--quiet"]
+               *folders, "--versus", "bertscore", "--encoder", encoders[0], "--cache", cache, "--quiet"]
     out = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     if out.returncode != 0:
-        raise SystemExit(f"devmix failed for {checkpoint}:\n{out.stderr[-2000:]}")
+        raise SystemExit(f"devmix failed for {folders}:\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -148,6 +156,9 @@ def main() -> None:
     parser.add_argument("--interpolate", action="append", default=[],
                         help="START:TRAINED:w1,w2 - also score checkpoints w of the way from the untrained export "
                              "START to the trained export TRAINED (folders under --root; WiSE-FT); repeatable")
+    parser.add_argument("--ensemble", action="append", default=[],
+                        help="NAME=FOLDER+FOLDER[+...] - also score the mean of these exports' scores (folders under "
+                             "--root, e.g. v2+v2_seed14+v2_seed15: a seed ensemble); repeatable")
     parser.add_argument("--name", default=None, help="result file stem (default sescore_ablation_<half>)")
     parser.add_argument("--root", default="runs/sescore/ablation")
     parser.add_argument("--cache", default="runs/devmix_cache")
@@ -181,10 +192,20 @@ def main() -> None:
                 interpolate_checkpoints(root / start, root / trained, weight, folder)
             candidates.append((folder.name, f"{weight:g} of the way from {start} to {trained} (weight interpolation)",
                                str(folder), {"status": "interpolated"}))
+    for spec in args.ensemble:
+        name, _, members = spec.partition("=")
+        folders = [m.strip() for m in members.split("+") if m.strip()]
+        if not name or len(folders) < 2:
+            raise SystemExit(f"--ensemble {spec!r}: write NAME=FOLDER+FOLDER[+...]")
+        missing = [f for f in folders if not (root / f / "hparams.yaml").is_file()]
+        if missing:
+            raise SystemExit(f"--ensemble {name}: no export under {root} for {missing}; fit or interpolate them first")
+        candidates.append((name, f"mean of the scores of {', '.join(folders)} (score-level ensemble)",
+                           [str(root / f) for f in folders], {"status": "ensemble"}))
     for name, what, folder, record in candidates:
         row = {"arm": name, "what": what, "status": record["status"],
                "fit seconds": f"{record['seconds']:.0f}" if record.get("seconds") is not None else "-"}
-        if record["status"] in ("fit", "shipped", "untrained", "interpolated"):
+        if record["status"] in ("fit", "shipped", "untrained", "interpolated", "ensemble"):
             result = devmix(folder, args.half, args.cache)
             details[name] = result
             for s in result["sets"]:
@@ -206,6 +227,9 @@ def main() -> None:
         notes.append("interpolated rows: every weight w of the way from the untrained start to the trained export "
                      "(LoRA updates scaled by w, head and layer mix averaged); several w on one half is itself "
                      "a selection, so only a row clearing the bar by a margin would justify a report-half run")
+    if args.ensemble:
+        notes.append("ensemble rows: the mean of their members' scores (each member's score as it reports it, max "
+                     "over references), scored once; members are rows of this or earlier tables")
     write_results(args.name or f"sescore_ablation_{args.half}",
                   {"half": args.half, "max_steps": args.max_steps, "val_every": args.val_every, "details": details},
                   rows, columns, f"SEScore recipe ablation, dev mix {args.half} half", notes)

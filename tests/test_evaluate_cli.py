@@ -377,3 +377,12 @@ def test_correlate_versus_adds_a_paired_bootstrap(capsys, tmp_path):
     code, _, stderr = run(capsys, "correlate", "--metric", "chrf", "--versus", "bleu", "--bootstrap", "0",
                           "--data", str(_judged(tmp_path)), "--quiet")
     assert code == 1 and "--bootstrap" in stderr[-1]
+
+
+def test_sescore_checkpoint_flag_takes_one_folder_or_an_ensemble():
+    base = ["score", "--metric", "sescore", "--hyps", "h", "--refs", "r"]
+    default = evaluate.build_scorer("sescore", evaluate.make_parser().parse_args(base))
+    one = evaluate.build_scorer("sescore", evaluate.make_parser().parse_args(base + ["--checkpoint", "a"]))
+    several = evaluate.build_scorer("sescore", evaluate.make_parser().parse_args(base + ["--checkpoint", "a", "b"]))
+    assert len(default.checkpoints) == 1 and default.checkpoints[0].endswith("minilm-news")
+    assert one.checkpoint == "a" and several.checkpoints == ["a", "b"]

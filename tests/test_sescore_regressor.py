@@ -892,3 +892,37 @@ def test_interpolated_checkpoint_moves_weights_linearly_between_start_and_traine
     with pytest.raises(CheckpointError, match=r"in \[0, 1\]"):
         interpolate_checkpoints(start, trained, 1.5, tmp_path / "bad")
     assert not (tmp_path / "bad").exists()
+
+
+def test_ensemble_averages_its_members_scores_and_refuses_mixed_scales(tiny, tmp_path):
+    """Several checkpoints score as the mean of their scores (a seed ensemble), with a signature naming every
+    member; one checkpoint keeps its single-model signature (devmix caches stay valid); scales must agree."""
+    from sescore.regressor.checkpoint import export_checkpoint, load_checkpoint
+    from sescore.regressor.scoring import SEScoreScorer, ensemble_scores, sescore_scores
+
+    folders = []
+    for seed in (1, 2):
+        regressor = _module(tiny["encoder"], lora_r=4, alignment=True).regressor.eval()
+        gen = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            for name, parameter in regressor.named_parameters():
+                if "lora_" in name or name.startswith("head."):
+                    parameter.add_(0.1 * torch.randn(parameter.shape, generator=gen))
+        folders.append(str(export_checkpoint(regressor, tmp_path / f"seed{seed}")))
+    hyps = ["the cat runs .", "a dog sees the house", "house"]
+    refs = [["the cat runs", "cats run ."], "a big dog .", "the house"]
+    alone = [np.asarray(SEScoreScorer(f, batch_size=2, device="cpu").score(hyps, refs)) for f in folders]
+    assert not np.allclose(alone[0], alone[1])
+    ensemble = SEScoreScorer(folders, batch_size=2, device="cpu")
+    np.testing.assert_allclose(ensemble.score(hyps, refs), (alone[0] + alone[1]) / 2, atol=1e-6)
+    single = SEScoreScorer(folders[0], device="cpu").signature()
+    assert single.startswith("sescore|ckpt:seed1@") and "ensemble" not in single
+    signature = ensemble.signature()
+    assert signature.startswith("sescore|ensemble:mean[ckpt:seed1@") and "ckpt:seed2@" in signature
+    raw = _module(tiny["encoder"], lora_r=4, alignment=True, output_scale="raw").regressor.eval()
+    with pytest.raises(ValueError, match="different output scales"):
+        ensemble_scores([load_checkpoint(folders[0]), raw], hyps, refs)
+    with pytest.raises(ValueError, match="at least one checkpoint"):
+        ensemble_scores([], hyps, refs)
+    np.testing.assert_allclose(ensemble_scores([load_checkpoint(folders[1])], hyps, refs),
+                               sescore_scores(load_checkpoint(folders[1]), hyps, refs))

@@ -72,7 +72,9 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
     g.add_argument("--causal-lm", default="packaged:smollm2",
                    help="causal_lm role value for lm-likelihood / lm-ratio (GPT-PPL-style fluency); offline: "
                         "packaged:smollm2, or opt-in packaged:gemma3-270m (Gemma Terms of Use, not an OSI licence)")
-    g.add_argument("--checkpoint", default=None, help="sescore: checkpoint folder (default: the shipped one)")
+    g.add_argument("--checkpoint", nargs="+", default=None,
+                   help="sescore: checkpoint folder (default: the shipped one), or several: the mean of their "
+                        "scores (e.g. the training seeds of one recipe)")
     g.add_argument("--mars-config", default=None, help="mars: YAML config (default: configs/mars/offline.yaml)")
     g.add_argument("--ablation", default=None,
                    help="mars: full, no_planning, no_context, no_planning_no_context or naive")
@@ -130,7 +132,9 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
     if name == "sescore":
         from sescore.regressor import DEFAULT_CHECKPOINT, SEScoreScorer
 
-        return SEScoreScorer(args.checkpoint or DEFAULT_CHECKPOINT, args.batch_size, args.device, progress=progress)
+        checkpoints = args.checkpoint or [DEFAULT_CHECKPOINT]
+        return SEScoreScorer(checkpoints[0] if len(checkpoints) == 1 else checkpoints, args.batch_size, args.device,
+                             progress=progress)
     if name == "mars":
         import mars
 

@@ -54,33 +54,79 @@ def sescore_scores(
     return out
 
 
+def ensemble_scores(
+    regressors: Sequence[SEScoreRegressor],
+    hyps: Sequence[str],
+    refs: Sequence[str] | Sequence[Sequence[str]],
+    batch_size: int = 64,
+    progress: bool = False,
+) -> np.ndarray:
+    """[N] mean of several checkpoints' scores (each as ``sescore_scores`` gives it: max over references).
+
+    Why: runs of one recipe that differ only in their training seed end ~0.02 apart on the dev mix, more than
+    most recipe changes; averaging their scores is the plain way to spend compute on that variance. Averaging is
+    only meaningful on one scale, so checkpoints with different output scales are refused.
+    """
+    if not regressors:
+        raise ValueError("an ensemble needs at least one checkpoint")
+    scales = sorted({r.config.output_scale for r in regressors})
+    if len(scales) > 1:
+        raise ValueError(f"cannot average checkpoints with different output scales {scales}; export them on one "
+                         "scale")
+    total = np.zeros(len(hyps), dtype=np.float64)
+    for regressor in regressors:
+        total += sescore_scores(regressor, hyps, refs, batch_size, progress)
+    return total / len(regressors)
+
+
 @dataclass
 class SEScoreScorer:
-    """SEScore in the common Scorer shape (``evaluate.py``, the protocols, stress tests)."""
+    """SEScore in the common Scorer shape (``evaluate.py``, the protocols, stress tests).
 
-    checkpoint: str = DEFAULT_CHECKPOINT
+    ``checkpoint`` is one exported folder, or several: then the score is the mean of theirs (``ensemble_scores``).
+    """
+
+    checkpoint: str | Sequence[str] = DEFAULT_CHECKPOINT
     batch_size: int = 64
     device: str | None = None
     name: str = "sescore"
     progress: bool = False
-    _regressor: Any = field(default=None, repr=False)
+    _regressors: Any = field(default=None, repr=False)
+
+    @property
+    def checkpoints(self) -> list[str]:
+        folders = [self.checkpoint] if isinstance(self.checkpoint, (str, Path)) else list(self.checkpoint)
+        if not folders:
+            raise ValueError("SEScore needs a checkpoint folder")
+        return [str(f) for f in folders]
+
+    @property
+    def regressors(self) -> list[SEScoreRegressor]:
+        if self._regressors is None:
+            from nlgmetrics.modelroles import pick_device
+
+            device = pick_device(self.device)
+            self._regressors = [load_checkpoint(folder, device) for folder in self.checkpoints]
+        return self._regressors
 
     @property
     def regressor(self) -> SEScoreRegressor:
-        if self._regressor is None:
-            from nlgmetrics.modelroles import pick_device
-
-            self._regressor = load_checkpoint(self.checkpoint, pick_device(self.device))
-        return self._regressor
+        """The first (for one checkpoint: the only) loaded model."""
+        return self.regressors[0]
 
     def score(self, hyps: Sequence[str], refs: Sequence, srcs: Sequence[str] | None = None) -> list[float]:
         if refs is None:
             raise ValueError("SEScore needs references")
-        return [float(s) for s in sescore_scores(self.regressor, hyps, refs, self.batch_size, self.progress)]
+        if len(self.checkpoints) == 1:
+            scores = sescore_scores(self.regressor, hyps, refs, self.batch_size, self.progress)
+        else:
+            scores = ensemble_scores(self.regressors, hyps, refs, self.batch_size, self.progress)
+        return [float(s) for s in scores]
 
     def signature(self) -> str:
-        r = self.regressor
-        return (
-            f"{self.name}|ckpt:{Path(self.checkpoint).name}@{checkpoint_hash(self.checkpoint)}"
-            f"|encoder:{r.config.encoder}@{r.encoder_hash}|scale:{r.config.output_scale}|refs:max|version:{_VERSION}"
-        )
+        parts = []
+        for folder, r in zip(self.checkpoints, self.regressors):
+            parts.append(f"ckpt:{Path(folder).name}@{checkpoint_hash(folder)}"
+                         f"|encoder:{r.config.encoder}@{r.encoder_hash}|scale:{r.config.output_scale}")
+        combined = "|".join(parts) if len(parts) == 1 else f"ensemble:mean[{';'.join(parts)}]"
+        return f"{self.name}|{combined}|refs:max|version:{_VERSION}"
