@@ -926,3 +926,8 @@ def test_ensemble_averages_its_members_scores_and_refuses_mixed_scales(tiny, tmp
         ensemble_scores([], hyps, refs)
     np.testing.assert_allclose(ensemble_scores([load_checkpoint(folders[1])], hyps, refs),
                                sescore_scores(load_checkpoint(folders[1]), hyps, refs))
+    from sescore.regressor.metric import SEScore  # the torchmetrics form takes the same list
+
+    metric = SEScore(checkpoint=folders, per_sample=True, batch_size=2)
+    metric.update(hyps, refs)
+    np.testing.assert_allclose(metric.compute().numpy(), (alone[0] + alone[1]) / 2, atol=1e-6)

@@ -11,19 +11,20 @@ from typing import Any, Sequence
 
 from nlgmetrics.inputs import InputError
 from nlgmetrics.textmetric import TextScoreMetric
-from sescore.regressor.scoring import DEFAULT_CHECKPOINT, sescore_scores
+from sescore.regressor.scoring import DEFAULT_CHECKPOINT, ensemble_scores, sescore_scores
 
 
 class SEScore(TextScoreMetric):
     """Mean SEScore of all updates, or every per-sample score with ``per_sample=True`` (in update order).
 
-    ``checkpoint`` is a folder of ``export_checkpoint`` (default: the shipped one); ``regressor`` passes a loaded
-    model instead (then ``checkpoint`` should name its folder, or the metric cannot reload after pickling).
+    ``checkpoint`` is a folder of ``export_checkpoint`` (default: the shipped one), or several: then each sample's
+    score is the mean of theirs (``ensemble_scores``); ``regressor`` passes a loaded model (or a list) instead (then
+    ``checkpoint`` should name its folders, or the metric cannot reload after pickling).
     """
 
     def __init__(
         self,
-        checkpoint: str | None = None,
+        checkpoint: str | Sequence[str] | None = None,
         batch_size: int = 64,
         per_sample: bool = False,
         regressor: Any = None,
@@ -40,13 +41,19 @@ class SEScore(TextScoreMetric):
                              "checkpoint=FOLDER to reload it after unpickling")
         from sescore.regressor.checkpoint import load_checkpoint
 
-        return load_checkpoint(self.checkpoint, str(self.device))
+        if isinstance(self.checkpoint, str):
+            return load_checkpoint(self.checkpoint, str(self.device))
+        return [load_checkpoint(folder, str(self.device)) for folder in self.checkpoint]
 
     def _model(self) -> Any:
-        regressor = super()._model()
-        if regressor.device != self.device:
-            regressor.to(self.device)
-        return regressor
+        model = super()._model()
+        for regressor in model if isinstance(model, list) else [model]:
+            if regressor.device != self.device:
+                regressor.to(self.device)
+        return model
 
     def _score(self, hyps: list[str], refs: list[list[str]], srcs: Sequence[str | None] | None) -> Sequence[float]:
-        return sescore_scores(self._model(), hyps, refs, self.batch_size)
+        model = self._model()
+        if isinstance(model, list):
+            return ensemble_scores(model, hyps, refs, self.batch_size)
+        return sescore_scores(model, hyps, refs, self.batch_size)
