@@ -119,10 +119,15 @@ def export_init(folder: Path, last_logit: float, encoder: str | None = None) -> 
 
     if (folder / "hparams.yaml").exists():
         return
+    import torch
+
     model = yaml.safe_load(config_path(CONFIG).read_text())["model"]
     model["layer_mix_last_logit"] = float(last_logit)
     model["encoder"] = encoder or model["encoder"]
-    export_checkpoint(SEScoreModule(**model).regressor.eval(), str(folder),
+    with torch.random.fork_rng():  # LoRA's A starts random (B at zero, so scores do not depend on it): seeded, the
+        torch.manual_seed(0)      # export is the same file every time and devmix's cache keys match across runs
+        regressor = SEScoreModule(**model).regressor.eval()
+    export_checkpoint(regressor, str(folder),
                       {"selected": f"initialisation (no training), layer_mix_last_logit {last_logit}"})
 
 
