@@ -79,6 +79,12 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
                ["--model.encoder", "packaged:me5-small"]),
 }
 SHIPPED = "sescore/checkpoints/minilm-news"
+# ``--interpolate own:ARM:w`` starts from ARM's own initialisation: the same fit command (config, data, seed) run for
+# one step with the encoder's learning rate 0 and the head's 1e-30, exported by the fit's first dev check. WiSE-FT's
+# path runs from the weights training started at; an export built apart (init_last<logit>) shares the start's
+# function (its head's last layer is zero) but not its hidden head layers, which interpolation then averages with
+# an unrelated random draw. (The head's lr cannot be 0: the optimiser refuses it; 1e-30 moves weights by ~1e-30.)
+OWN_START = ["--model.encoder_lr", "0", "--model.head_lr", "1e-30"]
 
 
 def fit_arm(arm: str, dataset: str, overrides: list[str], max_steps: int, val_every: int, root: Path) -> dict:
@@ -160,7 +166,8 @@ def main() -> None:
                         help="encoder of the untrained models (default: the recipe's, MiniLM); folders get its name")
     parser.add_argument("--interpolate", action="append", default=[],
                         help="START:TRAINED:w1,w2 - also score checkpoints w of the way from the untrained export "
-                             "START to the trained export TRAINED (folders under --root; WiSE-FT); repeatable")
+                             "START to the trained export TRAINED (folders under --root; WiSE-FT); START 'own': "
+                             "TRAINED's own initialisation (TRAINED must be an arm); repeatable")
     parser.add_argument("--ensemble", action="append", default=[],
                         help="NAME=FOLDER+FOLDER[+...] - also score the mean of these exports' scores (folders under "
                              "--root, e.g. v2+v2_seed14+v2_seed15: a seed ensemble); repeatable")
@@ -191,8 +198,17 @@ def main() -> None:
         from sescore.regressor.checkpoint import interpolate_checkpoints
 
         start, trained, weights = spec.split(":")
+        own = start == "own"
+        if own:  # the run's own initialisation, exported by the fit itself (see OWN_START)
+            if trained not in ARMS:
+                raise SystemExit(f"--interpolate own:{trained}: 'own' needs an arm name, one of {', '.join(ARMS)}")
+            _, dataset, overrides = ARMS[trained]
+            start = f"{trained}_start"
+            record = fit_arm(start, dataset, [*overrides, *OWN_START], 1, 1, root)
+            if record["status"] != "fit":
+                raise SystemExit(f"{start}: {record['status']}")
         for weight in [float(x) for x in weights.split(",") if x.strip()]:
-            folder = root / f"{trained}_w{weight:g}"
+            folder = root / (f"{trained}_own_w{weight:g}" if own else f"{trained}_w{weight:g}")
             if not (folder / "hparams.yaml").exists():
                 interpolate_checkpoints(root / start, root / trained, weight, folder)
             candidates.append((folder.name, f"{weight:g} of the way from {start} to {trained} (weight interpolation)",

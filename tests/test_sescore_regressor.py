@@ -931,3 +931,26 @@ def test_ensemble_averages_its_members_scores_and_refuses_mixed_scales(tiny, tmp
     metric = SEScore(checkpoint=folders, per_sample=True, batch_size=2)
     metric.update(hyps, refs)
     np.testing.assert_allclose(metric.compute().numpy(), (alone[0] + alone[1]) / 2, atol=1e-6)
+
+
+def test_own_start_flags_of_the_ablation_bench_leave_the_initial_weights(tiny, dataset_dir, dev_file):
+    """bench/ablate_sescore.py exports a run's own start by running its fit with OWN_START's learning rates: the
+    steps must leave every weight where it started (LoRA's B exactly zero), so the export is the initialisation."""
+    import pytorch_lightning as pl
+
+    from bench.ablate_sescore import OWN_START
+    from sescore.regressor.datamodule import SEScoreDataModule
+
+    rates = {flag.removeprefix("--model."): float(value) for flag, value in zip(OWN_START[::2], OWN_START[1::2])}
+    pl.seed_everything(3, verbose=False)
+    module = _module(tiny["encoder"], lora_r=4, alignment=True, encoder_freeze_fraction=0.0, **rates)
+    before = {k: v.detach().clone() for k, v in module.regressor.state_dict().items()}
+    data = SEScoreDataModule(str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), batch_size=16,
+                             eval_batch_size=8, dev_items=None)
+    _trainer(max_steps=2, limit_val_batches=0).fit(module, data)
+    after = module.regressor.state_dict()
+    assert any("lora_B" in k for k in after)
+    for key, value in after.items():
+        assert torch.allclose(value, before[key], atol=1e-25, rtol=0), key
+        if "lora_B" in key:
+            assert not value.any(), key
