@@ -212,7 +212,10 @@ def interpolate_checkpoints(start: str | Path, trained: str | Path, weight: floa
 
     Both must be the same architecture, else a CheckpointError names the difference. Same settings mean the same
     encoder value, and loading checks each checkpoint's stored encoder hash against those weights, so both were
-    built on the same encoder weights.
+    built on the same encoder weights. ``start`` should be the weights ``trained``'s run began from (the same
+    fit, seed and data; ``bench/ablate_sescore.py --interpolate own:ARM:w`` exports it): an untrained export
+    built apart scores the same (its head's last layer is zero) but its hidden head layers are another random
+    draw, which the interpolation would average into the trained head.
     """
     start, trained = Path(start), Path(trained)
     start_config, start_state = _checked_state(start)
