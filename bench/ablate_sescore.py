@@ -19,8 +19,13 @@ set, paired item bootstrap, and the mix row (items resampled within each set). D
         --name sescore_interpolation_seeds_select                  # is half-way better than the end, seed by seed?
     python bench/ablate_sescore.py --arms v2,v2_seed14,v2_seed15 --init-logits 8 --interpolate init_last8:v2:0.5 \
         --interpolate init_last8:v2_seed14:0.5 --interpolate init_last8:v2_seed15:0.5 \
+        --interpolate own:v2:0.5 --interpolate own:v2_seed14:0.5 --interpolate own:v2_seed15:0.5 \
         --ensemble seeds=v2+v2_seed14+v2_seed15 --ensemble seeds_w0.5=v2_w0.5+v2_seed14_w0.5+v2_seed15_w0.5 \
-        --name sescore_ensemble_seeds_select                        # the seeds' scores averaged
+        --ensemble seeds_own_w0.5=v2_own_w0.5+v2_seed14_own_w0.5+v2_seed15_own_w0.5 \
+        --name sescore_ensemble_seeds_select      # the seeds' scores averaged; half-way from each run's own start
+    python bench/ablate_sescore.py --arms "" --half report --ensemble seeds_w0.5=v2_w0.5+v2_seed14_w0.5+v2_seed15_w0.5 \
+        --ensemble seeds_own_w0.5=v2_own_w0.5+v2_seed14_own_w0.5+v2_seed15_own_w0.5 \
+        --name sescore_ensemble_report            # the default question (README): shipped vs ensembles, report half
 
 The arms' data: the first 1,536 sentences of the two-domain input, synthesised once with the v2 recipe and once
 with the v1 recipe (no rule edits, no swaps), so "no_rules" sees the same references as the others:
