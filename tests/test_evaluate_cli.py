@@ -385,4 +385,4 @@ def test_sescore_checkpoint_flag_takes_one_folder_or_an_ensemble():
     one = evaluate.build_scorer("sescore", evaluate.make_parser().parse_args(base + ["--checkpoint", "a"]))
     several = evaluate.build_scorer("sescore", evaluate.make_parser().parse_args(base + ["--checkpoint", "a", "b"]))
     assert len(default.checkpoints) == 1 and default.checkpoints[0].endswith("minilm-news")
-    assert one.checkpoint == "a" and several.checkpoints == ["a", "b"]
+    assert one.checkpoints == ["a"] and several.checkpoints == ["a", "b"]

@@ -931,6 +931,9 @@ def test_ensemble_averages_its_members_scores_and_refuses_mixed_scales(tiny, tmp
     metric = SEScore(checkpoint=folders, per_sample=True, batch_size=2)
     metric.update(hyps, refs)
     np.testing.assert_allclose(metric.compute().numpy(), (alone[0] + alone[1]) / 2, atol=1e-6)
+    one = SEScore(checkpoint=Path(folders[0]), per_sample=True, batch_size=2)  # a Path is one folder, not a list
+    one.update(hyps, refs)
+    np.testing.assert_allclose(one.compute().numpy(), alone[0], atol=1e-6)
 
 
 def test_own_start_flags_of_the_ablation_bench_leave_the_initial_weights(tiny, dataset_dir, dev_file):

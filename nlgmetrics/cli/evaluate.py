@@ -132,9 +132,7 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
     if name == "sescore":
         from sescore.regressor import DEFAULT_CHECKPOINT, SEScoreScorer
 
-        checkpoints = args.checkpoint or [DEFAULT_CHECKPOINT]
-        return SEScoreScorer(checkpoints[0] if len(checkpoints) == 1 else checkpoints, args.batch_size, args.device,
-                             progress=progress)
+        return SEScoreScorer(args.checkpoint or DEFAULT_CHECKPOINT, args.batch_size, args.device, progress=progress)
     if name == "mars":
         import mars
 

@@ -7,11 +7,12 @@ LightningModule's parameters, optimizer or state_dict.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Sequence
 
 from nlgmetrics.inputs import InputError
 from nlgmetrics.textmetric import TextScoreMetric
-from sescore.regressor.scoring import DEFAULT_CHECKPOINT, ensemble_scores, sescore_scores
+from sescore.regressor.scoring import DEFAULT_CHECKPOINT, ensemble_scores
 
 
 class SEScore(TextScoreMetric):
@@ -41,7 +42,7 @@ class SEScore(TextScoreMetric):
                              "checkpoint=FOLDER to reload it after unpickling")
         from sescore.regressor.checkpoint import load_checkpoint
 
-        if isinstance(self.checkpoint, str):
+        if isinstance(self.checkpoint, (str, Path)):
             return load_checkpoint(self.checkpoint, str(self.device))
         return [load_checkpoint(folder, str(self.device)) for folder in self.checkpoint]
 
@@ -54,6 +55,4 @@ class SEScore(TextScoreMetric):
 
     def _score(self, hyps: list[str], refs: list[list[str]], srcs: Sequence[str | None] | None) -> Sequence[float]:
         model = self._model()
-        if isinstance(model, list):
-            return ensemble_scores(model, hyps, refs, self.batch_size)
-        return sescore_scores(model, hyps, refs, self.batch_size)
+        return ensemble_scores(model if isinstance(model, list) else [model], hyps, refs, self.batch_size)

@@ -117,11 +117,8 @@ class SEScoreScorer:
     def score(self, hyps: Sequence[str], refs: Sequence, srcs: Sequence[str] | None = None) -> list[float]:
         if refs is None:
             raise ValueError("SEScore needs references")
-        if len(self.checkpoints) == 1:
-            scores = sescore_scores(self.regressor, hyps, refs, self.batch_size, self.progress)
-        else:
-            scores = ensemble_scores(self.regressors, hyps, refs, self.batch_size, self.progress)
-        return [float(s) for s in scores]
+        # one checkpoint: the mean of one score is that score, bit for bit
+        return [float(s) for s in ensemble_scores(self.regressors, hyps, refs, self.batch_size, self.progress)]
 
     def signature(self) -> str:
         parts = []
