@@ -135,8 +135,10 @@ def export_init(folder: Path, last_logit: float, encoder: str | None = None) -> 
     model = yaml.safe_load(config_path(CONFIG).read_text())["model"]
     model["layer_mix_last_logit"] = float(last_logit)
     model["encoder"] = encoder or model["encoder"]
-    with torch.random.fork_rng():  # LoRA's A starts random (B at zero, so scores do not depend on it): seeded, the
-        torch.manual_seed(0)      # export is the same file every time and devmix's cache keys match across runs
+    # LoRA's A and the head's hidden layers start random; this export's scores do not depend on them (B and the
+    # head's last layer are zero), but an interpolation from it does (see OWN_START). Seeded: the same file every run
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
         regressor = SEScoreModule(**model).regressor.eval()
     export_checkpoint(regressor, str(folder),
                       {"selected": f"initialisation (no training), layer_mix_last_logit {last_logit}"})
