@@ -856,6 +856,16 @@ def test_an_fp16_stored_encoder_trains_in_float32(tiny, tmp_path):
     assert {p.dtype for p in encoder.parameters()} == {torch.float32}
 
 
+def _as_if_trained(regressor, seed: int):
+    """Seeded noise on every LoRA and head tensor: a stand-in for training that moves both (B leaves zero)."""
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, parameter in regressor.named_parameters():
+            if "lora_" in name or name.startswith("head."):
+                parameter.add_(0.1 * torch.randn(parameter.shape, generator=gen))
+    return regressor
+
+
 def test_interpolated_checkpoint_moves_weights_linearly_between_start_and_trained(tiny, tmp_path):
     """WiSE-FT export: weight 0 is the start, 1 the trained model, 0.5 has every merged weight half-way
     (LoRA update B @ A scaled, not its factors averaged); mismatched or trained starts are refused."""
@@ -865,12 +875,7 @@ def test_interpolated_checkpoint_moves_weights_linearly_between_start_and_traine
 
     regressor = _module(tiny["encoder"], lora_r=4, alignment=True).regressor.eval()
     start = export_checkpoint(regressor, tmp_path / "start")
-    gen = torch.Generator().manual_seed(4)
-    with torch.no_grad():
-        for name, parameter in regressor.named_parameters():
-            if "lora_" in name or name.startswith("head."):
-                parameter.add_(0.1 * torch.randn(parameter.shape, generator=gen))
-    trained = export_checkpoint(regressor, tmp_path / "trained")
+    trained = export_checkpoint(_as_if_trained(regressor, seed=4), tmp_path / "trained")
     hyps, refs = ["the cat runs .", "a dog sees the house", "house"], ["the cat runs", "a big dog .", "the house"]
     ends = {w: interpolate_checkpoints(start, trained, w, tmp_path / f"w{w}") for w in (0.0, 0.5, 1.0)}
     np.testing.assert_allclose(sescore_scores(load_checkpoint(ends[0.0]), hyps, refs),
@@ -902,12 +907,7 @@ def test_ensemble_averages_its_members_scores_and_refuses_mixed_scales(tiny, tmp
 
     folders = []
     for seed in (1, 2):
-        regressor = _module(tiny["encoder"], lora_r=4, alignment=True).regressor.eval()
-        gen = torch.Generator().manual_seed(seed)
-        with torch.no_grad():
-            for name, parameter in regressor.named_parameters():
-                if "lora_" in name or name.startswith("head."):
-                    parameter.add_(0.1 * torch.randn(parameter.shape, generator=gen))
+        regressor = _as_if_trained(_module(tiny["encoder"], lora_r=4, alignment=True).regressor.eval(), seed)
         folders.append(str(export_checkpoint(regressor, tmp_path / f"seed{seed}")))
     hyps = ["the cat runs .", "a dog sees the house", "house"]
     refs = [["the cat runs", "cats run ."], "a big dog .", "the house"]

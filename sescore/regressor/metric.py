@@ -7,12 +7,11 @@ LightningModule's parameters, optimizer or state_dict.
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Sequence
 
 from nlgmetrics.inputs import InputError
 from nlgmetrics.textmetric import TextScoreMetric
-from sescore.regressor.scoring import DEFAULT_CHECKPOINT, ensemble_scores
+from sescore.regressor.scoring import DEFAULT_CHECKPOINT, checkpoint_folders, ensemble_scores
 
 
 class SEScore(TextScoreMetric):
@@ -42,17 +41,16 @@ class SEScore(TextScoreMetric):
                              "checkpoint=FOLDER to reload it after unpickling")
         from sescore.regressor.checkpoint import load_checkpoint
 
-        if isinstance(self.checkpoint, (str, Path)):
-            return load_checkpoint(self.checkpoint, str(self.device))
-        return [load_checkpoint(folder, str(self.device)) for folder in self.checkpoint]
+        return [load_checkpoint(folder, str(self.device)) for folder in checkpoint_folders(self.checkpoint)]
 
-    def _model(self) -> Any:
+    def _model(self) -> list[Any]:
+        """The loaded regressors (a passed ``regressor`` object counts as a list of one), on the metric's device."""
         model = super()._model()
-        for regressor in model if isinstance(model, list) else [model]:
+        regressors = model if isinstance(model, list) else [model]
+        for regressor in regressors:
             if regressor.device != self.device:
                 regressor.to(self.device)
-        return model
+        return regressors
 
     def _score(self, hyps: list[str], refs: list[list[str]], srcs: Sequence[str | None] | None) -> Sequence[float]:
-        model = self._model()
-        return ensemble_scores(model if isinstance(model, list) else [model], hyps, refs, self.batch_size)
+        return ensemble_scores(self._model(), hyps, refs, self.batch_size)

@@ -54,6 +54,14 @@ def sescore_scores(
     return out
 
 
+def checkpoint_folders(checkpoint: str | Path | Sequence[str | Path]) -> list[str]:
+    """One folder (a str or Path) or several -> the list of folders; an empty list names the problem."""
+    folders = [checkpoint] if isinstance(checkpoint, (str, Path)) else list(checkpoint)
+    if not folders:
+        raise ValueError("SEScore needs a checkpoint folder")
+    return [str(f) for f in folders]
+
+
 def ensemble_scores(
     regressors: Sequence[SEScoreRegressor],
     hyps: Sequence[str],
@@ -95,10 +103,7 @@ class SEScoreScorer:
 
     @property
     def checkpoints(self) -> list[str]:
-        folders = [self.checkpoint] if isinstance(self.checkpoint, (str, Path)) else list(self.checkpoint)
-        if not folders:
-            raise ValueError("SEScore needs a checkpoint folder")
-        return [str(f) for f in folders]
+        return checkpoint_folders(self.checkpoint)
 
     @property
     def regressors(self) -> list[SEScoreRegressor]:
