@@ -83,7 +83,8 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
     "v2_me5": ("v2 recipe on packaged:me5-small (the default BERTScore encoder) instead of MiniLM", V2_DATA,
                ["--model.encoder", "packaged:me5-small"]),
 }
-SHIPPED = "sescore/checkpoints/minilm-news"
+V1 = "sescore/checkpoints/minilm-news"  # the first shipped checkpoint (result files before minilm-v2: "shipped")
+DEFAULT = "sescore/checkpoints/minilm-v2"  # the shipped default: an ensemble folder
 # ``--interpolate own:ARM:w`` starts from ARM's own initialisation: the same fit command (config, data, seed) run for
 # one step with the encoder's learning rate 0 and the head's 1e-30, exported by the fit's first dev check. WiSE-FT's
 # path runs from the weights training started at; an export built apart (init_last<logit>) shares the start's
@@ -148,9 +149,10 @@ def devmix(checkpoints: str | list[str], half: str, cache: str) -> dict:
     """``evaluate.py devmix`` of one SEScore checkpoint, or the mean of several, against BERTScore (their shared
     encoder): its JSON line."""
     from sescore.regressor.checkpoint import read_hparams
+    from sescore.regressor.scoring import checkpoint_folders
 
     folders = [checkpoints] if isinstance(checkpoints, str) else list(checkpoints)
-    encoders = sorted({read_hparams(folder)["encoder"] for folder in folders})
+    encoders = sorted({read_hparams(folder)["encoder"] for folder in checkpoint_folders(folders)})
     if len(encoders) > 1:
         raise SystemExit(f"an ensemble is compared with BERTScore on its encoder; these use {encoders}")
     command = [sys.executable, "evaluate.py", "devmix", "--half", half, "--metric", "sescore", "--checkpoint",
@@ -190,7 +192,10 @@ def main() -> None:
     root.mkdir(parents=True, exist_ok=True)
 
     rows, details = [], {}
-    candidates = [("shipped (minilm-news)", "the shipped checkpoint", SHIPPED, {"status": "shipped"})]
+    candidates = [("v1 (minilm-news)", "the first shipped checkpoint, the default before minilm-v2", V1,
+                   {"status": "shipped"}),
+                  ("default (minilm-v2)", "the shipped default: three v2 seeds half-way from their own starts, "
+                   "scores averaged", DEFAULT, {"status": "shipped"})]
     for logit in [float(x) for x in args.init_logits.split(",") if x.strip()]:
         suffix = f"_{args.init_encoder.split(':')[-1]}" if args.init_encoder else ""
         folder = root / f"init_last{logit:g}{suffix}"

@@ -6,7 +6,9 @@ top (tokenisation, sorting, pooling, the head, order restoration). A second peer
 reference of every segment (2N texts), which is what a pair-at-a-time implementation pays.
 Training: optimizer steps per second of ``SEScoreModule`` in a Lightning loop (forward, backward, AdamW).
 
-    python bench/bench_sescore.py [--checkpoint sescore/checkpoints/minilm-news]
+    python bench/bench_sescore.py [--checkpoint sescore/checkpoints/minilm-news]   # v1, one model
+    python bench/bench_sescore.py --checkpoint sescore/checkpoints/minilm-v2 --train-steps 0 --name sescore_default
+        # the default ensemble: the rows above for its first member, plus the whole ensemble's scoring
     python bench/bench_sescore.py --encoder packaged:minilm --untrained    # before the shipped model exists
 """
 from __future__ import annotations
@@ -47,7 +49,11 @@ def _regressor(args: argparse.Namespace):
         return regressor.eval(), f"untrained head over {args.encoder}"
     if not Path(args.checkpoint).is_dir():
         raise SystemExit(f"no checkpoint at {args.checkpoint}; train it or run with --encoder packaged:minilm --untrained")
-    return load_checkpoint(args.checkpoint, "cpu"), args.checkpoint
+    from sescore.regressor.scoring import checkpoint_folders
+
+    members = checkpoint_folders(args.checkpoint)  # an ensemble folder: the single-model rows time its first member
+    what = args.checkpoint if len(members) == 1 else f"{args.checkpoint}, first of {len(members)} members"
+    return load_checkpoint(members[0], "cpu"), what
 
 
 def _train_steps_per_second(args: argparse.Namespace, hyps: list[str], refs: list[str], human: list[float]) -> dict:
@@ -107,6 +113,7 @@ def main() -> None:
     parser.add_argument("--train-steps", type=int, default=20)
     parser.add_argument("--train-batch-size", type=int, default=16)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--name", default="sescore", help="result file stem under bench/results")
     args = parser.parse_args()
 
     import torch
@@ -160,10 +167,23 @@ def main() -> None:
          "wall_seconds": w_pairs, "cpu_seconds": t_pairs, "per_second": n / t_pairs,
          "ratio_to_bare": t_pairs / t_bare},
     ]
+    if not args.untrained:
+        from sescore.regressor.checkpoint import load_checkpoint
+        from sescore.regressor.scoring import checkpoint_folders, ensemble_scores
+
+        members = checkpoint_folders(args.checkpoint)
+        if len(members) > 1:
+            regressors = [regressor] + [load_checkpoint(m, "cpu") for m in members[1:]]
+            ensemble_scores(regressors, hyps[:64], refs[:64], batch_size=args.batch_size)  # warm-up
+            w_ens, t_ens = best_times(lambda: ensemble_scores(regressors, hyps, refs, batch_size=args.batch_size),
+                                      args.repeats)
+            out.append({"what": f"ensemble_scores, all {len(members)} members (the folder's score)", "items": n,
+                        "unit": "segments", "wall_seconds": w_ens, "cpu_seconds": t_ens, "per_second": n / t_ens,
+                        "ratio_to_bare": t_ens / t_bare})
     if args.train_steps > 0:
         out.append(_train_steps_per_second(args, hyps, refs, [float(r["scores"]["mqm"]) for r in rows]))
     write_results(
-        "sescore",
+        args.name,
         {"model": what, "encoder": args.encoder, "encoder_hash": regressor.encoder_hash, "layer_mix": args.layer_mix,
          "batch_size": args.batch_size, "segments": n, "distinct_texts": len(unique),
          "overhead_vs_bare": t_toolkit / t_bare - 1.0, "overhead_target": 0.2, "timing": "process CPU time"},

@@ -542,24 +542,31 @@ def test_scorer_restores_order_takes_max_over_references_and_signs(fitted):
 
 def test_default_checkpoint_constant_points_into_the_package():
     from sescore.regressor import DEFAULT_CHECKPOINT
+    from sescore.regressor.scoring import V1_CHECKPOINT
 
-    assert Path(DEFAULT_CHECKPOINT).parts[-3:] == ("sescore", "checkpoints", "minilm-news")
+    assert Path(DEFAULT_CHECKPOINT).parts[-3:] == ("sescore", "checkpoints", "minilm-v2")
+    assert Path(V1_CHECKPOINT).parts[-3:] == ("sescore", "checkpoints", "minilm-news")
 
 
-def test_shipped_checkpoint_is_small_loads_offline_and_penalises_errors():
-    """The embedded model: under 10 MB, rebuilt over the packaged MiniLM, and it ranks an untouched candidate
-    above the same sentence with a negated verb, a wrong number and a dropped phrase."""
+@pytest.mark.parametrize("which", ["default", "v1"])
+def test_shipped_checkpoints_are_small_load_offline_and_penalise_errors(which):
+    """The embedded models (the default ensemble of three, and v1): every file under 12 MiB, each model rebuilt
+    over the packaged MiniLM with a model card, and the metric ranks an untouched candidate above the same
+    sentence with a negated verb, a wrong number and a dropped phrase."""
     from sescore.regressor import DEFAULT_CHECKPOINT
-    from sescore.regressor.scoring import SEScoreScorer
+    from sescore.regressor.scoring import V1_CHECKPOINT, SEScoreScorer, checkpoint_folders
 
-    folder = Path(DEFAULT_CHECKPOINT)
-    assert sum(f.stat().st_size for f in folder.iterdir()) < 10 * 2**20
-    assert (folder / "README.md").is_file()
+    folder = Path(DEFAULT_CHECKPOINT if which == "default" else V1_CHECKPOINT)
+    assert all(f.stat().st_size < 12 * 2**20 for f in folder.rglob("*") if f.is_file())
+    members = checkpoint_folders(folder)
+    assert len(members) == (3 if which == "default" else 1)
+    assert all((Path(m) / "README.md").is_file() for m in members)
     refs = ["The company reported a profit of 12 million dollars in the third quarter.",
             "Police said the two men were arrested on Friday night near the station."]
     bad = ["The company did not report a profit of 12 million dollars in the third quarter.",
            "Police said the nine men were arrested on Friday night."]
-    scores = SEScoreScorer(device="cpu").score(refs + bad, refs + refs)
+    scorer = SEScoreScorer(str(folder), device="cpu") if which == "v1" else SEScoreScorer(device="cpu")
+    scores = scorer.score(refs + bad, refs + refs)
     assert all(0.0 <= s <= 1.0 for s in scores)
     assert scores[0] > scores[2] and scores[1] > scores[3], scores
 
@@ -934,6 +941,81 @@ def test_ensemble_averages_its_members_scores_and_refuses_mixed_scales(tiny, tmp
     one = SEScore(checkpoint=Path(folders[0]), per_sample=True, batch_size=2)  # a Path is one folder, not a list
     one.update(hyps, refs)
     np.testing.assert_allclose(one.compute().numpy(), alone[0], atol=1e-6)
+
+
+def test_ensemble_folder_scores_as_its_members_and_refuses_bad_packs(tiny, tmp_path):
+    """``train.py ensemble`` packs checkpoints into one folder that scores exactly as ``--checkpoint A B``
+    (scorer, torchmetrics form, evaluate.py); broken packs and broken ensemble.yaml files are named, and a
+    refused pack writes nothing."""
+    import yaml
+
+    from nlgmetrics.cli.train import main as train_main
+    from sescore.regressor.checkpoint import (ENSEMBLE_NAME, CheckpointError, ensemble_members, export_checkpoint,
+                                              load_checkpoint, pack_ensemble)
+    from sescore.regressor.metric import SEScore
+    from sescore.regressor.scoring import SEScoreScorer, checkpoint_folders
+
+    folders = []
+    for seed in (1, 2):
+        regressor = _as_if_trained(_module(tiny["encoder"], lora_r=4, alignment=True).regressor.eval(), seed)
+        folders.append(str(export_checkpoint(regressor, tmp_path / f"run{seed}")))
+    out = tmp_path / "packed"
+    assert train_main(["ensemble", "--members", *folders, "--names", "a", "b", "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["a", "b", ENSEMBLE_NAME]
+    assert all((out / m / "README.md").is_file() for m in ("a", "b"))
+    assert checkpoint_folders(out) == [str(out / "a"), str(out / "b")]
+    assert checkpoint_folders([out, folders[0]]) == [str(out / "a"), str(out / "b"), folders[0]]
+    hyps = ["the cat runs .", "a dog sees the house", "house"]
+    refs = [["the cat runs", "cats run ."], "a big dog .", "the house"]
+    listed = SEScoreScorer(folders, batch_size=2, device="cpu").score(hyps, refs)
+    assert SEScoreScorer(str(out), batch_size=2, device="cpu").score(hyps, refs) == listed
+    metric = SEScore(checkpoint=out, per_sample=True, batch_size=2)
+    metric.update(hyps, refs)
+    np.testing.assert_allclose(metric.compute().numpy(), listed, atol=1e-12)
+    with pytest.raises(CheckpointError, match="is an ensemble"):
+        load_checkpoint(out)
+    # refused packs: nothing written
+    with pytest.raises(CheckpointError, match="exists"):
+        pack_ensemble(folders, out)
+    with pytest.raises(CheckpointError, match="2 member folders but 1 names"):
+        pack_ensemble(folders, tmp_path / "p1", names=["a"])
+    with pytest.raises(CheckpointError, match="at least two"):
+        pack_ensemble(folders[:1], tmp_path / "p2")
+    with pytest.raises(CheckpointError, match="distinct"):
+        pack_ensemble(folders, tmp_path / "p3", names=["a", "a"])
+    with pytest.raises(CheckpointError, match="no such directory"):
+        pack_ensemble([folders[0], str(tmp_path / "missing")], tmp_path / "p4")
+    with pytest.raises(CheckpointError, match="itself an ensemble"):
+        pack_ensemble([folders[0], str(out)], tmp_path / "p5")
+    raw = export_checkpoint(_module(tiny["encoder"], lora_r=4, alignment=True, output_scale="raw").regressor,
+                            tmp_path / "raw")
+    with pytest.raises(CheckpointError, match="different output scales"):
+        pack_ensemble([folders[0], str(raw)], tmp_path / "p6")
+    assert not any((tmp_path / f"p{i}").exists() for i in range(1, 7))
+    assert not list(tmp_path.glob(".*partial"))
+    with pytest.raises(ValueError, match="shipped"):
+        pack_ensemble(folders, Path(sescore_package_dir()) / "checkpoints" / "mine")
+    assert train_main(["ensemble", "--members", folders[0], "--out", str(tmp_path / "p7")]) == 2
+    # hand-edited ensemble.yaml files
+    spec = yaml.safe_load((out / ENSEMBLE_NAME).read_text())
+    for change, message in [({"members": ["a", "../run1"]}, "not a folder inside"),
+                            ({"members": ["a", "gone"]}, "'gone' is missing"),
+                            ({"members": []}, "non-empty list"),
+                            ({"members": ["a", "a"]}, "listed twice"),
+                            ({"combine": "max"}, "only 'mean'"),
+                            ({"format": "other/1"}, "is not a 'nlgmetrics-sescore-ensemble/1' file")]:
+        (out / ENSEMBLE_NAME).write_text(yaml.safe_dump({**spec, **change}))
+        with pytest.raises(CheckpointError, match=message):
+            ensemble_members(out)
+    (out / ENSEMBLE_NAME).write_text("members: [a\n")
+    with pytest.raises(CheckpointError, match="not valid YAML"):
+        SEScoreScorer(str(out)).checkpoints
+
+
+def sescore_package_dir() -> str:
+    import sescore
+
+    return str(Path(sescore.__file__).parent)
 
 
 def test_own_start_flags_of_the_ablation_bench_leave_the_initial_weights(tiny, dataset_dir, dev_file):

@@ -98,9 +98,12 @@ def test_imports_configs_and_shipped_models_resolve_from_the_installed_package(i
         "nli = resolve('nli', 'packaged:nli-minilm').location\n"
         "from nlgmetrics.cli.evaluate import _normalization_file\n"
         "ranges = _normalization_file('menli/nli-mpnet+bertscore-minilm.json')\n"
+        "from sescore.regressor.scoring import checkpoint_folders\n"
+        "members = checkpoint_folders(DEFAULT_CHECKPOINT)\n"
+        "sescore_ok = len(members) == 3 and all((pathlib.Path(m) / 'model.safetensors').is_file() for m in members)\n"
         "print(json.dumps({'files': [m.__file__ for m in (mars, menli, sescore, nlgmetrics)],\n"
         "  'nli': str(nli), 'sescore': DEFAULT_CHECKPOINT, 'ranges': str(ranges),\n"
-        "  'sescore_ok': (pathlib.Path(DEFAULT_CHECKPOINT) / 'hparams.yaml').is_file(),\n"
+        "  'sescore_ok': sescore_ok,\n"
         "  'nli_ok': any(pathlib.Path(nli).glob('*.safetensors'))}))\n"
     )
     done = _run([str(bin_dir / "python"), "-c", code], work)

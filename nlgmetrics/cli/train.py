@@ -10,11 +10,12 @@ import sys
 
 from nlgmetrics.cli.common import DefaultsHelpFormatter, version_string
 
-USAGE = """usage: train.py {nli,synthesize,fit} [options]   (or nlgmetrics-train ...)
+USAGE = """usage: train.py {nli,synthesize,fit,ensemble} [options]   (or nlgmetrics-train ...)
 
   nli          fine-tune the offline NLI cross-encoder (MENLI's model, SEScore's severity labeller)
   synthesize   SEScore stratified error synthesis: run (default), merge, calibrate
   fit          train the SEScore regressor (LightningCLI): fit --config CONFIG.yaml [overrides]
+  ensemble     pack exported SEScore checkpoints into one folder that scores as their mean
 
 'train.py COMMAND --help' shows each command's options; --version prints the toolkit version.
 """
@@ -62,7 +63,31 @@ def _fit(argv: list[str]) -> int:
     return fit_main(argv)
 
 
-COMMANDS = {"nli": _nli, "synthesize": _synthesize, "fit": _fit}
+def _ensemble(argv: list[str]) -> int:
+    """Pack SEScore checkpoints into an ensemble folder usable wherever one checkpoint folder is."""
+    parser = argparse.ArgumentParser(
+        prog="train.py ensemble", formatter_class=DefaultsHelpFormatter,
+        description="Copy exported SEScore checkpoints into one folder (ensemble.yaml + a sub-folder each); "
+                    "evaluate.py --checkpoint FOLDER and sescore.SEScore(checkpoint=FOLDER) then score with the "
+                    "mean of the members' scores.")
+    parser.add_argument("--members", nargs="+", required=True, help="exported checkpoint folders (two or more)")
+    parser.add_argument("--names", nargs="+", help="sub-folder name per member (default: each folder's name)")
+    parser.add_argument("--out", required=True, help="new folder to create (an existing one is never overwritten)")
+    parser.add_argument("--note", default="", help="free text stored in ensemble.yaml (e.g. how it was chosen)")
+    args = parser.parse_args(argv)
+
+    from sescore.regressor.checkpoint import CheckpointError, pack_ensemble
+
+    try:
+        out = pack_ensemble(args.members, args.out, args.names, args.note)
+    except CheckpointError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"ensemble of {len(args.members)} checkpoints written to {out}")
+    return 0
+
+
+COMMANDS = {"nli": _nli, "synthesize": _synthesize, "fit": _fit, "ensemble": _ensemble}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -56,6 +56,9 @@ def synthesis_summary(dataset: str | Path | None) -> dict[str, Any] | None:
 def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[str, Any] | None = None) -> str:
     """Markdown card: what the model is, what it was trained on, how, and how it did on the dev set."""
     record = hparams.get("record") or {}
+    interpolated = record.get("interpolated") or {}
+    if interpolated:  # training facts are the trained end's; the card says which point between the two this is
+        record = interpolated.get("trained_record") or {}
     model = record.get("model_hparams") or {}
     data = record.get("data") or {}
     metrics = record.get("metrics") or {}
@@ -83,6 +86,11 @@ def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[st
         "## Training data",
         *_data_lines(data, model),
     ]
+    if interpolated:
+        lines.append(
+            f"- Weights {_fmt(interpolated.get('weight'))} of the way from `{interpolated.get('start')}` (the "
+            f"run's initialisation) to `{interpolated.get('trained')}` (its trained export), WiSE-FT style: the "
+            "LoRA update is scaled, head and layer mix are averaged. Everything below describes that trained run.")
     if summary:
         severity = (summary.get("severity") or {})
         lines += [
@@ -126,7 +134,7 @@ def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[st
         "## Limits",
         "- English only (the encoder and the NLI model that labelled severities are English).",
         ("- Fine-tuned on the human judgments above" if data.get("judged") else
-         "- Trained on synthetic errors in news sentences")
+         "- Trained on synthetic errors in the synthesis dataset's sentences (news for the paper's recipe)")
         + f"; long multi-sentence texts are truncated at {regressor.get('max_length')} tokens.",
         "- The dev slice above chose this checkpoint: report results on other items or other data sets.",
         "",
@@ -140,7 +148,9 @@ def write_model_card(checkpoint_dir: str | Path) -> Path:
     hparams = yaml.safe_load((folder / "hparams.yaml").read_text(encoding="utf-8"))
     weights = folder / ((hparams.get("weights") or {}).get("file") or "model.safetensors")
     size = weights.stat().st_size if weights.exists() else 0
-    dataset = ((hparams.get("record") or {}).get("data") or {}).get("dataset")
+    record = hparams.get("record") or {}
+    record = (record.get("interpolated") or {}).get("trained_record") or record
+    dataset = (record.get("data") or {}).get("dataset")
     card = folder / "README.md"
     card.write_text(render_model_card(hparams, size, synthesis_summary(dataset)), encoding="utf-8")
     return card

@@ -24,6 +24,8 @@ WEIGHTS_NAME = "model.safetensors"
 HPARAMS_NAME = "hparams.yaml"
 FORMAT = "nlgmetrics-sescore-regressor/1"
 MODEL_CLASS = "sescore.regressor.model.SEScoreRegressor"
+ENSEMBLE_NAME = "ensemble.yaml"
+ENSEMBLE_FORMAT = "nlgmetrics-sescore-ensemble/1"
 
 
 class CheckpointError(ModelRoleError):
@@ -87,6 +89,9 @@ def read_hparams(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.is_dir():
         raise CheckpointError(f"SEScore checkpoint {path}: no such directory")
+    if (path / ENSEMBLE_NAME).is_file() and not (path / HPARAMS_NAME).is_file():
+        raise CheckpointError(f"SEScore checkpoint {path} is an ensemble ({ENSEMBLE_NAME}), not one model: score it "
+                              "with SEScoreScorer / evaluate.py --checkpoint, or load one of its member folders")
     try:
         raw = yaml.safe_load((path / HPARAMS_NAME).read_text(encoding="utf-8"))
     except FileNotFoundError as error:
@@ -101,6 +106,119 @@ def read_hparams(path: str | Path) -> dict[str, Any]:
         if key not in raw:
             raise CheckpointError(f"SEScore checkpoint {path}: {HPARAMS_NAME} has no '{key}'")
     return raw
+
+
+def ensemble_members(path: str | Path) -> list[Path] | None:
+    """The member folders of an ensemble folder (``ensemble.yaml``), or None for a plain checkpoint folder.
+
+    Why a folder: a default made of several models has to travel as one name (``--checkpoint DIR``, the
+    torchmetrics form, model cards). Members are listed relative to the folder and must be plain checkpoints
+    inside it; each is checked on load like any checkpoint.
+    """
+    path = Path(path)
+    file = path / ENSEMBLE_NAME
+    if not file.is_file():
+        return None
+    try:
+        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as error:
+        raise CheckpointError(f"SEScore ensemble {path}: {ENSEMBLE_NAME} is not valid YAML ({error})") from error
+    if not isinstance(raw, dict) or raw.get("format") != ENSEMBLE_FORMAT:
+        raise CheckpointError(f"SEScore ensemble {path}: {ENSEMBLE_NAME} is not a '{ENSEMBLE_FORMAT}' file")
+    if raw.get("combine", "mean") != "mean":
+        raise CheckpointError(f"SEScore ensemble {path}: combine {raw.get('combine')!r} is not supported (only 'mean')")
+    members = raw.get("members")
+    if not isinstance(members, list) or not members or not all(isinstance(m, str) and m for m in members):
+        raise CheckpointError(f"SEScore ensemble {path}: 'members' must be a non-empty list of folder names")
+    root = path.resolve()
+    folders = []
+    for member in members:
+        folder = (path / member).resolve()
+        if root not in folder.parents:
+            raise CheckpointError(f"SEScore ensemble {path}: member {member!r} is not a folder inside the ensemble")
+        if (folder / ENSEMBLE_NAME).is_file():
+            raise CheckpointError(f"SEScore ensemble {path}: member {member!r} is itself an ensemble (not supported)")
+        if not folder.is_dir():
+            raise CheckpointError(f"SEScore ensemble {path}: member folder {member!r} is missing")
+        folders.append(path / member)
+    if len(set(folders)) != len(folders):
+        raise CheckpointError(f"SEScore ensemble {path}: a member is listed twice")
+    return folders
+
+
+def write_ensemble(out_dir: str | Path, members: list[str], note: str = "") -> Path:
+    """Write ``ensemble.yaml`` naming member folders already copied into ``out_dir``; checked by reading back."""
+    out = Path(out_dir)
+    body = {"format": ENSEMBLE_FORMAT, "combine": "mean", "members": list(members)}
+    if note:
+        body["note"] = note
+    (out / ENSEMBLE_NAME).write_text(yaml.safe_dump(body, sort_keys=False), encoding="utf-8")
+    ensemble_members(out)
+    return out / ENSEMBLE_NAME
+
+
+def _relative_paths(value: Any, root: Path) -> Any:
+    """Absolute paths under ``root`` in a training record -> relative ones (a shipped card should not name the
+    machine that built it); everything else unchanged."""
+    if isinstance(value, dict):
+        return {k: _relative_paths(v, root) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_relative_paths(v, root) for v in value]
+    if isinstance(value, str):
+        prefix = f"{root}/"
+        return value.replace(prefix, "") if prefix in value else value
+    return value
+
+
+def pack_ensemble(members: list[str | Path], out_dir: str | Path, names: list[str] | None = None,
+                  note: str = "") -> Path:
+    """Copy checkpoint folders into one ensemble folder (``ensemble.yaml`` + one sub-folder per member).
+
+    Each member is checked as a checkpoint first (format, encoder hash, readable weights) and all must share an
+    output scale, so a broken ensemble is refused before anything is written. The folder is built beside
+    ``out_dir`` and renamed into place at the end: an interrupted pack leaves no half ensemble, and an existing
+    ``out_dir`` is never overwritten. Shipped checkpoint folders are refused as outputs (copy there deliberately).
+    """
+    import shutil
+
+    from nlgmetrics.resources import refuse_shipped_output
+    from sescore.regressor.card import write_model_card
+
+    out = Path(out_dir)
+    refuse_shipped_output(out, "ensemble output")
+    if out.exists():
+        raise CheckpointError(f"SEScore ensemble output {out} exists; choose a new folder (nothing is overwritten)")
+    folders = [Path(m) for m in members]
+    names = list(names) if names is not None else [f.name for f in folders]
+    if len(names) != len(folders):
+        raise CheckpointError(f"{len(folders)} member folders but {len(names)} names")
+    if len(folders) < 2:
+        raise CheckpointError("an ensemble needs at least two member folders")
+    if len(set(names)) != len(names) or any(not n or "/" in n or n.startswith(".") for n in names):
+        raise CheckpointError(f"member names must be distinct plain folder names, got {names}")
+    scales = set()
+    for folder in folders:
+        if ensemble_members(folder) is not None:
+            raise CheckpointError(f"{folder} is itself an ensemble; list its member folders instead")
+        config, _ = _checked_state(folder)
+        scales.add(config.output_scale)
+    if len(scales) > 1:
+        raise CheckpointError(f"cannot pack checkpoints with different output scales {sorted(scales)}")
+    tmp = out.with_name(f".{out.name}.partial")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    root = Path.cwd().resolve()
+    for folder, name in zip(folders, names):
+        (tmp / name).mkdir()
+        shutil.copyfile(folder / WEIGHTS_NAME, tmp / name / WEIGHTS_NAME)
+        raw = yaml.safe_load((folder / HPARAMS_NAME).read_text(encoding="utf-8"))
+        raw["record"] = _relative_paths(raw.get("record") or {}, root)
+        (tmp / name / HPARAMS_NAME).write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
+        write_model_card(tmp / name)
+    write_ensemble(tmp, names, note)
+    tmp.rename(out)
+    return out
 
 
 def _checked_state(path: Path) -> tuple[RegressorConfig, dict[str, Any]]:
