@@ -983,6 +983,8 @@ def test_ensemble_folder_scores_as_its_members_and_refuses_bad_packs(tiny, tmp_p
         pack_ensemble(folders[:1], tmp_path / "p2")
     with pytest.raises(CheckpointError, match="distinct"):
         pack_ensemble(folders, tmp_path / "p3", names=["a", "a"])
+    with pytest.raises(CheckpointError, match="listed twice"):
+        pack_ensemble([folders[0], folders[0]], tmp_path / "p3", names=["a", "b"])
     with pytest.raises(CheckpointError, match="no such directory"):
         pack_ensemble([folders[0], str(tmp_path / "missing")], tmp_path / "p4")
     with pytest.raises(CheckpointError, match="itself an ensemble"):

@@ -196,6 +196,8 @@ def pack_ensemble(members: list[str | Path], out_dir: str | Path, names: list[st
         raise CheckpointError("an ensemble needs at least two member folders")
     if len(set(names)) != len(names) or any(not n or "/" in n or n.startswith(".") for n in names):
         raise CheckpointError(f"member names must be distinct plain folder names, got {names}")
+    if len({f.resolve() for f in folders}) != len(folders):
+        raise CheckpointError("a member folder is listed twice (its scores would count double)")
     scales = set()
     for folder in folders:
         if ensemble_members(folder) is not None:
