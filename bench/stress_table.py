@@ -60,7 +60,8 @@ TABLES: dict[str, dict] = {
                 ("thumb_cnndm_menli_mpnet", "menli-s-mean@nli-mpnet+bertscore@0.4")],
             "THumB CNN/DM, paper set-up": [
                 ("thumb_cnndm_paper", "bleu"), ("thumb_cnndm_paper", "chrf"), ("thumb_cnndm_paper", "bertscore"),
-                None, None, None, None, None, None,
+                ("thumb_cnndm_paper_sescore_v2", "sescore"), ("thumb_cnndm_paper_sescore", "sescore"),
+                None, None, None, None,
                 ("thumb_cnndm_paper_menli_mpnet", "menli-sum-s-mean@nli-mpnet"), None, None, None],
         },
     },

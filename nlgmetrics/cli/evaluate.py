@@ -537,7 +537,8 @@ def _stress_rows(args: argparse.Namespace) -> tuple[list[str], list, list[dict],
     if every:
         counts = sorted({len(r) for r in refs})
         setup["references"] += f" ({counts[0]}-{counts[-1]} per item)" if len(counts) > 1 else f" ({counts[0]} per item)"
-        setup["multi-reference aggregation"] = f"{args.aggregation} (menli, bertscore-p/-r/-f); bertscore: best F1"
+        setup["multi-reference aggregation"] = (f"{args.aggregation} (menli, bertscore-p/-r/-f); bertscore: best F1; "
+                                                "sescore: best score; bleu, chrf: their own multi-reference rule")
     setup.update({"items": len(rows), "limit": args.limit, "keep_last_sentence": args.keep_last_sentence})
     return gold, refs, rows, setup
 

@@ -1,4 +1,4 @@
-"""Training entry point: ``python train.py {nli,synthesize,fit} ...``.
+"""Training entry point: ``python train.py {nli,synthesize,fit,ensemble} ...``.
 
 Each sub-command composes the metric packages; the packages never import this file.
 """
