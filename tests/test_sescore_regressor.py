@@ -560,7 +560,7 @@ def test_shipped_checkpoints_are_small_load_offline_and_penalise_errors(which):
     assert all(f.stat().st_size < 12 * 2**20 for f in folder.rglob("*") if f.is_file())
     members = checkpoint_folders(folder)
     assert len(members) == (3 if which == "default" else 1)
-    assert all((Path(m) / "README.md").is_file() for m in members)
+    assert (folder / "README.md").is_file() and all((Path(m) / "README.md").is_file() for m in members)
     refs = ["The company reported a profit of 12 million dollars in the third quarter.",
             "Police said the two men were arrested on Friday night near the station."]
     bad = ["The company did not report a profit of 12 million dollars in the third quarter.",
@@ -894,6 +894,10 @@ def test_interpolated_checkpoint_moves_weights_linearly_between_start_and_traine
     assert any(k.startswith("encoder.") for k in moved) and any(k.startswith("head.") for k in moved)
     for key in moved:
         torch.testing.assert_close(merged[0.5][key], (merged[0.0][key] + merged[1.0][key]) / 2, atol=1e-6, rtol=0)
+    from sescore.regressor.card import write_model_card
+
+    card = write_model_card(ends[0.5]).read_text()  # the trained run's facts, and where between the ends this is
+    assert f"0.5000 of the way from `{start}`" in card and f"to `{trained}`" in card
     middle = sescore_scores(load_checkpoint(ends[0.5]), hyps, refs)
     assert not np.allclose(middle, sescore_scores(load_checkpoint(trained), hyps, refs))
     with pytest.raises(CheckpointError, match="non-zero B"):
@@ -961,8 +965,10 @@ def test_ensemble_folder_scores_as_its_members_and_refuses_bad_packs(tiny, tmp_p
         folders.append(str(export_checkpoint(regressor, tmp_path / f"run{seed}")))
     out = tmp_path / "packed"
     assert train_main(["ensemble", "--members", *folders, "--names", "a", "b", "--out", str(out)]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["a", "b", ENSEMBLE_NAME]
+    assert sorted(p.name for p in out.iterdir()) == ["README.md", "a", "b", ENSEMBLE_NAME]
     assert all((out / m / "README.md").is_file() for m in ("a", "b"))
+    card = (out / "README.md").read_text()
+    assert "mean of 2 SEScore checkpoints" in card and "`a/README.md`" in card and "`b/README.md`" in card
     assert checkpoint_folders(out) == [str(out / "a"), str(out / "b")]
     assert checkpoint_folders([out, folders[0]]) == [str(out / "a"), str(out / "b"), folders[0]]
     hyps = ["the cat runs .", "a dog sees the house", "house"]

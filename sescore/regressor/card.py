@@ -53,12 +53,17 @@ def synthesis_summary(dataset: str | Path | None) -> dict[str, Any] | None:
         return None
 
 
-def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[str, Any] | None = None) -> str:
-    """Markdown card: what the model is, what it was trained on, how, and how it did on the dev set."""
+def _training_record(hparams: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the record of the training run, the interpolation record or {}): an interpolated checkpoint's training
+    facts are its trained end's; the card says which point between start and end it is."""
     record = hparams.get("record") or {}
     interpolated = record.get("interpolated") or {}
-    if interpolated:  # training facts are the trained end's; the card says which point between the two this is
-        record = interpolated.get("trained_record") or {}
+    return (interpolated.get("trained_record") or {} if interpolated else record), interpolated
+
+
+def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[str, Any] | None = None) -> str:
+    """Markdown card: what the model is, what it was trained on, how, and how it did on the dev set."""
+    record, interpolated = _training_record(hparams)
     model = record.get("model_hparams") or {}
     data = record.get("data") or {}
     metrics = record.get("metrics") or {}
@@ -148,12 +153,29 @@ def write_model_card(checkpoint_dir: str | Path) -> Path:
     hparams = yaml.safe_load((folder / "hparams.yaml").read_text(encoding="utf-8"))
     weights = folder / ((hparams.get("weights") or {}).get("file") or "model.safetensors")
     size = weights.stat().st_size if weights.exists() else 0
-    record = hparams.get("record") or {}
-    record = (record.get("interpolated") or {}).get("trained_record") or record
-    dataset = (record.get("data") or {}).get("dataset")
+    dataset = (_training_record(hparams)[0].get("data") or {}).get("dataset")
     card = folder / "README.md"
     card.write_text(render_model_card(hparams, size, synthesis_summary(dataset)), encoding="utf-8")
     return card
 
 
-__all__ = ["render_model_card", "synthesis_summary", "write_model_card"]
+def render_ensemble_card(folder: str | Path, members: list[str], note: str = "") -> str:
+    """Markdown card of an ensemble folder: what scoring with it means, its members and why they were put
+    together; each member's own card has its training facts."""
+    lines = ["# SEScore ensemble", "",
+             f"Scores with the mean of {len(members)} SEScore checkpoints' scores (each takes the best score over a "
+             "segment's references first). Scoring costs one encoder pass per member.", "",
+             "```python",
+             "from sescore import SEScoreScorer",
+             "scores = SEScoreScorer(\"<this folder>\").score(candidates, [[ref] for ref in references])",
+             "```", "", "| member | encoder | weights | model card |", "|---|---|---|---|"]
+    for member in members:
+        hparams = yaml.safe_load((Path(folder) / member / "hparams.yaml").read_text(encoding="utf-8"))
+        lines.append(f"| `{member}` | `{hparams.get('encoder')}` (hash `{hparams.get('encoder_hash')}`) | "
+                     f"{(hparams.get('weights') or {}).get('contents')} | `{member}/README.md` |")
+    if note:
+        lines += ["", "## Why these members", note]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["render_ensemble_card", "render_model_card", "synthesis_summary", "write_model_card"]

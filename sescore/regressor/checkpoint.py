@@ -182,7 +182,7 @@ def pack_ensemble(members: list[str | Path], out_dir: str | Path, names: list[st
     import shutil
 
     from nlgmetrics.resources import refuse_shipped_output
-    from sescore.regressor.card import write_model_card
+    from sescore.regressor.card import render_ensemble_card, write_model_card
 
     out = Path(out_dir)
     refuse_shipped_output(out, "ensemble output")
@@ -219,6 +219,7 @@ def pack_ensemble(members: list[str | Path], out_dir: str | Path, names: list[st
         (tmp / name / HPARAMS_NAME).write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
         write_model_card(tmp / name)
     write_ensemble(tmp, names, note)
+    (tmp / "README.md").write_text(render_ensemble_card(tmp, names, note), encoding="utf-8")
     tmp.rename(out)
     return out
 
