@@ -83,6 +83,13 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
     "v2_me5": ("v2 recipe on packaged:me5-small (the default BERTScore encoder) instead of MiniLM", V2_DATA,
                ["--model.encoder", "packaged:me5-small"]),
 }
+# The default (minilm-v2) averages three seeds, so its ablations are built the same way: each ablation arm with
+# training seeds 14 and 15 as well (`<arm>_seed14`, `<arm>_seed15`), then half-way points and their ensemble.
+for _arm in ("no_rank", "no_severity", "no_rules"):
+    _what, _data, _overrides = ARMS[_arm]
+    for _seed in ("14", "15"):
+        ARMS[f"{_arm}_seed{_seed}"] = (f"{_what}, training seed {_seed}", _data,
+                                       [*_overrides, "--seed_everything", _seed, "--data.shuffle_seed", _seed])
 V1 = "sescore/checkpoints/minilm-news"  # the first shipped checkpoint (result files before minilm-v2: "shipped")
 DEFAULT = "sescore/checkpoints/minilm-v2"  # the shipped default: an ensemble folder
 # ``--interpolate own:ARM:w`` starts from ARM's own initialisation: the same fit command (config, data, seed) run for
