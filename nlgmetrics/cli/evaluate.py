@@ -73,8 +73,9 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
                    help="causal_lm role value for lm-likelihood / lm-ratio (GPT-PPL-style fluency); offline: "
                         "packaged:smollm2, or opt-in packaged:gemma3-270m (Gemma Terms of Use, not an OSI licence)")
     g.add_argument("--checkpoint", nargs="+", default=None,
-                   help="sescore: checkpoint folder (default: the shipped one), or several: the mean of their "
-                        "scores (e.g. the training seeds of one recipe)")
+                   help="sescore: checkpoint folder (default: the shipped sescore/checkpoints/minilm-v2, itself an "
+                        "ensemble folder of three models), or several: the mean of their scores (e.g. the training "
+                        "seeds of one recipe; train.py ensemble packs them into one folder)")
     g.add_argument("--mars-config", default=None, help="mars: YAML config (default: configs/mars/offline.yaml)")
     g.add_argument("--ablation", default=None,
                    help="mars: full, no_planning, no_context, no_planning_no_context or naive")
