@@ -41,19 +41,20 @@ def best_times(fn, repeats: int) -> tuple[float, float]:
 
 
 def _regressor(args: argparse.Namespace):
+    """(the model the single-model rows time, what it is, the checkpoint's model folders: one, or an ensemble's)."""
     from sescore.regressor.checkpoint import load_checkpoint
     from sescore.regressor.model import RegressorConfig, build_regressor
 
     if args.untrained:
         regressor = build_regressor(RegressorConfig(encoder=args.encoder, layer_mix=args.layer_mix))
-        return regressor.eval(), f"untrained head over {args.encoder}"
+        return regressor.eval(), f"untrained head over {args.encoder}", []
     if not Path(args.checkpoint).is_dir():
         raise SystemExit(f"no checkpoint at {args.checkpoint}; train it or run with --encoder packaged:minilm --untrained")
     from sescore.regressor.scoring import checkpoint_folders
 
     members = checkpoint_folders(args.checkpoint)  # an ensemble folder: the single-model rows time its first member
     what = args.checkpoint if len(members) == 1 else f"{args.checkpoint}, first of {len(members)} members"
-    return load_checkpoint(members[0], "cpu"), what
+    return load_checkpoint(members[0], "cpu"), what, members
 
 
 def _train_steps_per_second(args: argparse.Namespace, hyps: list[str], refs: list[str], human: list[float]) -> dict:
@@ -125,7 +126,7 @@ def main() -> None:
     rows = read_jsonl(_dev_file())[: args.segments]
     hyps = [r["hyp"] for r in rows]
     refs = [r["refs"][0] for r in rows]
-    regressor, what = _regressor(args)
+    regressor, what, members = _regressor(args)
     # the training timing uses the checkpoint's own architecture (LoRA, alignment, head), or the untrained one's
     config = regressor.config
     args.encoder, args.layer_mix, args.alignment = config.encoder, config.layer_mix, config.alignment
@@ -167,19 +168,17 @@ def main() -> None:
          "wall_seconds": w_pairs, "cpu_seconds": t_pairs, "per_second": n / t_pairs,
          "ratio_to_bare": t_pairs / t_bare},
     ]
-    if not args.untrained:
+    if len(members) > 1:
         from sescore.regressor.checkpoint import load_checkpoint
-        from sescore.regressor.scoring import checkpoint_folders, ensemble_scores
+        from sescore.regressor.scoring import ensemble_scores
 
-        members = checkpoint_folders(args.checkpoint)
-        if len(members) > 1:
-            regressors = [regressor] + [load_checkpoint(m, "cpu") for m in members[1:]]
-            ensemble_scores(regressors, hyps[:64], refs[:64], batch_size=args.batch_size)  # warm-up
-            w_ens, t_ens = best_times(lambda: ensemble_scores(regressors, hyps, refs, batch_size=args.batch_size),
-                                      args.repeats)
-            out.append({"what": f"ensemble_scores, all {len(members)} members (the folder's score)", "items": n,
-                        "unit": "segments", "wall_seconds": w_ens, "cpu_seconds": t_ens, "per_second": n / t_ens,
-                        "ratio_to_bare": t_ens / t_bare})
+        regressors = [regressor] + [load_checkpoint(m, "cpu") for m in members[1:]]
+        ensemble_scores(regressors, hyps[:64], refs[:64], batch_size=args.batch_size)  # warm-up
+        w_ens, t_ens = best_times(lambda: ensemble_scores(regressors, hyps, refs, batch_size=args.batch_size),
+                                  args.repeats)
+        out.append({"what": f"ensemble_scores, all {len(members)} members (the folder's score)", "items": n,
+                    "unit": "segments", "wall_seconds": w_ens, "cpu_seconds": t_ens, "per_second": n / t_ens,
+                    "ratio_to_bare": t_ens / t_bare})
     if args.train_steps > 0:
         out.append(_train_steps_per_second(args, hyps, refs, [float(r["scores"]["mqm"]) for r in rows]))
     write_results(

@@ -957,7 +957,7 @@ def test_ensemble_folder_scores_as_its_members_and_refuses_bad_packs(tiny, tmp_p
     from sescore.regressor.checkpoint import (ENSEMBLE_NAME, CheckpointError, ensemble_members, export_checkpoint,
                                               load_checkpoint, pack_ensemble)
     from sescore.regressor.metric import SEScore
-    from sescore.regressor.scoring import SEScoreScorer, checkpoint_folders
+    from sescore.regressor.scoring import V1_CHECKPOINT, SEScoreScorer, checkpoint_folders
 
     folders = []
     for seed in (1, 2):
@@ -1002,7 +1002,7 @@ def test_ensemble_folder_scores_as_its_members_and_refuses_bad_packs(tiny, tmp_p
     assert not any((tmp_path / f"p{i}").exists() for i in range(1, 7))
     assert not list(tmp_path.glob(".*partial"))
     with pytest.raises(ValueError, match="shipped"):
-        pack_ensemble(folders, Path(sescore_package_dir()) / "checkpoints" / "mine")
+        pack_ensemble(folders, Path(V1_CHECKPOINT).parent / "mine")
     assert train_main(["ensemble", "--members", folders[0], "--out", str(tmp_path / "p7")]) == 2
     # hand-edited ensemble.yaml files
     spec = yaml.safe_load((out / ENSEMBLE_NAME).read_text())
@@ -1018,12 +1018,6 @@ def test_ensemble_folder_scores_as_its_members_and_refuses_bad_packs(tiny, tmp_p
     (out / ENSEMBLE_NAME).write_text("members: [a\n")
     with pytest.raises(CheckpointError, match="not valid YAML"):
         SEScoreScorer(str(out)).checkpoints
-
-
-def sescore_package_dir() -> str:
-    import sescore
-
-    return str(Path(sescore.__file__).parent)
 
 
 def test_own_start_flags_of_the_ablation_bench_leave_the_initial_weights(tiny, dataset_dir, dev_file):

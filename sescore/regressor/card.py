@@ -159,9 +159,10 @@ def write_model_card(checkpoint_dir: str | Path) -> Path:
     return card
 
 
-def render_ensemble_card(folder: str | Path, members: list[str], note: str = "") -> str:
-    """Markdown card of an ensemble folder: what scoring with it means, its members and why they were put
-    together; each member's own card has its training facts."""
+def render_ensemble_card(members: dict[str, dict[str, Any]], note: str = "") -> str:
+    """Markdown card of an ensemble folder from its members' ``hparams.yaml`` contents (by sub-folder name): what
+    scoring with it means, its members and why they were put together; each member's own card has its training
+    facts."""
     lines = ["# SEScore ensemble", "",
              f"Scores with the mean of {len(members)} SEScore checkpoints' scores (each takes the best score over a "
              "segment's references first). Scoring costs one encoder pass per member.", "",
@@ -169,8 +170,7 @@ def render_ensemble_card(folder: str | Path, members: list[str], note: str = "")
              "from sescore import SEScoreScorer",
              "scores = SEScoreScorer(\"<this folder>\").score(candidates, [[ref] for ref in references])",
              "```", "", "| member | encoder | weights | model card |", "|---|---|---|---|"]
-    for member in members:
-        hparams = yaml.safe_load((Path(folder) / member / "hparams.yaml").read_text(encoding="utf-8"))
+    for member, hparams in members.items():
         lines.append(f"| `{member}` | `{hparams.get('encoder')}` (hash `{hparams.get('encoder_hash')}`) | "
                      f"{(hparams.get('weights') or {}).get('contents')} | `{member}/README.md` |")
     if note:

@@ -141,7 +141,7 @@ def ensemble_members(path: str | Path) -> list[Path] | None:
         if not folder.is_dir():
             raise CheckpointError(f"SEScore ensemble {path}: member folder {member!r} is missing")
         folders.append(path / member)
-    if len(set(folders)) != len(folders):
+    if len({f.resolve() for f in folders}) != len(folders):  # "a" and "./a" are one member
         raise CheckpointError(f"SEScore ensemble {path}: a member is listed twice")
     return folders
 
@@ -211,15 +211,17 @@ def pack_ensemble(members: list[str | Path], out_dir: str | Path, names: list[st
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
     root = Path.cwd().resolve()
+    written = {}
     for folder, name in zip(folders, names):
         (tmp / name).mkdir()
         shutil.copyfile(folder / WEIGHTS_NAME, tmp / name / WEIGHTS_NAME)
-        raw = yaml.safe_load((folder / HPARAMS_NAME).read_text(encoding="utf-8"))
+        raw = read_hparams(folder)
         raw["record"] = _relative_paths(raw.get("record") or {}, root)
         (tmp / name / HPARAMS_NAME).write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
         write_model_card(tmp / name)
+        written[name] = raw
     write_ensemble(tmp, names, note)
-    (tmp / "README.md").write_text(render_ensemble_card(tmp, names, note), encoding="utf-8")
+    (tmp / "README.md").write_text(render_ensemble_card(written, note), encoding="utf-8")
     tmp.rename(out)
     return out
 
