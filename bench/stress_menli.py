@@ -27,7 +27,6 @@ stopped and resumed on another day still reports its whole cost).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
@@ -40,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import REPO, data_dir  # noqa: E402
 from nlgmetrics.nli import DEFAULT_NLI, PUBLISHED_NLI  # noqa: E402  (PUBLISHED_NLI: the stored reports' bare names)
 from nlgmetrics.stress.report import passed_of_judged  # noqa: E402
+from nlgmetrics.stress.store import ScoreStore, row_key  # noqa: E402  (rows keyed without sources: see main)
 
 SETUPS = {
     "tedmt": ("multiref/multiref_tedmt_zhen_2refs.jsonl", ["--gold-ref", "0", "--ref-index", "1"]),
@@ -76,69 +76,6 @@ def menli_store_name(variant: str, nli_model: str) -> str:
         raise SystemExit(f"--nli-model {nli_model!r}: a name with ':', '+' or ',' cannot key stored scores; "
                          "pass a packaged name or a folder path without those characters")
     return f"{variant}@{model}"
-
-
-def row_key(hyp: str, ref: Any) -> str:
-    return hashlib.sha1(json.dumps([hyp, ref], ensure_ascii=False).encode("utf-8")).hexdigest()
-
-
-class ScoreStore:
-    """{metric: {row key: score}} in one JSON file, rewritten atomically after every chunk.
-
-    Beside it, ``<store>.costs.json`` adds up what scoring cost per metric over every run that wrote the store
-    (rows, seconds, and NLI pairs when ``counters`` reports them), so a run stopped and resumed across days still
-    reports its whole cost, not the last run's. Rows stored before the ledger existed are not in it; the report
-    shows both counts.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.costs_path = path.with_name(path.stem + ".costs.json")
-        self.scores: dict[str, dict[str, float]] = json.loads(path.read_text()) if path.exists() else {}
-        self.costs: dict[str, dict[str, float]] = (json.loads(self.costs_path.read_text())
-                                                   if self.costs_path.exists() else {})
-        # () -> {"nli_pairs_scored": ..., "nli_pairs_from_cache": ...}: running totals of the shared NLI cache
-        self.counters: Callable[[], dict[str, int]] | None = None
-
-    def save(self) -> None:
-        from nlgmetrics.metaeval import atomic_write
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_write(self.path) as handle:
-            handle.write(json.dumps(self.scores))
-        with atomic_write(self.costs_path) as handle:
-            handle.write(json.dumps(self.costs, indent=1))
-
-    def _counted(self) -> dict[str, int]:
-        return dict(self.counters()) if self.counters else {}
-
-    def metric(self, name: str, fn: Callable[[list[str], list], Sequence[float]], chunk: int,
-               ) -> Callable[[Sequence[str], Sequence, Any], list[float]]:
-        """A stress metric that scores only rows it has not stored, ``chunk`` rows per stored step."""
-        table = self.scores.setdefault(name, {})
-
-        def score(hyps: Sequence[str], refs: Sequence, srcs: Any) -> list[float]:
-            keys = [row_key(h, r) for h, r in zip(hyps, refs)]
-            todo = list(dict.fromkeys(i for i, k in enumerate(keys) if k not in table))
-            print(f"{name}: {len(keys) - len(todo)} stored, {len(todo)} to score", flush=True)
-            started = time.perf_counter()
-            for start in range(0, len(todo), chunk):
-                rows = todo[start: start + chunk]
-                before, t0 = self._counted(), time.perf_counter()
-                values = fn([hyps[i] for i in rows], [refs[i] for i in rows])
-                table.update((keys[i], float(v)) for i, v in zip(rows, values))
-                ledger = self.costs.setdefault(name, {})
-                for key, value in [("rows", len(rows)), ("seconds", time.perf_counter() - t0),
-                                   *((k, v - before.get(k, 0)) for k, v in self._counted().items())]:
-                    ledger[key] = round(ledger.get(key, 0) + value, 1)
-                self.save()
-                done = start + len(rows)
-                rate = done / (time.perf_counter() - started)
-                print(f"{name}: {done}/{len(todo)} rows, {rate:.2f} rows/s, "
-                      f"~{(len(todo) - done) / rate / 60:.0f} min left", flush=True)
-            return [table[k] for k in keys]
-
-        return score
 
 
 def build_metric(name: str, cli_args: argparse.Namespace, shared: dict) -> Callable[[list[str], list], Sequence[float]]:
@@ -251,7 +188,8 @@ def main() -> None:
     metrics, described = {}, {}
     for name in filter(None, args.metrics.split(",")):
         stored = menli_store_name(name, args.nli_model) if name in MENLI_VARIANTS else name
-        metrics[stored] = store.metric(stored, build_metric(name, cli_args, shared), args.chunk)
+        fn = build_metric(name, cli_args, shared)  # reference-based: stored rows are keyed by (hyp, ref) only
+        metrics[stored] = store.metric(stored, lambda h, r, _s, fn=fn: fn(h, r), args.chunk, sources=False)
         described[stored] = MENLI_VARIANTS.get(name, name)
     for spec in filter(None, args.combine.split(",")):
         name, fn = combined_metric(spec, store)

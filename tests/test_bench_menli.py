@@ -55,44 +55,6 @@ def test_reference_scores_score_each_distinct_row_once_without_sources():
     assert scorer.calls == [["ab", "abc"]]
 
 
-def test_score_store_resumes_and_only_scores_new_rows(tmp_path):
-    path = tmp_path / "scores.json"
-    first = _Counting()
-    store = ScoreStore(path)
-    metric = store.metric("m", lambda h, r: first.score(h, r, None), chunk=2)
-    assert metric(["a", "bb", "ccc"], ["x", "x", "x"], None) == [2, 3, 4]
-    assert first.calls == [["a", "bb"], ["ccc"]]  # saved after every chunk
-    again = _Counting()
-    resumed = ScoreStore(path).metric("m", lambda h, r: again.score(h, r, None), chunk=2)
-    assert resumed(["ccc", "dddd", "a"], ["x", "x", "x"], None) == [4, 5, 2]
-    assert again.calls == [["dddd"]]
-    assert not path.with_suffix(".part").exists()
-    assert set(json.loads(path.read_text())["m"]) == {row_key(h, "x") for h in ("a", "bb", "ccc", "dddd")}
-
-
-def test_score_store_adds_up_costs_over_resumed_runs(tmp_path):
-    path = tmp_path / "scores.json"
-    pairs = {"scored": 0}
-
-    def scored(h, r):  # a metric that "scores" one NLI pair per row
-        pairs["scored"] += len(h)
-        return [float(len(x)) for x in h]
-
-    store = ScoreStore(path)
-    store.counters = lambda: {"nli_pairs_scored": pairs["scored"]}
-    store.metric("m", scored, chunk=2)(["a", "bb", "ccc"], ["x"] * 3, None)
-    resumed = ScoreStore(path)
-    pairs["scored"] = 100  # a new process: its counters start again, only the differences are added
-    resumed.counters = lambda: {"nli_pairs_scored": pairs["scored"]}
-    resumed.metric("m", scored, chunk=2)(["ccc", "dddd", "eeeee"], ["x"] * 3, None)
-    costs = json.loads(path.with_name("scores.costs.json").read_text())["m"]
-    assert costs["rows"] == 5 and costs["nli_pairs_scored"] == 5 and costs["seconds"] >= 0
-    # a store written before the ledger existed: its rows are stored but not recorded
-    legacy = tmp_path / "old.json"
-    legacy.write_text(json.dumps({"m": {row_key("a", "x"): 1.0}}))
-    assert ScoreStore(legacy).costs == {}
-
-
 def test_combined_stress_metric_reads_stored_scores_with_fixed_stats(tmp_path):
     store = ScoreStore(tmp_path / "s.json")
     store.scores = {"menli-s-mean": {row_key("h", "r"): 0.5}, "bertscore": {row_key("h", "r"): 0.9}}

@@ -241,6 +241,42 @@ def test_stress_with_a_toolkit_metric_and_a_plain_callable(capsys, tmp_path):
     assert (out / "plots" / "local_swap.png").stat().st_size > 1000
 
 
+def test_stress_resumes_from_its_stored_scores_and_rescores_an_edited_callable(capsys, tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.chdir(tmp_path)
+    module = tmp_path / "stress_edited_metric.py"
+    module.write_text("def score(hyps, refs, srcs):\n    return [float(len(h)) for h in hyps]\n")
+    out = tmp_path / "stress"
+    argv = ["stress", "--metric", "chrf,py:stress_edited_metric:score", "--data", str(_multiref(tmp_path)),
+            "--tests", "truncation,local_swap", "--seeds", "1,2", "--out", str(out), "--min-applied", "3"]
+    code, stdout, stderr = run(capsys, *argv)
+    assert code == 0 and "chrf: 0 stored" in "\n".join(stderr)
+    first = json.loads(stdout[-1])
+    stored = json.loads((out / "scores.json").read_text())
+    assert len(stored) == 2 and all(len(rows) > 3 for rows in stored.values())
+    assert first["setup"]["scoring"]["chrf"]["signature"] in stored
+
+    code, stdout, stderr = run(capsys, *argv)  # the same run again: nothing is scored twice, the report is the same
+    assert code == 0
+    rows = len(stored[first["setup"]["scoring"]["chrf"]["signature"]])
+    assert f"chrf: {rows} stored, 0 to score" in stderr and f"py:stress_edited_metric:score: {rows} stored, 0 to score" in stderr
+    again = json.loads(stdout[-1])
+    assert again["tests"] == first["tests"] and again["summary"] == first["summary"]
+
+    module.write_text("def score(hyps, refs, srcs):\n    return [-float(len(h)) for h in hyps]\n")
+    sys.modules.pop("stress_edited_metric", None)  # a new process would import the edited file
+    code, stdout, stderr = run(capsys, *argv)
+    assert code == 0 and f"chrf: {rows} stored, 0 to score" in stderr
+    assert f"py:stress_edited_metric:score: 0 stored, {rows} to score" in stderr  # edited code: scored afresh
+    edited = json.loads(stdout[-1])["tests"]["truncation"]["metrics"]["py:stress_edited_metric:score"]["mean"]
+    assert edited == [-m for m in first["tests"]["truncation"]["metrics"]["py:stress_edited_metric:score"]["mean"]]
+
+    (out / "scores.json").write_text("{broken")
+    code, _, stderr = run(capsys, *argv)
+    assert code == 1 and "scores.json: not a readable score store" in stderr[0] and "move it away" in stderr[0]
+
+
 def test_stress_too_few_items_are_shown_not_judged_and_a_stored_report_can_be_rejudged(capsys, tmp_path):
     out = tmp_path / "stress"
     code, stdout, _ = run(capsys, "stress", "--metric", "chrf", "--data", str(_multiref(tmp_path)),

@@ -544,31 +544,54 @@ def _stress_rows(args: argparse.Namespace) -> tuple[list[str], list, list[dict],
     return gold, refs, rows, setup
 
 
-def _stress_metric(name: str, args: argparse.Namespace, prf: dict) -> Any:
-    """A toolkit scorer as a stress metric, or one of the stress-only BERTScore variants bertscore-p/-r/-f."""
+def _stress_metric(name: str, args: argparse.Namespace, prf: dict) -> tuple[Any, str]:
+    """A toolkit scorer as a stress metric, or one of the stress-only BERTScore variants bertscore-p/-r/-f, with
+    the signature its stored scores are keyed by (weights hashed: another checkpoint never reuses them)."""
     from nlgmetrics.stress.bertscore_prf import VARIANTS, BERTScorePRF
 
     if name in VARIANTS:
         if "scorer" not in prf:
-            loaded: dict = {}
+            from nlgmetrics.baselines.embedding import token_embeddings
+            from nlgmetrics.modelroles import load_encoder
+
+            model = load_encoder(args.encoder, device=args.device)
 
             def embed(texts: list[str]) -> list:
-                from nlgmetrics.baselines.embedding import token_embeddings
-                from nlgmetrics.modelroles import load_encoder
+                return token_embeddings(model, texts, args.layer, args.batch_size, progress=not args.quiet)
 
-                if "model" not in loaded:
-                    loaded["model"] = load_encoder(args.encoder, device=args.device)
-                return token_embeddings(loaded["model"], texts, args.layer, args.batch_size, progress=not args.quiet)
-
-            prf["scorer"] = BERTScorePRF(embed, "mean" if args.aggregation == "mean" else "max")
-        return prf["scorer"].metric(name)
+            aggregation = "mean" if args.aggregation == "mean" else "max"
+            prf["scorer"] = BERTScorePRF(embed, aggregation)
+            prf["signature"] = f"encoder:{args.encoder}@{model.hash}|layer:{args.layer}|refs:{aggregation}"
+        return prf["scorer"].metric(name), f"{name}|{prf['signature']}"
     scorer = build_scorer(name, args)
-    return lambda h, r, s: scorer.score(h, r, s)
+    signature = scorer.signature()
+    if name.startswith("py:"):  # your own function: its module's code is part of the key, so an edit rescores
+        signature += f"|code:{_code_hash(scorer.fn)}"
+    return (lambda h, r, s: scorer.score(h, r, s)), signature
+
+
+def _code_hash(function: Callable) -> str:
+    """Hash of the source file defining ``function`` (its name when there is no file: then never reused)."""
+    import hashlib
+    import inspect
+
+    try:
+        text = Path(inspect.getsourcefile(function) or "").read_bytes()
+    except (TypeError, OSError):
+        import uuid
+
+        return f"unhashable-{uuid.uuid4().hex[:12]}"
+    return hashlib.sha256(text).hexdigest()[:12]
 
 
 def cmd_stress(args: argparse.Namespace) -> dict:
+    """Blind-spot tests; every metric's per-row scores are kept in ``<out>/scores.json`` after each chunk, so a
+    killed run, rerun with the same --out, scores only what it had not stored (and a run adding a metric rescores
+    none of the others)."""
+    from nlgmetrics.metaeval import InputError
     from nlgmetrics.stress import DEFAULT_MIN_APPLIED, DEFAULT_TESTS, run_blindspot, write_report
     from nlgmetrics.stress.blindspot import check_available
+    from nlgmetrics.stress.store import ScoreStore
 
     names = [n for n in args.metric.split(",") if n]
     tests = args.tests.split(",") if args.tests else list(DEFAULT_TESTS)
@@ -576,14 +599,25 @@ def cmd_stress(args: argparse.Namespace) -> dict:
     gold, refs, rows, setup = _stress_rows(args)
     srcs = [_source_text(r.get("src")) for r in rows]
     args.reference_free_scoring = False
+    try:
+        store = ScoreStore(Path(args.out) / "scores.json")
+    except ValueError as error:
+        raise InputError(str(error)) from error
+    log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     prf: dict = {}
-    metrics = {name: _stress_metric(name, args, prf) for name in names}
+    metrics, signatures = {}, {}
+    for name in names:
+        fn, signatures[name] = _stress_metric(name, args, prf)
+        metrics[name] = store.metric(signatures[name], fn, args.chunk, log, label=name)
     seeds = tuple(int(x) for x in args.seeds.split(","))
     report = run_blindspot(metrics, gold, refs, srcs if any(srcs) else None, tests=tests, seeds=seeds,
                            mlm=args.mlm, keep_last_sentence=args.keep_last_sentence,
                            min_applied=args.min_applied or DEFAULT_MIN_APPLIED)
     report["data"] = str(args.data)
     report["setup"] = setup
+    # what scoring cost, summed over every run that wrote this --out (a resumed run reports its whole cost)
+    report["setup"]["scoring"] = {name: {"signature": signatures[name], "scores": "scores.json",
+                                         **store.costs.get(signatures[name], {})} for name in names}
     write_report(report, args.out)
     return report
 
@@ -707,6 +741,8 @@ def make_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-last-sentence", action="store_true", help="open-ended text: never switch the last sentence")
     p.add_argument("--min-applied", type=positive_int,
                    help="judge a test only if it applies to at least this many items (default: stress.DEFAULT_MIN_APPLIED)")
+    p.add_argument("--chunk", type=positive_int, default=4096,
+                   help="rows scored between saves of <out>/scores.json (a rerun with the same --out resumes there)")
     _add_metric_options(p)
     p = sub.add_parser("stress-report", help="re-judge a stored stress report.json and rewrite its table and plots")
     p.add_argument("--report", required=True, help="report.json written by 'stress', or its folder")

@@ -18,6 +18,8 @@ Public API (what ``evaluate.py stress`` / ``evaluate.py make-adversarial`` call)
         min_applied=10,          # tests applying to fewer samples are shown, not judged
     )
     report = judge(report, min_applied=5)  # re-judge stored curves (e.g. a loaded report.json); scores nothing
+    store = ScoreStore("runs/stress/scores.json")  # per-row scores on disk: a rerun scores only new rows
+    metrics = {"mine": store.metric("mine|v1", my_metric, chunk=4096)}  # key by what would change the scores
     write_report(report, "runs/stress")   # report.json, report.md (pass/fail table), plots/<test>.png
 
     rows = make_adversarial(multiref_rows, np.random.default_rng(0), types=ERROR_CODES)  # MENLI-format dicts
@@ -47,9 +49,10 @@ from nlgmetrics.stress.blindspot import (
 from nlgmetrics.stress.noising import NoisedTest, noise_test, sample_rng
 from nlgmetrics.stress.report import curve_table, markdown_table, plot_test, write_report
 from nlgmetrics.stress.robustness import ATTACKS, make_attacks, run_robustness
+from nlgmetrics.stress.store import ScoreStore
 
 __all__ = [
-    "ATTACKS", "DEFAULT_MIN_APPLIED", "DEFAULT_SEEDS", "DEFAULT_TESTS", "ERROR_CODES", "UNAVAILABLE_OFFLINE", "MetricFn", "NoisedTest",
+    "ATTACKS", "DEFAULT_MIN_APPLIED", "DEFAULT_SEEDS", "DEFAULT_TESTS", "ERROR_CODES", "UNAVAILABLE_OFFLINE", "MetricFn", "NoisedTest", "ScoreStore",
     "curve_table", "judge", "make_adversarial", "make_attacks", "markdown_table",
     "noise_test", "plot_test", "run_blindspot", "run_robustness", "sample_rng", "score_noised", "strictly_decreasing", "write_report",
 ]

@@ -1,0 +1,96 @@
+"""The per-row score store behind resumable stress runs (evaluate.py stress, bench/stress_menli.py)."""
+import json
+
+import pytest
+
+from nlgmetrics.stress.store import ScoreStore, row_key
+
+
+class _Counting:
+    """A metric that records which hypotheses it was asked to score and what sources it was given."""
+
+    def __init__(self, fail_on_call: int | None = None):
+        self.calls, self.sources, self.fail_on_call = [], [], fail_on_call
+
+    def __call__(self, hyps, refs, srcs):
+        if self.fail_on_call is not None and len(self.calls) == self.fail_on_call:
+            raise KeyboardInterrupt  # a killed run
+        self.calls.append(list(hyps))
+        self.sources.append(srcs)
+        return [float(len(h) + len(r)) for h, r in zip(hyps, refs)]
+
+
+def test_store_resumes_and_only_scores_new_rows(tmp_path):
+    path = tmp_path / "scores.json"
+    first = _Counting()
+    assert ScoreStore(path).metric("m", first, chunk=2, log=None)(["a", "bb", "ccc"], ["x"] * 3, None) == [2, 3, 4]
+    assert first.calls == [["a", "bb"], ["ccc"]]  # saved after every chunk
+    again = _Counting()
+    assert ScoreStore(path).metric("m", again, chunk=2, log=None)(["ccc", "dddd", "a"], ["x"] * 3, None) == [4, 5, 2]
+    assert again.calls == [["dddd"]]
+    assert not list(tmp_path.glob("*.part"))
+    assert set(json.loads(path.read_text())["m"]) == {row_key(h, "x") for h in ("a", "bb", "ccc", "dddd")}
+
+
+def test_a_killed_run_keeps_every_finished_chunk(tmp_path):
+    path = tmp_path / "scores.json"
+    killed = _Counting(fail_on_call=1)
+    with pytest.raises(KeyboardInterrupt):
+        ScoreStore(path).metric("m", killed, chunk=2, log=None)(["a", "bb", "ccc", "dddd"], ["x"] * 4, None)
+    assert set(json.loads(path.read_text())["m"]) == {row_key("a", "x"), row_key("bb", "x")}
+    resumed = _Counting()
+    lines = []
+    scores = ScoreStore(path).metric("m", resumed, chunk=2, log=lines.append)(["a", "bb", "ccc", "dddd"], ["x"] * 4, None)
+    assert scores == [2, 3, 4, 5] and resumed.calls == [["ccc", "dddd"]]
+    assert lines[0] == "m: 2 stored, 2 to score"
+
+
+def test_names_keep_scores_apart_and_sources_are_part_of_the_key(tmp_path):
+    store = ScoreStore(tmp_path / "s.json")
+    metric = _Counting()
+    scored = store.metric("sig-a", metric, chunk=8, log=None)(["h", "h"], ["r", "r"], ["src 1", "src 2"])
+    assert scored == [2.0, 2.0] and metric.calls == [["h", "h"]]  # same text, other source: scored apart
+    other = _Counting()
+    store.metric("sig-b", other, chunk=8, log=None)(["h"], ["r"], ["src 1"])
+    assert other.calls == [["h"]]  # another signature reuses nothing
+    blind = _Counting()
+    store.metric("ref-only", blind, chunk=8, log=None, sources=False)(["h", "h"], ["r", "r"], ["src 1", "src 2"])
+    assert blind.calls == [["h"]] and blind.sources == [None]  # keyed and scored without sources
+    assert row_key("h", "r") in store.scores["ref-only"]
+
+
+def test_costs_add_up_over_resumed_runs(tmp_path):
+    path = tmp_path / "scores.json"
+    pairs = {"scored": 0}
+
+    def scored(h, r, s):  # a metric that "scores" one NLI pair per row
+        pairs["scored"] += len(h)
+        return [float(len(x)) for x in h]
+
+    store = ScoreStore(path)
+    store.counters = lambda: {"nli_pairs_scored": pairs["scored"]}
+    store.metric("m", scored, chunk=2, log=None)(["a", "bb", "ccc"], ["x"] * 3, None)
+    resumed = ScoreStore(path)
+    pairs["scored"] = 100  # a new process: its counters start again, only the differences are added
+    resumed.counters = lambda: {"nli_pairs_scored": pairs["scored"]}
+    resumed.metric("m", scored, chunk=2, log=None)(["ccc", "dddd", "eeeee"], ["x"] * 3, None)
+    costs = json.loads(path.with_name("scores.costs.json").read_text())["m"]
+    assert costs["rows"] == 5 and costs["nli_pairs_scored"] == 5 and costs["seconds"] >= 0
+    legacy = tmp_path / "old.json"  # a store written before the ledger existed: rows stored, not recorded
+    legacy.write_text(json.dumps({"m": {row_key("a", "x"): 1.0}}))
+    assert ScoreStore(legacy).costs == {}
+
+
+def test_bad_stores_and_metrics_are_named(tmp_path):
+    broken = tmp_path / "scores.json"
+    broken.write_text('{"m": {"k": 1.0')  # cut off mid-write by something other than the store
+    with pytest.raises(ValueError, match="scores.json: not a readable score store"):
+        ScoreStore(broken)
+    broken.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="not a score store"):
+        ScoreStore(broken)
+    store = ScoreStore(tmp_path / "ok.json")
+    with pytest.raises(ValueError, match="chunk must be a positive"):
+        store.metric("m", _Counting(), chunk=0)
+    with pytest.raises(ValueError, match="returned 1 scores for 2 rows"):
+        store.metric("m", lambda h, r, s: [0.0], chunk=4, log=None)(["a", "b"], ["x", "x"], None)
