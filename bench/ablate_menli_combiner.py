@@ -3,7 +3,7 @@ its report half and on the dev adversarial suite.
 
 MENLI's paper adds a similarity metric to NLI because NLI alone is blind to fluency and to small lexical damage.
 The candidates here: BERTScore (the paper's choice), chrF, and the causal-LM likelihood ratio `lm-ratio` (a
-fluency signal). Each combination is ``w * MinMax(MENLI) + (1 - w) * MinMax(partner)`` with both ranges fitted
+fluency signal); ``--partners`` adds others, e.g. ``sescore`` (the shipped SEScore default, or ``--checkpoint``). Each combination is ``w * MinMax(MENLI) + (1 - w) * MinMax(partner)`` with both ranges fitted
 once on the pooled select half and then fixed (stored in the JSON), never on the scored set, for w in 0, 0.1,
 ..., 1. The choice is the (partner, w) with the best mean tau-like over the mix's sets on the select half; the
 report half then gets tau-likes and a paired item bootstrap (items resampled within each set) against BERTScore
@@ -11,6 +11,7 @@ with the same encoder, for the chosen combination, MENLI alone and each partner 
 
     python bench/ablate_menli_combiner.py [--mix devmix/default.yaml] [--cache runs/devmix_cache]
     python bench/ablate_menli_combiner.py --nli-model packaged:nli-mpnet --name menli_combiner_mpnet
+    python bench/ablate_menli_combiner.py --partners bertscore,chrf,lm-ratio,sescore --name menli_combiner_sescore
 
 Scores are cached per set and half (the same cache `evaluate.py devmix --cache` uses), so a rerun is cheap.
 Writes bench/results/menli_combiner.{json,md}.
@@ -106,6 +107,10 @@ def main() -> None:
     parser.add_argument("--limit-items", type=int, help="at most N items per set and half (smoke runs)")
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--name", default="menli_combiner", help="result file stem under bench/results")
+    parser.add_argument("--partners", default=",".join(PARTNERS),
+                        help="comma-separated partner metrics (evaluate.py names); bertscore must be among them "
+                             "(the report half's baseline)")
+    parser.add_argument("--checkpoint", nargs="+", help="SEScore checkpoint folder(s) of the sescore partner")
     parser.add_argument("--nli-model", default="packaged:nli-minilm",
                         help="MENLI's NLI role value (default: nli-minilm, the published table's; the toolkit's "
                              "default is nli-mpnet); scores are cached by signature, so another model never reads "
@@ -121,11 +126,16 @@ def main() -> None:
     from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, read_jsonl, tau_like
     from nlgmetrics.metaeval.devmix import load_mix, set_rows
 
+    partners = tuple(p for p in args.partners.split(",") if p)
+    if "bertscore" not in partners or len(set(partners)) != len(partners):
+        raise SystemExit(f"--partners {args.partners!r}: distinct names, bertscore among them (the report half's "
+                         "baseline)")
     cli = make_parser().parse_args(["devmix", "--half", "select", "--metric", "menli", "--quiet",
                                     "--encoder", "packaged:minilm",  # the published rows' BERTScore encoder
-                                    "--nli-model", args.nli_model])
+                                    "--nli-model", args.nli_model, *(["--checkpoint", *args.checkpoint]
+                                                                     if args.checkpoint else [])])
     cli.reference_free_scoring = False
-    names = ("menli", *PARTNERS)
+    names = ("menli", *partners)
     scorers = {name: build_scorer(name, cli) for name in names}
     mix = load_mix(args.mix)
     cache = Path(args.cache)
@@ -151,10 +161,10 @@ def main() -> None:
                                  "scores": scores_of(rows, tag, f"{half} {entry['name']}")})
 
     ranges = fit_ranges(halves["select"], names)
-    grid, best_w, chosen = choose(halves["select"], ranges)
+    grid, best_w, chosen = choose(halves["select"], ranges, partners)
 
     candidates = {"menli": ("bertscore", 1.0), "menli+bertscore@0.2 (paper-style default)": ("bertscore", 0.2)}
-    for partner in PARTNERS:
+    for partner in partners:
         candidates[f"{partner} alone"] = (partner, 0.0)
         if 0.0 < best_w[partner] < 1.0 and (partner, best_w[partner]) not in candidates.values():
             candidates[f"menli+{partner}@{best_w[partner]}"] = (partner, best_w[partner])
@@ -197,6 +207,7 @@ def main() -> None:
 
 def markdown(result: dict) -> str:
     sets = list(result["report"][0]["report_tau"])
+    first = next(iter(result["select_grid"].values()))
     lines = [f"# MENLI's combiner partner and weight: chosen on the select half, reported on the report half "
              f"(split seed {result['split_seed']}, NLI model {result['nli_model']})", "",
              "| variant | select mean tau | " + " | ".join(f"report {s}" for s in sets)
@@ -212,8 +223,7 @@ def markdown(result: dict) -> str:
                        f"{boot['ci95'][1]:+.4f}] | {boot['share_a_not_better']:.3f} | "
                      + (f"{adv:.3f}" if adv is not None else "-") + " |")
     lines += ["", "Select-half mean tau-like by weight w of MENLI (w = 0: the partner alone, w = 1: MENLI alone):", "",
-              "| partner | " + " | ".join(result["select_grid"][PARTNERS[0]]) + " |",
-              "|---|" + "---|" * len(result["select_grid"][PARTNERS[0]])]
+              "| partner | " + " | ".join(first) + " |", "|---|" + "---|" * len(first)]
     for partner, grid in result["select_grid"].items():
         lines.append(f"| {partner} | " + " | ".join(f"{v:.4f}" for v in grid.values()) + " |")
     lines += ["", "- Metrics: " + "; ".join(f"`{s}`" for s in result["signatures"].values()),
