@@ -571,7 +571,8 @@ def _stress_metric(name: str, args: argparse.Namespace, prf: dict) -> tuple[Any,
 
 
 def _code_hash(function: Callable) -> str:
-    """Hash of the source file defining ``function`` (its name when there is no file: then never reused)."""
+    """Hash of the source file defining ``function``; without a readable file a fresh random token, so the scores
+    of code that cannot be hashed are never reused."""
     import hashlib
     import inspect
 
