@@ -111,6 +111,60 @@ def sescore_versus_table() -> list[str]:
     return lines if len(lines) > 2 else []
 
 
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "results"
+# The report half of the dev mix: files written by bench/ablate_sescore.py (SEScore rows, under their arm names) and
+# by ``evaluate.py devmix`` (baselines); the first existing ablation file is read (the later one has more rows).
+REPORT_ABLATIONS = ["sescore_default_ablations_all_report", "sescore_default_ablations_report"]
+REPORT_SESCORE = [("default (minilm-v2)", "SEScore default (`minilm-v2`: three seeds' half-way points averaged)"),
+                  ("no_rank_own_w0.5", "default's recipe w/o ranking loss (`rank_weight 0`)"),
+                  ("no_rules_own_w0.5", "default's recipe w/o new error types (v1 synthesis: LM fills, deletions)"),
+                  ("no_severity_own_w0.5", "default's recipe w/o severity (every edit -1)"),
+                  ("v1 (minilm-news)", "SEScore v1 (`minilm-news`, the default before)")]
+REPORT_BASELINES = [("devmix_chrf_report", "chrF"), ("devmix_bleu_report", "BLEU")]
+REPORT_SETS = ["ted_zhen", "summeval_rel", "summeval_con", "webnlg"]
+
+
+def _bench(name: str) -> dict | None:
+    path = BENCH / f"{name}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _report_row(name: str, result: dict) -> str:
+    sets = {s["set"]: s for s in result["sets"]}
+    mean = result["mean"]
+    cells = [f"{fmt(sets[k]['tau_like_a'])} ({sets[k]['difference']:+.3f})" for k in REPORT_SETS]
+    return (f"| {name} | " + " | ".join(cells) + f" | {mean['difference']:+.3f} [{mean['ci95'][0]:+.3f}, "
+            f"{mean['ci95'][1]:+.3f}] | {mean['share_a_not_better']:.1%} | {fmt(sets['ted_zhen']['system_pearson_a'])} |")
+
+
+def sescore_report_table() -> list[str]:
+    """The dev mix's report half: SEScore, the ablations of its recipe (each built like the default: three seeds'
+    half-way points averaged) and the baselines, each against BERTScore-MiniLM on the same rows with a paired item
+    bootstrap. Every row is a metric minus the same BERTScore, so rows compare with each other through it."""
+    ablations = next((r for r in map(_bench, REPORT_ABLATIONS) if r is not None), None)
+    if ablations is None:
+        return []
+    lines = ["| metric (dev mix, report half) | TED zh-en | SummEval rel. | SummEval con. | WebNLG "
+             "| mix vs BERTScore-MiniLM [95% CI] | not better | TED zh-en system Pearson |", "|---|" + "---|" * 7]
+    reference = None
+    for key, name in REPORT_SESCORE:
+        result = ablations["details"].get(key)
+        if result is not None:
+            lines.append(_report_row(name, result))
+            reference = reference or result
+    for stem, name in REPORT_BASELINES:
+        result = _bench(stem)
+        if result is not None:
+            if result["versus_signature"] != reference["versus_signature"]:
+                raise SystemExit(f"{stem}: its BERTScore ({result['versus_signature']}) is not the SEScore rows' "
+                                 f"({reference['versus_signature']})")
+            lines.append(_report_row(name, result))
+    sets = {s["set"]: s for s in reference["sets"]}
+    lines.append("| BERTScore-MiniLM (the reference of every row) | " + " | ".join(
+        fmt(sets[k]["tau_like_b"]) for k in REPORT_SETS) + f" | - | - | {fmt(sets['ted_zhen']['system_pearson_b'])} |")
+    return lines
+
+
 def _dotted(config: dict, key: str):
     """``config["a"]["b"]`` for key ``"a.b"`` (None when a level is missing)."""
     for part in key.split("."):
@@ -149,7 +203,8 @@ def synthesis_tables(summary_path: str) -> list[str]:
 
 def main() -> int:
     if sys.argv[1:] == ["sescore"]:
-        print("\n".join(sescore_table() + [""] + sescore_heldout_table() + [""] + sescore_versus_table()))
+        print("\n".join(sescore_report_table() + [""] + sescore_table() + [""] + sescore_heldout_table() + [""]
+                        + sescore_versus_table()))
         return 0
     if sys.argv[1:2] == ["synthesis"] and len(sys.argv) == 3:
         print("\n".join(synthesis_tables(sys.argv[2])))
