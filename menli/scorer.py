@@ -102,6 +102,12 @@ class CombinedScorer:
             raise ValueError(f"NLI weight must be in [0, 1], got {self.weight}")
         self.name = self.name or f"menli+{getattr(self.metric, 'name', 'metric')}"
 
+    @property
+    def batch_dependent(self) -> bool:
+        """Whether a row's score depends on the other rows scored with it: set normalisation fits its ranges on the
+        scored set, so such scores must be computed in one call and never mixed across calls (stored ranges: no)."""
+        return self.stats is None
+
     def fitted_with(self) -> dict[str, str] | None:
         """What stored ranges must have been fitted on to apply here (``fitted_with``); from the parts' signatures,
         so a part sharded over processes (``--devices``) answers too."""

@@ -277,6 +277,32 @@ def test_stress_resumes_from_its_stored_scores_and_rescores_an_edited_callable(c
     assert code == 1 and "scores.json: not a readable score store" in stderr[0] and "move it away" in stderr[0]
 
 
+def test_stress_scores_a_set_normalised_combination_in_one_call_and_stores_it_only_with_fixed_ranges(
+        capsys, tmp_path, tiny, monkeypatch):
+    from menli import CombinedScorer
+
+    calls = []
+    original = CombinedScorer.score
+    monkeypatch.setattr(CombinedScorer, "score", lambda self, h, r, s=None: calls.append(len(h)) or original(self, h, r, s))
+    out = tmp_path / "stress"
+    argv = ["stress", "--metric", "menli+chrf", "--nli-model", str(tiny["nli"]), "--data", str(_multiref(tmp_path)),
+            "--tests", "truncation,local_swap", "--seeds", "1,2", "--out", str(out), "--min-applied", "3",
+            "--chunk", "5"]
+    code, stdout, stderr = run(capsys, *argv)
+    assert code == 0 and len(calls) == 1 and calls[0] > 5  # all rows at once: the ranges are fitted on them all
+    assert "not stored" in json.loads(stdout[-1])["setup"]["scoring"]["menli+chrf"]["scores"]
+    assert any("set normalisation" in line for line in stderr)
+    assert not (out / "scores.json").exists() or json.loads((out / "scores.json").read_text()) == {}
+
+    stats = tmp_path / "stats.json"  # fixed ranges: row scores no longer depend on each other, so they are stored
+    stats.write_text(json.dumps({"nli": {"low": 0.0, "high": 1.0}, "metric": {"low": 0.0, "high": 100.0}}))
+    calls.clear()
+    code, stdout, _ = run(capsys, *argv, "--normalization", str(stats))
+    assert code == 0 and len(calls) > 1 and max(calls) <= 5
+    signature = json.loads(stdout[-1])["setup"]["scoring"]["menli+chrf"]["signature"]
+    assert "norm:stored" in signature and signature in json.loads((out / "scores.json").read_text())
+
+
 def test_stress_too_few_items_are_shown_not_judged_and_a_stored_report_can_be_rejudged(capsys, tmp_path):
     out = tmp_path / "stress"
     code, stdout, _ = run(capsys, "stress", "--metric", "chrf", "--data", str(_multiref(tmp_path)),

@@ -544,9 +544,10 @@ def _stress_rows(args: argparse.Namespace) -> tuple[list[str], list, list[dict],
     return gold, refs, rows, setup
 
 
-def _stress_metric(name: str, args: argparse.Namespace, prf: dict) -> tuple[Any, str]:
+def _stress_metric(name: str, args: argparse.Namespace, prf: dict) -> tuple[Any, str | None]:
     """A toolkit scorer as a stress metric, or one of the stress-only BERTScore variants bertscore-p/-r/-f, with
-    the signature its stored scores are keyed by (weights hashed: another checkpoint never reuses them)."""
+    the signature its stored scores are keyed by (weights hashed: another checkpoint never reuses them); None for a
+    metric whose row scores depend on the rows scored with it (``menli+<metric>`` with set normalisation)."""
     from nlgmetrics.stress.bertscore_prf import VARIANTS, BERTScorePRF
 
     if name in VARIANTS:
@@ -564,6 +565,8 @@ def _stress_metric(name: str, args: argparse.Namespace, prf: dict) -> tuple[Any,
             prf["signature"] = f"encoder:{args.encoder}@{model.hash}|layer:{args.layer}|refs:{aggregation}"
         return prf["scorer"].metric(name), f"{name}|{prf['signature']}"
     scorer = build_scorer(name, args)
+    if getattr(scorer, "batch_dependent", False):
+        return (lambda h, r, s: scorer.score(h, r, s)), None
     signature = scorer.signature()
     if name.startswith("py:"):  # your own function: its module's code is part of the key, so an edit rescores
         signature += f"|code:{_code_hash(scorer.fn)}"
@@ -609,7 +612,13 @@ def cmd_stress(args: argparse.Namespace) -> dict:
     metrics, signatures = {}, {}
     for name in names:
         fn, signatures[name] = _stress_metric(name, args, prf)
-        metrics[name] = store.metric(signatures[name], fn, args.chunk, log, label=name)
+        if signatures[name] is None:  # scored in one call, as its normalisation needs; nothing stored
+            if log:
+                log(f"{name}: set normalisation fits on all rows at once, so its scores are not stored "
+                    "(--normalization <stats.json> makes them storable)")
+            metrics[name] = fn
+        else:
+            metrics[name] = store.metric(signatures[name], fn, args.chunk, log, label=name)
     seeds = tuple(int(x) for x in args.seeds.split(","))
     report = run_blindspot(metrics, gold, refs, srcs if any(srcs) else None, tests=tests, seeds=seeds,
                            mlm=args.mlm, keep_last_sentence=args.keep_last_sentence,
@@ -618,7 +627,9 @@ def cmd_stress(args: argparse.Namespace) -> dict:
     report["setup"] = setup
     # what scoring cost, summed over every run that wrote this --out (a resumed run reports its whole cost)
     report["setup"]["scoring"] = {name: {"signature": signatures[name], "scores": "scores.json",
-                                         **store.costs.get(signatures[name], {})} for name in names}
+                                         **store.costs.get(signatures[name], {})} if signatures[name] else
+                                  {"scores": "not stored (set normalisation: one call over all rows)"}
+                                  for name in names}
     write_report(report, args.out)
     return report
 
