@@ -27,6 +27,19 @@ set, paired item bootstrap, and the mix row (items resampled within each set). D
         --ensemble seeds_own_w0.5=v2_own_w0.5+v2_seed14_own_w0.5+v2_seed15_own_w0.5 \
         --name sescore_ensemble_report            # the default question (README): shipped vs ensembles, report half
 
+The default's ablations, built as the default is (three seeds, each half-way from its own start, scores averaged;
+ABL one of no_severity, no_rank, no_rules), then every ensemble once on the report half (README "SEScore" table):
+
+    python bench/ablate_sescore.py --arms ABL,ABL_seed14,ABL_seed15 --interpolate own:ABL:0.5 \
+        --interpolate own:ABL_seed14:0.5 --interpolate own:ABL_seed15:0.5 \
+        --ensemble ABL_seeds_own_w0.5=ABL_own_w0.5+ABL_seed14_own_w0.5+ABL_seed15_own_w0.5 \
+        --ensemble seeds_own_w0.5=v2_own_w0.5+v2_seed14_own_w0.5+v2_seed15_own_w0.5 \
+        --name sescore_default_ablations_ABL_select
+    python bench/ablate_sescore.py --arms "" --half report \
+        --ensemble no_severity_seeds_own_w0.5=no_severity_own_w0.5+no_severity_seed14_own_w0.5+no_severity_seed15_own_w0.5 \
+        --ensemble no_rank_seeds_own_w0.5=no_rank_own_w0.5+no_rank_seed14_own_w0.5+no_rank_seed15_own_w0.5 \
+        --ensemble seeds_own_w0.5=v2_own_w0.5+v2_seed14_own_w0.5+v2_seed15_own_w0.5 --name sescore_default_ablations_report
+
 The arms' data: the first 1,536 sentences of the two-domain input, synthesised once with the v2 recipe and once
 with the v1 recipe (no rule edits, no swaps), so "no_rules" sees the same references as the others:
 
@@ -237,6 +250,10 @@ def main() -> None:
         folders = [m.strip() for m in members.split("+") if m.strip()]
         if not name or len(folders) < 2:
             raise SystemExit(f"--ensemble {spec!r}: write NAME=FOLDER+FOLDER[+...]")
+        taken = {c[0] for c in candidates}
+        if name in taken:  # a row name keys the result file's details: a second one would overwrite the first
+            raise SystemExit(f"--ensemble {name}: that name is already a row of this table; name the ensemble "
+                             "apart from its members (e.g. <arm>_seeds_own_w0.5)")
         missing = [f for f in folders if not (root / f / "hparams.yaml").is_file()]
         if missing:
             raise SystemExit(f"--ensemble {name}: no export under {root} for {missing}; fit or interpolate them first")

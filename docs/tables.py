@@ -116,9 +116,9 @@ BENCH = Path(__file__).resolve().parents[1] / "bench" / "results"
 # by ``evaluate.py devmix`` (baselines); the first existing ablation file is read (the later one has more rows).
 REPORT_ABLATIONS = ["sescore_default_ablations_all_report", "sescore_default_ablations_report"]
 REPORT_SESCORE = [("default (minilm-v2)", "SEScore default (`minilm-v2`: three seeds' half-way points averaged)"),
-                  ("no_rank_own_w0.5", "default's recipe w/o ranking loss (`rank_weight 0`)"),
-                  ("no_rules_own_w0.5", "default's recipe w/o new error types (v1 synthesis: LM fills, deletions)"),
-                  ("no_severity_own_w0.5", "default's recipe w/o severity (every edit -1)"),
+                  ("no_rank_seeds_own_w0.5", "default's recipe w/o ranking loss (`rank_weight 0`)"),
+                  ("no_rules_seeds_own_w0.5", "default's recipe w/o new error types (v1 synthesis: LM fills, deletions)"),
+                  ("no_severity_seeds_own_w0.5", "default's recipe w/o severity (every edit -1)"),
                   ("v1 (minilm-news)", "SEScore v1 (`minilm-news`, the default before)")]
 REPORT_BASELINES = [("devmix_chrf_report", "chrF"), ("devmix_bleu_report", "BLEU")]
 REPORT_SETS = ["ted_zhen", "summeval_rel", "summeval_con", "webnlg"]

@@ -62,7 +62,7 @@ def test_the_report_half_table_reads_every_row_from_its_file_and_refuses_a_diffe
 
     monkeypatch.setattr(tables, "BENCH", tmp_path)
     assert tables.sescore_report_table() == []  # no result file: no table, not an empty one
-    details = {"default (minilm-v2)": _devmix_result(0.02), "no_rank_own_w0.5": _devmix_result(-0.03)}
+    details = {"default (minilm-v2)": _devmix_result(0.02), "no_rank_seeds_own_w0.5": _devmix_result(-0.03)}
     (tmp_path / "sescore_default_ablations_report.json").write_text(json.dumps({"details": details}))
     (tmp_path / "devmix_chrf_report.json").write_text(json.dumps(_devmix_result(0.01)))
     lines = tables.sescore_report_table()
