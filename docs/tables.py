@@ -152,6 +152,8 @@ def sescore_report_table() -> list[str]:
         if result is not None:
             lines.append(_report_row(name, result))
             reference = reference or result
+    if reference is None:  # checked before any baseline row is compared with it
+        raise SystemExit(f"{REPORT_ABLATIONS}: the ablation file has none of the rows {[k for k, _ in REPORT_SESCORE]}")
     for stem, name in REPORT_BASELINES:
         result = _bench(stem)
         if result is not None:

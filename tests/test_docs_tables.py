@@ -73,3 +73,6 @@ def test_the_report_half_table_reads_every_row_from_its_file_and_refuses_a_diffe
     (tmp_path / "devmix_bleu_report.json").write_text(json.dumps(_devmix_result(-0.1, versus="bertscore|other")))
     with pytest.raises(SystemExit, match="devmix_bleu_report: its BERTScore"):
         tables.sescore_report_table()
+    (tmp_path / "sescore_default_ablations_report.json").write_text(json.dumps({"details": {"other": details["default (minilm-v2)"]}}))
+    with pytest.raises(SystemExit, match="has none of the rows"):
+        tables.sescore_report_table()
