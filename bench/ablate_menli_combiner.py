@@ -3,10 +3,11 @@ its report half and on the dev adversarial suite.
 
 MENLI's paper adds a similarity metric to NLI because NLI alone is blind to fluency and to small lexical damage.
 The candidates here: BERTScore (the paper's choice), chrF, and the causal-LM likelihood ratio `lm-ratio` (a
-fluency signal); ``--partners`` adds others, e.g. ``sescore`` (the shipped SEScore default, or ``--checkpoint``). Each combination is ``w * MinMax(MENLI) + (1 - w) * MinMax(partner)`` with both ranges fitted
-once on the pooled select half and then fixed (stored in the JSON), never on the scored set, for w in 0, 0.1,
-..., 1. The choice is the (partner, w) with the best mean tau-like over the mix's sets on the select half; the
-report half then gets tau-likes and a paired item bootstrap (items resampled within each set) against BERTScore
+fluency signal); ``--partners`` adds others, e.g. ``sescore`` (the shipped SEScore default, or ``--checkpoint``).
+Each combination is ``w * MinMax(MENLI) + (1 - w) * MinMax(partner)`` with both ranges fitted once on the pooled
+select half and then fixed (stored in the JSON), never on the scored set, for w in 0, 0.1, ..., 1. The choice is
+the (partner, w) with the best mean tau-like over the mix's sets on the select half; the report half then gets
+tau-likes and a paired item bootstrap (items resampled within each set) against BERTScore
 with the same encoder, for the chosen combination, MENLI alone and each partner at its own select-best weight.
 
     python bench/ablate_menli_combiner.py [--mix devmix/default.yaml] [--cache runs/devmix_cache]

@@ -9,8 +9,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 TYPES = ["add", "drop", "neg", "num", "pron", "name", "word_NN", "word_VB", "word_JJ", "typo", "jumble", "subject_verb_dis"]
 
 
-def load(name: str) -> dict | None:
-    path = RESULTS / f"{name}.json"
+def load(name: str, folder: Path = RESULTS) -> dict | None:
+    path = folder / f"{name}.json"
     return json.loads(path.read_text()) if path.exists() else None
 
 
@@ -117,31 +117,28 @@ BENCH = Path(__file__).resolve().parents[1] / "bench" / "results"
 REPORT_ABLATIONS = ["sescore_default_ablations_all_report", "sescore_default_ablations_report"]
 REPORT_SESCORE = [("default (minilm-v2)", "SEScore default (`minilm-v2`: three seeds' half-way points averaged)"),
                   ("no_rank_seeds_own_w0.5", "default's recipe w/o ranking loss (`rank_weight 0`)"),
-                  ("no_rules_seeds_own_w0.5", "default's recipe w/o new error types (v1 synthesis: LM fills, deletions)"),
+                  ("no_rules_seeds_own_w0.5",
+                   "default's recipe w/o new error types (v1 synthesis: LM fills, deletions)"),
                   ("no_severity_seeds_own_w0.5", "default's recipe w/o severity (every edit -1)"),
                   ("v1 (minilm-news)", "SEScore v1 (`minilm-news`, the default before)")]
 REPORT_BASELINES = [("devmix_chrf_report", "chrF"), ("devmix_bleu_report", "BLEU")]
 REPORT_SETS = ["ted_zhen", "summeval_rel", "summeval_con", "webnlg"]
 
 
-def _bench(name: str) -> dict | None:
-    path = BENCH / f"{name}.json"
-    return json.loads(path.read_text()) if path.exists() else None
-
-
 def _report_row(name: str, result: dict) -> str:
     sets = {s["set"]: s for s in result["sets"]}
     mean = result["mean"]
     cells = [f"{fmt(sets[k]['tau_like_a'])} ({sets[k]['difference']:+.3f})" for k in REPORT_SETS]
-    return (f"| {name} | " + " | ".join(cells) + f" | {mean['difference']:+.3f} [{mean['ci95'][0]:+.3f}, "
-            f"{mean['ci95'][1]:+.3f}] | {mean['share_a_not_better']:.1%} | {fmt(sets['ted_zhen']['system_pearson_a'])} |")
+    low, high = mean["ci95"]
+    return (f"| {name} | " + " | ".join(cells) + f" | {mean['difference']:+.3f} [{low:+.3f}, {high:+.3f}] | "
+            f"{mean['share_a_not_better']:.1%} | {fmt(sets['ted_zhen']['system_pearson_a'])} |")
 
 
 def sescore_report_table() -> list[str]:
     """The dev mix's report half: SEScore, the ablations of its recipe (each built like the default: three seeds'
     half-way points averaged) and the baselines, each against BERTScore-MiniLM on the same rows with a paired item
     bootstrap. Every row is a metric minus the same BERTScore, so rows compare with each other through it."""
-    ablations = next((r for r in map(_bench, REPORT_ABLATIONS) if r is not None), None)
+    ablations = next((r for r in (load(n, BENCH) for n in REPORT_ABLATIONS) if r is not None), None)
     if ablations is None:
         return []
     lines = ["| metric (dev mix, report half) | TED zh-en | SummEval rel. | SummEval con. | WebNLG "
@@ -155,7 +152,7 @@ def sescore_report_table() -> list[str]:
     if reference is None:  # checked before any baseline row is compared with it
         raise SystemExit(f"{REPORT_ABLATIONS}: the ablation file has none of the rows {[k for k, _ in REPORT_SESCORE]}")
     for stem, name in REPORT_BASELINES:
-        result = _bench(stem)
+        result = load(stem, BENCH)
         if result is not None:
             if result["versus_signature"] != reference["versus_signature"]:
                 raise SystemExit(f"{stem}: its BERTScore ({result['versus_signature']}) is not the SEScore rows' "

@@ -576,16 +576,16 @@ def _stress_metric(name: str, args: argparse.Namespace, prf: dict) -> tuple[Any,
 def _code_hash(function: Callable) -> str:
     """Hash of the source file defining ``function``; without a readable file a fresh random token, so the scores
     of code that cannot be hashed are never reused."""
-    import hashlib
     import inspect
 
+    from nlgmetrics.modelroles.cache import file_sha256
+
     try:
-        text = Path(inspect.getsourcefile(function) or "").read_bytes()
+        return file_sha256(Path(inspect.getsourcefile(function) or ""))[:12]
     except (TypeError, OSError):
         import uuid
 
         return f"unhashable-{uuid.uuid4().hex[:12]}"
-    return hashlib.sha256(text).hexdigest()[:12]
 
 
 def cmd_stress(args: argparse.Namespace) -> dict:

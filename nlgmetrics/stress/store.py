@@ -100,7 +100,8 @@ class ScoreStore:
                 self.save()
                 done = start + len(rows)
                 rate = done / max(time.perf_counter() - started, 1e-9)
-                say(f"{shown}: {done}/{len(todo)} rows, {rate:.2f} rows/s, ~{(len(todo) - done) / rate / 60:.0f} min left")
+                left = (len(todo) - done) / rate / 60
+                say(f"{shown}: {done}/{len(todo)} rows, {rate:.2f} rows/s, ~{left:.0f} min left")
             return [table[k] for k in keys]
 
         return score
