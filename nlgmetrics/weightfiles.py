@@ -1,4 +1,4 @@
-"""Why a weights file could not be read, in words a user can act on.
+"""Why a checkpoint file could not be read, in words a user can act on.
 
 Every checkpoint this toolkit writes is safetensors; nothing is ever unpickled, because unpickling a file runs
 code from it. The common mistake is pointing a loader at a ``torch.save`` / Lightning ``.ckpt`` file (a zip or a
@@ -8,6 +8,9 @@ a disk fault, so such files are named for what they are.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Callable
+
+import yaml
 
 _PICKLE_STARTS = (b"PK\x03\x04", b"\x80")  # torch.save's zip archive; a raw pickle (protocol >= 2)
 
@@ -23,3 +26,23 @@ def unreadable_reason(path: str | Path) -> str:
         return ("a pickled PyTorch file (torch.save or a Lightning .ckpt), not safetensors; it is not loaded, "
                 "because unpickling runs code from the file")
     return "damaged or truncated"
+
+
+def read_format_yaml(file: str | Path, fmt: str, owner: str, error: Callable[[str], Exception],
+                     missing: str | None = None) -> dict[str, Any]:
+    """A checkpoint's YAML file as a dict whose ``format`` is ``fmt``, or ``error(message)`` raised.
+
+    Why one function: every checkpoint kind (SEScore models and ensembles, NLI adapters) must turn a missing file,
+    bad YAML or bytes, and another format's file into the same kind of one-line message naming ``owner`` (e.g.
+    ``"SEScore checkpoint runs/x"``) and the file. ``missing`` replaces the default "no <file>" message.
+    """
+    file = Path(file)
+    try:
+        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except FileNotFoundError as cause:
+        raise error(f"{owner}: {missing or f'no {file.name}'}") from cause
+    except (yaml.YAMLError, UnicodeDecodeError) as cause:
+        raise error(f"{owner}: {file.name} is not valid YAML ({cause})") from cause
+    if not isinstance(raw, dict) or raw.get("format") != fmt:
+        raise error(f"{owner}: {file.name} is not a '{fmt}' file")
+    return raw

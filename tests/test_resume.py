@@ -1,4 +1,5 @@
-"""nlgmetrics.resume: pickle-free training state, and a crashed SEScore fit resumed to the uninterrupted result."""
+"""nlgmetrics.resume: pickle-free training state, and a crashed SEScore fit resumed to the uninterrupted result;
+nlgmetrics.weightfiles: the checks every checkpoint reader shares."""
 from __future__ import annotations
 
 import math
@@ -248,3 +249,28 @@ def test_sigterm_ends_train_py_fit_with_a_failure_status(tiny, tmp_path, capsys)
     status = _fit(tiny, dataset_dir, dev, tmp_path, "terminated", ["--trainer.callbacks+=test_resume.Terminate"])
     assert status == 143, "a terminated fit must not exit as if it had finished"
     assert "terminated (SIGTERM)" in capsys.readouterr().err
+
+
+def test_read_format_yaml_names_the_owner_and_the_file_for_each_way_a_checkpoint_yaml_is_broken(tmp_path):
+    from nlgmetrics.weightfiles import read_format_yaml
+
+    class Broken(Exception):
+        pass
+
+    file = tmp_path / "hparams.yaml"
+    with pytest.raises(Broken, match=r"^model X: no hparams.yaml$"):
+        read_format_yaml(file, "fmt/1", "model X", Broken)
+    with pytest.raises(Broken, match=r"^model X: export was interrupted$"):
+        read_format_yaml(file, "fmt/1", "model X", Broken, missing="export was interrupted")
+    file.write_bytes(b"format: [fmt/1\n")
+    with pytest.raises(Broken, match=r"^model X: hparams.yaml is not valid YAML"):
+        read_format_yaml(file, "fmt/1", "model X", Broken)
+    file.write_bytes(b"format: \xff\xfe\n")
+    with pytest.raises(Broken, match=r"^model X: hparams.yaml is not valid YAML"):
+        read_format_yaml(file, "fmt/1", "model X", Broken)
+    for body in ("format: fmt/2\n", "- format: fmt/1\n", ""):
+        file.write_text(body)
+        with pytest.raises(Broken, match=r"^model X: hparams.yaml is not a 'fmt/1' file$"):
+            read_format_yaml(file, "fmt/1", "model X", Broken)
+    file.write_text("format: fmt/1\nlayers: 3\n")
+    assert read_format_yaml(file, "fmt/1", "model X", Broken) == {"format": "fmt/1", "layers": 3}

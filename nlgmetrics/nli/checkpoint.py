@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from nlgmetrics.modelroles import ModelRoleError, fingerprint, resolve
-from nlgmetrics.weightfiles import unreadable_reason
+from nlgmetrics.weightfiles import read_format_yaml, unreadable_reason
 
 CONFIG_NAME = "nli.yaml"
 WEIGHTS_NAME = "adapter.safetensors"
@@ -54,15 +54,7 @@ def is_adapter_dir(path: str | Path) -> bool:
 def read_adapter_config(path: str | Path) -> AdapterConfig:
     """Parse ``nli.yaml`` with a clear error for a missing or corrupt file."""
     path = Path(path)
-    config_file = path / CONFIG_NAME
-    try:
-        raw = yaml.safe_load(config_file.read_text(encoding="utf-8"))
-    except FileNotFoundError as error:
-        raise ModelRoleError(f"NLI checkpoint {path}: no {CONFIG_NAME}") from error
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise ModelRoleError(f"NLI checkpoint {path}: {CONFIG_NAME} is not valid YAML ({error})") from error
-    if not isinstance(raw, dict) or raw.get("format") != FORMAT:
-        raise ModelRoleError(f"NLI checkpoint {path}: {CONFIG_NAME} is not a '{FORMAT}' file")
+    raw = read_format_yaml(path / CONFIG_NAME, FORMAT, f"NLI checkpoint {path}", ModelRoleError)
     try:
         lora = LoraShape(**raw.pop("lora"))
         raw["id2label"] = {int(k): str(v) for k, v in raw["id2label"].items()}

@@ -16,7 +16,7 @@ import yaml
 
 from nlgmetrics.metaeval.scorer import toolkit_version
 from nlgmetrics.modelroles import ModelRoleError, fingerprint, resolve
-from nlgmetrics.weightfiles import unreadable_reason
+from nlgmetrics.weightfiles import read_format_yaml, unreadable_reason
 from sescore.regressor.model import RegressorConfig, SEScoreRegressor, add_lora, build_regressor, load_base_encoder
 from sescore.regressor.scale import describe
 
@@ -92,14 +92,8 @@ def read_hparams(path: str | Path) -> dict[str, Any]:
     if (path / ENSEMBLE_NAME).is_file() and not (path / HPARAMS_NAME).is_file():
         raise CheckpointError(f"SEScore checkpoint {path} is an ensemble ({ENSEMBLE_NAME}), not one model: score it "
                               "with SEScoreScorer / evaluate.py --checkpoint, or load one of its member folders")
-    try:
-        raw = yaml.safe_load((path / HPARAMS_NAME).read_text(encoding="utf-8"))
-    except FileNotFoundError as error:
-        raise CheckpointError(f"SEScore checkpoint {path}: no {HPARAMS_NAME} (not a checkpoint, or export was interrupted)") from error
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise CheckpointError(f"SEScore checkpoint {path}: {HPARAMS_NAME} is not valid YAML ({error})") from error
-    if not isinstance(raw, dict) or raw.get("format") != FORMAT:
-        raise CheckpointError(f"SEScore checkpoint {path}: {HPARAMS_NAME} is not a '{FORMAT}' file")
+    raw = read_format_yaml(path / HPARAMS_NAME, FORMAT, f"SEScore checkpoint {path}", CheckpointError,
+                           missing=f"no {HPARAMS_NAME} (not a checkpoint, or export was interrupted)")
     if raw.get("model_class") != MODEL_CLASS:
         raise CheckpointError(f"SEScore checkpoint {path}: model_class {raw.get('model_class')!r}, expected {MODEL_CLASS}")
     for key in ("encoder", "encoder_hash", "regressor", "output_scale"):
@@ -119,12 +113,7 @@ def ensemble_members(path: str | Path) -> list[Path] | None:
     file = path / ENSEMBLE_NAME
     if not file.is_file():
         return None
-    try:
-        raw = yaml.safe_load(file.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise CheckpointError(f"SEScore ensemble {path}: {ENSEMBLE_NAME} is not valid YAML ({error})") from error
-    if not isinstance(raw, dict) or raw.get("format") != ENSEMBLE_FORMAT:
-        raise CheckpointError(f"SEScore ensemble {path}: {ENSEMBLE_NAME} is not a '{ENSEMBLE_FORMAT}' file")
+    raw = read_format_yaml(file, ENSEMBLE_FORMAT, f"SEScore ensemble {path}", CheckpointError)
     if raw.get("combine", "mean") != "mean":
         raise CheckpointError(f"SEScore ensemble {path}: combine {raw.get('combine')!r} is not supported (only 'mean')")
     members = raw.get("members")
