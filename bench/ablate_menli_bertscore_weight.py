@@ -31,7 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.ablate_menli_combiner import (  # noqa: E402
-    WEIGHTS, adversarial_accuracy, adversarial_rows, choose, combined, fit_ranges, mean_tau, reference_scores,
+    WEIGHTS, adversarial_accuracy, adversarial_rows, all_items, choose, combined, fit_ranges, mean_tau,
+    reference_scores,
 )
 from bench.ablate_menli_pooling import (  # noqa: E402
     add_set_options, check_sets, load_halves, pair_probabilities, strategy_scores,
@@ -47,16 +48,6 @@ def combiner_sets(halves: dict[str, list[dict]], formula: str, direction: str) -
                     "scores": {"menli": strategy_scores(s["forward"], s["backward"], formula, direction),
                                "bertscore": s["bertscore"]}} for s in sets]
             for half, sets in halves.items()}
-
-
-def all_items(sets: dict[str, list[dict]], name: str) -> dict:
-    """One set's select and report halves joined (disjoint items): the set on all its items."""
-    import numpy as np
-
-    parts = [s for half in ("select", "report") for s in sets[half] if s["set"] == name]
-    return {"set": name, "human": [h for p in parts for h in p["human"]],
-            "items": [i for p in parts for i in p["items"]],
-            "scores": {k: np.concatenate([p["scores"][k] for p in parts]) for k in NAMES}}
 
 
 def variants(best_weight: float, robust_weight: float | None = None) -> dict[str, float]:

@@ -9,10 +9,15 @@ select half and then fixed (stored in the JSON), never on the scored set, for w 
 the (partner, w) with the best mean tau-like over the mix's sets on the select half; the report half then gets
 tau-likes and a paired item bootstrap (items resampled within each set) against BERTScore
 with the same encoder, for the chosen combination, MENLI alone and each partner at its own select-best weight.
+The MENLI issue judges TED zh-en on all its items, so each row also gets that set on both halves joined (marked as
+including the select half the choice was made on; the dev mix leaves ref-A out). ``--save-stats`` writes the
+chosen combination's fixed ranges as ``evaluate.py --normalization`` reads them (with the models they were fitted
+with), so the same combination can be scored on any data.
 
     python bench/ablate_menli_combiner.py [--mix devmix/default.yaml] [--cache runs/devmix_cache]
     python bench/ablate_menli_combiner.py --nli-model packaged:nli-mpnet --name menli_combiner_mpnet
-    python bench/ablate_menli_combiner.py --partners bertscore,chrf,lm-ratio,sescore --name menli_combiner_sescore
+    python bench/ablate_menli_combiner.py --partners bertscore,chrf,lm-ratio,sescore --name menli_combiner_sescore \
+        --save-stats runs/menli_combiner_sescore_stats.json
 
 Scores are cached per set and half (the same cache `evaluate.py devmix --cache` uses), so a rerun is cheap.
 Writes bench/results/menli_combiner.{json,md}.
@@ -70,6 +75,18 @@ def fit_ranges(sets: Sequence[dict], names: Sequence[str]) -> dict:
     return {name: MinMax.fit(np.concatenate([s["scores"][name] for s in sets])) for name in names}
 
 
+def all_items(sets: dict[str, list[dict]], name: str) -> dict:
+    """One set's select and report halves joined (disjoint items): the set on all its items."""
+    import numpy as np
+
+    parts = [s for half in ("select", "report") for s in sets[half] if s["set"] == name]
+    if not parts:
+        raise ValueError(f"no set named {name!r} in the halves")
+    return {"set": name, "human": [h for p in parts for h in p["human"]],
+            "items": [i for p in parts for i in p["items"]],
+            "scores": {k: np.concatenate([p["scores"][k] for p in parts]) for k in parts[0]["scores"]}}
+
+
 def combined(scores: dict, ranges: dict, partner: str, weight: float):
     """MENLI's combination of stored scores with the fixed ranges (``menli.combine``)."""
     from menli import CombinationStats, combine
@@ -116,6 +133,11 @@ def main() -> None:
                         help="MENLI's NLI role value (default: nli-minilm, the published table's; the toolkit's "
                              "default is nli-mpnet); scores are cached by signature, so another model never reads "
                              "another's cached scores")
+    parser.add_argument("--all-items-set", default="ted_zhen",
+                        help="the set also reported on all its items ('' for none)")
+    parser.add_argument("--save-stats", metavar="JSON",
+                        help="also write the chosen combination's fixed ranges as evaluate.py --normalization reads "
+                             "them")
     args = parser.parse_args()
 
     import numpy as np
@@ -139,6 +161,9 @@ def main() -> None:
     names = ("menli", *partners)
     scorers = {name: build_scorer(name, cli) for name in names}
     mix = load_mix(args.mix)
+    if args.all_items_set and args.all_items_set not in [entry["name"] for entry in mix["sets"]]:
+        parser.error(f"--all-items-set {args.all_items_set}: no such set in {args.mix} "
+                     f"({', '.join(entry['name'] for entry in mix['sets'])})")
     cache = Path(args.cache)
     root = data_dir()
     started = time.perf_counter()
@@ -163,6 +188,7 @@ def main() -> None:
 
     ranges = fit_ranges(halves["select"], names)
     grid, best_w, chosen = choose(halves["select"], ranges, partners)
+    whole = all_items(halves, args.all_items_set) if args.all_items_set else None
 
     candidates = {"menli": ("bertscore", 1.0), "menli+bertscore@0.2 (paper-style default)": ("bertscore", 0.2)}
     for partner in partners:
@@ -170,9 +196,20 @@ def main() -> None:
         if 0.0 < best_w[partner] < 1.0 and (partner, best_w[partner]) not in candidates.values():
             candidates[f"menli+{partner}@{best_w[partner]}"] = (partner, best_w[partner])
     report_rows = []
+    def against_bertscore(chosen_sets: list[dict], partner: str, w: float) -> dict:
+        rows = [(combined(s["scores"], ranges, partner, w), s["scores"]["bertscore"], s["human"], s["items"])
+                for s in chosen_sets]
+        return paired_bootstrap_tau_like_mix(rows, args.bootstrap, 0)
+
     for label, (partner, w) in candidates.items():
         sets = [(combined(s["scores"], ranges, partner, w), s["scores"]["bertscore"], s["human"], s["items"])
                 for s in halves["report"]]
+        if whole is not None:
+            every = {"all_items_tau": tau_like(combined(whole["scores"], ranges, partner, w), whole["human"],
+                                               whole["items"]),
+                     "all_items_vs_bertscore": against_bertscore([whole], partner, w)}
+        else:
+            every = {}
         report_rows.append({
             "variant": label, "partner": partner, "weight": w,
             "select_mean_tau": mean_tau(halves["select"], ranges, partner, w),
@@ -180,6 +217,7 @@ def main() -> None:
             "report_mean_tau": mean_tau(halves["report"], ranges, partner, w),
             "vs_bertscore": paired_bootstrap_tau_like_mix(sets, args.bootstrap, 0),
             "chosen": w == best_w[chosen] and (partner == chosen or w == 1.0),
+            **every,
         })
 
     adversarial = None
@@ -197,9 +235,16 @@ def main() -> None:
         "signatures": {name: scorers[name].signature() for name in names},
         "ranges": {name: {"low": r.low, "high": r.high} for name, r in ranges.items()},
         "select_grid": {p: {str(w): v for w, v in g.items()} for p, g in grid.items()},
-        "chosen": {"partner": chosen, "weight": best_w[chosen]}, "report": report_rows,
+        "chosen": {"partner": chosen, "weight": best_w[chosen]}, "all_items_set": args.all_items_set or None,
+        "report": report_rows,
         "adversarial": adversarial, "seconds": round(time.perf_counter() - started, 1), "machine": machine(),
     }
+    if args.save_stats:
+        from menli import CombinationStats, fitted_with
+
+        CombinationStats(ranges["menli"], ranges[chosen],
+                         fitted_with(scorers["menli"].signature(), scorers[chosen].signature())).save(args.save_stats)
+        result["saved_stats"] = args.save_stats
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{args.name}.json").write_text(json.dumps(result, indent=1, default=str))
     (RESULTS / f"{args.name}.md").write_text(markdown(result))
@@ -209,20 +254,26 @@ def main() -> None:
 def markdown(result: dict) -> str:
     sets = list(result["report"][0]["report_tau"])
     first = next(iter(result["select_grid"].values()))
+    whole = result.get("all_items_set")  # absent in files written before the column existed
     lines = [f"# MENLI's combiner partner and weight: chosen on the select half, reported on the report half "
              f"(split seed {result['split_seed']}, NLI model {result['nli_model']})", "",
              "| variant | select mean tau | " + " | ".join(f"report {s}" for s in sets)
-             + " | report mean | vs BERTScore [95% CI] | P(not better) | adversarial acc. |",
-             "|---|---|" + "---|" * len(sets) + "---|---|---|---|"]
+             + " | report mean | vs BERTScore [95% CI] | P(not better) | adversarial acc. |"
+             + (f" {whole}, all items* | vs BERTScore [95% CI]* |" if whole else ""),
+             "|---|---|" + "---|" * len(sets) + "---|---|---|---|" + ("---|---|" if whole else "")]
+
+    def interval(boot: dict) -> str:
+        return f"{boot['difference']:+.4f} [{boot['ci95'][0]:+.4f}, {boot['ci95'][1]:+.4f}]"
+
     for row in result["report"]:
         boot = row["vs_bertscore"]
         adv = (result["adversarial"] or {}).get("accuracy", {}).get(row["variant"])
         name = f"**{row['variant']}** (chosen)" if row["chosen"] else row["variant"]
         lines.append(f"| {name} | {row['select_mean_tau']:.4f} | "
                      + " | ".join(f"{row['report_tau'][s]:.4f}" for s in sets)
-                     + f" | {row['report_mean_tau']:.4f} | {boot['difference']:+.4f} [{boot['ci95'][0]:+.4f}, "
-                       f"{boot['ci95'][1]:+.4f}] | {boot['share_a_not_better']:.3f} | "
-                     + (f"{adv:.3f}" if adv is not None else "-") + " |")
+                     + f" | {row['report_mean_tau']:.4f} | {interval(boot)} | {boot['share_a_not_better']:.3f} | "
+                     + (f"{adv:.3f}" if adv is not None else "-") + " |"
+                     + (f" {row['all_items_tau']:.4f} | {interval(row['all_items_vs_bertscore'])} |" if whole else ""))
     lines += ["", "Select-half mean tau-like by weight w of MENLI (w = 0: the partner alone, w = 1: MENLI alone):", "",
               "| partner | " + " | ".join(first) + " |", "|---|" + "---|" * len(first)]
     for partner, grid in result["select_grid"].items():
@@ -234,6 +285,8 @@ def markdown(result: dict) -> str:
               "half; items resampled within each set; P(not better) = share of resamples with difference <= 0.",
               "- Adversarial: mean preference accuracy over error types, reference-based, with the same fixed ranges."
               if result["adversarial"] else "- Adversarial suite not run.",
+              *([f"- *{whole} on both halves joined: includes the select half the choice was made on, so it is not a "
+                 "held-out number; the same paired item bootstrap against BERTScore."] if whole else []),
               f"- {result['seconds']:.0f} s; machine {result['machine']}"]
     return "\n".join(lines) + "\n"
 

@@ -38,6 +38,31 @@ def test_combination_uses_the_fixed_ranges_not_the_scored_rows():
     assert combined({"menli": np.array([1.0]), "p": np.array([30.0])}, ranges, "p", 0.5) == pytest.approx([1.5])
 
 
+def test_combiner_report_shows_the_all_items_set_only_when_the_file_has_it():
+    from bench.ablate_menli_combiner import all_items, markdown
+
+    halves = {"select": [_set("ted", [1, 0], [0.1, 0.2], {"bertscore": [0.3, 0.4]}, [("s", 0)] * 2)],
+              "report": [_set("ted", [0, 1, 1], [0.5, 0.6, 0.7], {"bertscore": [0.1, 0.2, 0.3]}, [("r", 0)] * 3)]}
+    whole = all_items(halves, "ted")
+    assert whole["items"] == [("s", 0)] * 2 + [("r", 0)] * 3 and whole["human"] == [1, 0, 0, 1, 1]
+    np.testing.assert_allclose(whole["scores"]["menli"], [0.1, 0.2, 0.5, 0.6, 0.7])
+    with pytest.raises(ValueError, match="no set named 'webnlg'"):
+        all_items(halves, "webnlg")
+    boot = {"difference": 0.01, "ci95": [-0.02, 0.04], "share_a_not_better": 0.25}
+    row = {"variant": "menli", "chosen": False, "select_mean_tau": 0.1, "report_tau": {"ted": 0.2},
+           "report_mean_tau": 0.2, "vs_bertscore": boot}
+    result = {"split_seed": 13, "nli_model": "m", "select_grid": {"bertscore": {"0.0": 0.1}}, "adversarial": None,
+              "signatures": {"menli": "menli|x"}, "ranges": {"menli": {"low": 0, "high": 1}}, "seconds": 1,
+              "machine": "here", "report": [row]}
+    old_file = markdown(result).splitlines()
+    assert old_file[2].endswith("| adversarial acc. |") and old_file[4].endswith("| 0.250 | - |")
+    new_file = markdown({**result, "all_items_set": "ted",
+                         "report": [{**row, "all_items_tau": 0.05, "all_items_vs_bertscore": boot}]}).splitlines()
+    assert new_file[2].endswith("| ted, all items* | vs BERTScore [95% CI]* |")
+    assert new_file[4].endswith("| 0.250 | - | 0.0500 | +0.0100 [-0.0200, +0.0400] |")
+    assert any("includes the select half" in line for line in new_file)
+
+
 class _Counting:
     def __init__(self):
         self.calls = []
