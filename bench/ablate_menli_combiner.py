@@ -17,7 +17,7 @@ with), so the same combination can be scored on any data.
     python bench/ablate_menli_combiner.py [--mix devmix/default.yaml] [--cache runs/devmix_cache]
     python bench/ablate_menli_combiner.py --nli-model packaged:nli-mpnet --name menli_combiner_mpnet
     python bench/ablate_menli_combiner.py --partners bertscore,chrf,lm-ratio,sescore --name menli_combiner_sescore \
-        --save-stats runs/menli_combiner_sescore_stats.json
+        --save-stats bench/results/menli_combiner_sescore.stats.json
 
 Scores are cached per set and half (the same cache `evaluate.py devmix --cache` uses), so a rerun is cheap.
 Writes bench/results/menli_combiner.{json,md}.
@@ -195,15 +195,14 @@ def main() -> None:
         candidates[f"{partner} alone"] = (partner, 0.0)
         if 0.0 < best_w[partner] < 1.0 and (partner, best_w[partner]) not in candidates.values():
             candidates[f"menli+{partner}@{best_w[partner]}"] = (partner, best_w[partner])
-    report_rows = []
+
     def against_bertscore(chosen_sets: list[dict], partner: str, w: float) -> dict:
         rows = [(combined(s["scores"], ranges, partner, w), s["scores"]["bertscore"], s["human"], s["items"])
                 for s in chosen_sets]
         return paired_bootstrap_tau_like_mix(rows, args.bootstrap, 0)
 
+    report_rows = []
     for label, (partner, w) in candidates.items():
-        sets = [(combined(s["scores"], ranges, partner, w), s["scores"]["bertscore"], s["human"], s["items"])
-                for s in halves["report"]]
         if whole is not None:
             every = {"all_items_tau": tau_like(combined(whole["scores"], ranges, partner, w), whole["human"],
                                                whole["items"]),
@@ -213,9 +212,10 @@ def main() -> None:
         report_rows.append({
             "variant": label, "partner": partner, "weight": w,
             "select_mean_tau": mean_tau(halves["select"], ranges, partner, w),
-            "report_tau": {s["set"]: tau_like(c, s["human"], s["items"]) for (c, *_), s in zip(sets, halves["report"])},
+            "report_tau": {s["set"]: tau_like(combined(s["scores"], ranges, partner, w), s["human"], s["items"])
+                           for s in halves["report"]},
             "report_mean_tau": mean_tau(halves["report"], ranges, partner, w),
-            "vs_bertscore": paired_bootstrap_tau_like_mix(sets, args.bootstrap, 0),
+            "vs_bertscore": against_bertscore(halves["report"], partner, w),
             "chosen": w == best_w[chosen] and (partner == chosen or w == 1.0),
             **every,
         })
