@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.ablate_menli_combiner import (  # noqa: E402
     WEIGHTS, adversarial_accuracy, adversarial_rows, all_items, choose, combined, fit_ranges, mean_tau,
-    reference_scores,
+    reference_scores, versus_bertscore,
 )
 from bench.ablate_menli_pooling import (  # noqa: E402
     add_set_options, check_sets, load_halves, pair_probabilities, strategy_scores,
@@ -93,7 +93,7 @@ def main() -> None:
     from menli.pooling import check_strategy
     from nlgmetrics.cli.devmix import _cached_scores
     from nlgmetrics.cli.evaluate import build_scorer, make_parser
-    from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, read_jsonl, tau_like
+    from nlgmetrics.metaeval import read_jsonl, tau_like
     from nlgmetrics.metaeval.devmix import load_mix
     from nlgmetrics.nli import load_nli
 
@@ -113,11 +113,6 @@ def main() -> None:
     ranges = fit_ranges(sets["select"], NAMES)
     grid, best, _ = choose(sets["select"], ranges, partners=("bertscore",))
     whole = all_items(sets, args.all_items_set)
-
-    def against_bertscore(chosen_sets: list[dict], weight: float) -> dict:
-        rows = [(combined(s["scores"], ranges, "bertscore", weight), s["scores"]["bertscore"], s["human"], s["items"])
-                for s in chosen_sets]
-        return paired_bootstrap_tau_like_mix(rows, args.bootstrap, 0)
 
     adversarial = None
     if args.adversarial:
@@ -145,10 +140,10 @@ def main() -> None:
             "report_tau": {s["set"]: tau_like(combined(s["scores"], ranges, "bertscore", weight), s["human"],
                                               s["items"]) for s in sets["report"]},
             "report_mean_tau": mean_tau(sets["report"], ranges, "bertscore", weight),
-            "vs_bertscore": against_bertscore(sets["report"], weight),
+            "vs_bertscore": versus_bertscore(sets["report"], ranges, "bertscore", weight, args.bootstrap),
             "all_items_tau": tau_like(combined(whole["scores"], ranges, "bertscore", weight), whole["human"],
                                       whole["items"]),
-            "all_items_vs_bertscore": against_bertscore([whole], weight),
+            "all_items_vs_bertscore": versus_bertscore([whole], ranges, "bertscore", weight, args.bootstrap),
         })
 
     if adversarial:

@@ -104,6 +104,16 @@ def mean_tau(sets: Sequence[dict], ranges: dict, partner: str, weight: float) ->
                           for s in sets]))
 
 
+def versus_bertscore(sets: Sequence[dict], ranges: dict, partner: str, weight: float, resamples: int) -> dict:
+    """Paired item bootstrap (items resampled within each set, seed 0) of the combination's mean tau-like minus
+    BERTScore's on the same rows."""
+    from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix
+
+    rows = [(combined(s["scores"], ranges, partner, weight), s["scores"]["bertscore"], s["human"], s["items"])
+            for s in sets]
+    return paired_bootstrap_tau_like_mix(rows, resamples, 0)
+
+
 def choose(sets: Sequence[dict], ranges: dict, partners: Sequence[str] = PARTNERS,
            weights: Sequence[float] = WEIGHTS) -> tuple[dict, dict, str]:
     """(grid of mean tau-like per partner and weight, best weight per partner, best partner) on ``sets``.
@@ -146,7 +156,7 @@ def main() -> None:
     torch.set_num_threads(int(os.environ.get("NLGMETRICS_THREADS", "2")))
     from nlgmetrics.cli.devmix import _cached_scores
     from nlgmetrics.cli.evaluate import build_scorer, make_parser
-    from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, read_jsonl, tau_like
+    from nlgmetrics.metaeval import read_jsonl, tau_like
     from nlgmetrics.metaeval.devmix import load_mix, set_rows
 
     partners = tuple(p for p in args.partners.split(",") if p)
@@ -196,17 +206,12 @@ def main() -> None:
         if 0.0 < best_w[partner] < 1.0 and (partner, best_w[partner]) not in candidates.values():
             candidates[f"menli+{partner}@{best_w[partner]}"] = (partner, best_w[partner])
 
-    def against_bertscore(chosen_sets: list[dict], partner: str, w: float) -> dict:
-        rows = [(combined(s["scores"], ranges, partner, w), s["scores"]["bertscore"], s["human"], s["items"])
-                for s in chosen_sets]
-        return paired_bootstrap_tau_like_mix(rows, args.bootstrap, 0)
-
     report_rows = []
     for label, (partner, w) in candidates.items():
         if whole is not None:
             every = {"all_items_tau": tau_like(combined(whole["scores"], ranges, partner, w), whole["human"],
                                                whole["items"]),
-                     "all_items_vs_bertscore": against_bertscore([whole], partner, w)}
+                     "all_items_vs_bertscore": versus_bertscore([whole], ranges, partner, w, args.bootstrap)}
         else:
             every = {}
         report_rows.append({
@@ -215,7 +220,7 @@ def main() -> None:
             "report_tau": {s["set"]: tau_like(combined(s["scores"], ranges, partner, w), s["human"], s["items"])
                            for s in halves["report"]},
             "report_mean_tau": mean_tau(halves["report"], ranges, partner, w),
-            "vs_bertscore": against_bertscore(halves["report"], partner, w),
+            "vs_bertscore": versus_bertscore(halves["report"], ranges, partner, w, args.bootstrap),
             "chosen": w == best_w[chosen] and (partner == chosen or w == 1.0),
             **every,
         })
