@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.ablate_menli_combiner import (  # noqa: E402
-    WEIGHTS, adversarial_accuracy, adversarial_rows, all_items, choose, combined, fit_ranges, mean_tau,
+    WEIGHTS, adversarial_accuracy, adversarial_rows, all_items, choose, combined, fit_ranges, mean_tau, meets_goal,
     reference_scores, versus_bertscore,
 )
 from bench.ablate_menli_pooling import (  # noqa: E402
@@ -66,7 +66,7 @@ def robust_choice(select_sets: list[dict], ranges: dict, adversarial_grid: dict[
     the suite was not run. Same tie rule as the unconstrained choice."""
     if not adversarial_grid:
         return None
-    feasible = [w for w in WEIGHTS if adversarial_grid[w] >= goal]
+    feasible = [w for w in WEIGHTS if meets_goal(adversarial_grid[w], goal)]
     if not feasible:
         return None
     _, best, _ = choose(select_sets, ranges, partners=("bertscore",), weights=feasible)

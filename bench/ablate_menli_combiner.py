@@ -66,6 +66,12 @@ def adversarial_accuracy(scores, n_good: int, types: list) -> float:
     return preference_accuracy(scores[:n_good], scores[n_good:], types)["mean"]
 
 
+def meets_goal(accuracy: float, goal: float) -> bool:
+    """Whether an adversarial accuracy reaches ``goal``. Accuracies are means of per-type shares, so one that is
+    exactly the goal can come out a rounding step below it (0.7 as 0.6999999999999998); that still counts."""
+    return accuracy >= goal - 1e-9
+
+
 def fit_ranges(sets: Sequence[dict], names: Sequence[str]) -> dict:
     """One fixed min-max range per metric, fitted on the rows of ``sets`` pooled (the select half)."""
     import numpy as np
@@ -126,6 +132,63 @@ def choose(sets: Sequence[dict], ranges: dict, partners: Sequence[str] = PARTNER
     return grid, best, chosen
 
 
+def load_scores(mix_path: str, names: Sequence[str], nli_model: str, checkpoint: Sequence[str] | None,
+                cache: Path, limit_items: int | None, adversarial: str, all_items_set: str = "") -> dict:
+    """Every metric's reference-only scores on the mix's select and report halves (and the adversarial suite's
+    rows), read from or written to the dev-mix cache: what the combiner and the fluency-term ablation compute from.
+
+    Returns ``halves`` ({half: [{set, human, items, scores: {name: array}}]}), ``scorers``, ``mix``,
+    ``nli_model``, and, when ``adversarial`` names a suite, ``adversarial`` = (scores by name, number of good rows,
+    error types) and ``adversarial_rows``; ``bad_all_items_set`` holds an error message when that set is not in
+    the mix (checked before anything is scored).
+    """
+    import numpy as np
+    import torch
+
+    torch.set_num_threads(int(os.environ.get("NLGMETRICS_THREADS", "2")))
+    from nlgmetrics.cli.devmix import _cached_scores
+    from nlgmetrics.cli.evaluate import build_scorer, make_parser
+    from nlgmetrics.metaeval import read_jsonl
+    from nlgmetrics.metaeval.devmix import load_mix, set_rows
+
+    mix = load_mix(mix_path)
+    if all_items_set and all_items_set not in [entry["name"] for entry in mix["sets"]]:
+        return {"bad_all_items_set": f"--all-items-set {all_items_set}: no such set in {mix_path} "
+                                     f"({', '.join(entry['name'] for entry in mix['sets'])})"}
+    cli = make_parser().parse_args(["devmix", "--half", "select", "--metric", "menli", "--quiet",
+                                    "--encoder", "packaged:minilm",  # the published rows' BERTScore encoder
+                                    "--nli-model", nli_model, *(["--checkpoint", *checkpoint]
+                                                                if checkpoint else [])])
+    cli.reference_free_scoring = False
+    scorers = {name: build_scorer(name, cli) for name in names}
+    root = data_dir()
+
+    def scores_of(rows: list[dict], tag: str, what: str) -> dict:
+        out = {}
+        for name in names:
+            t0 = time.perf_counter()
+            out[name] = np.asarray(_cached_scores(scorers[name], rows, reference_scores, cache, tag))
+            print(f"{what} {name}: {len(rows)} rows, {time.perf_counter() - t0:.0f} s", flush=True)
+        return out
+
+    halves: dict[str, list[dict]] = {}
+    for half in ("select", "report"):
+        halves[half] = []
+        for entry in mix["sets"]:
+            rows = set_rows(entry, root, half, int(mix["split_seed"]), limit_items)
+            tag = f"refonly-{Path(entry['path']).stem}-{half}-{mix['split_seed']}"
+            halves[half].append({"set": entry["name"], "human": [float(r["scores"][entry["human"]]) for r in rows],
+                                 "items": [(r.get("lp"), r.get("item_id")) for r in rows],
+                                 "scores": scores_of(rows, tag, f"{half} {entry['name']}")})
+    out = {"halves": halves, "scorers": scorers, "mix": mix, "nli_model": cli.nli_model}
+    if adversarial:
+        rows = read_jsonl(root / adversarial)
+        pairs, n_good, types = adversarial_rows(rows)
+        out["adversarial"] = (scores_of(pairs, f"refonly-{Path(adversarial).stem}", "adversarial"), n_good, types)
+        out["adversarial_rows"] = len(rows)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mix", default="devmix/default.yaml")
@@ -150,51 +213,18 @@ def main() -> None:
                              "them")
     args = parser.parse_args()
 
-    import numpy as np
-    import torch
-
-    torch.set_num_threads(int(os.environ.get("NLGMETRICS_THREADS", "2")))
-    from nlgmetrics.cli.devmix import _cached_scores
-    from nlgmetrics.cli.evaluate import build_scorer, make_parser
-    from nlgmetrics.metaeval import read_jsonl, tau_like
-    from nlgmetrics.metaeval.devmix import load_mix, set_rows
-
     partners = tuple(p for p in args.partners.split(",") if p)
     if "bertscore" not in partners or len(set(partners)) != len(partners):
         raise SystemExit(f"--partners {args.partners!r}: distinct names, bertscore among them (the report half's "
                          "baseline)")
-    cli = make_parser().parse_args(["devmix", "--half", "select", "--metric", "menli", "--quiet",
-                                    "--encoder", "packaged:minilm",  # the published rows' BERTScore encoder
-                                    "--nli-model", args.nli_model, *(["--checkpoint", *args.checkpoint]
-                                                                     if args.checkpoint else [])])
-    cli.reference_free_scoring = False
     names = ("menli", *partners)
-    scorers = {name: build_scorer(name, cli) for name in names}
-    mix = load_mix(args.mix)
-    if args.all_items_set and args.all_items_set not in [entry["name"] for entry in mix["sets"]]:
-        parser.error(f"--all-items-set {args.all_items_set}: no such set in {args.mix} "
-                     f"({', '.join(entry['name'] for entry in mix['sets'])})")
-    cache = Path(args.cache)
-    root = data_dir()
     started = time.perf_counter()
-
-    def scores_of(rows: list[dict], tag: str, what: str) -> dict:
-        out = {}
-        for name in names:
-            t0 = time.perf_counter()
-            out[name] = np.asarray(_cached_scores(scorers[name], rows, reference_scores, cache, tag))
-            print(f"{what} {name}: {len(rows)} rows, {time.perf_counter() - t0:.0f} s", flush=True)
-        return out
-
-    halves: dict[str, list[dict]] = {}
-    for half in ("select", "report"):
-        halves[half] = []
-        for entry in mix["sets"]:
-            rows = set_rows(entry, root, half, int(mix["split_seed"]), args.limit_items)
-            tag = f"refonly-{Path(entry['path']).stem}-{half}-{mix['split_seed']}"
-            halves[half].append({"set": entry["name"], "human": [float(r["scores"][entry["human"]]) for r in rows],
-                                 "items": [(r.get("lp"), r.get("item_id")) for r in rows],
-                                 "scores": scores_of(rows, tag, f"{half} {entry['name']}")})
+    scored = load_scores(args.mix, names, args.nli_model, args.checkpoint, Path(args.cache), args.limit_items,
+                         args.adversarial, args.all_items_set)
+    if scored.get("bad_all_items_set"):
+        parser.error(scored["bad_all_items_set"])
+    halves, scorers, mix = scored["halves"], scored["scorers"], scored["mix"]
+    from nlgmetrics.metaeval import tau_like
 
     ranges = fit_ranges(halves["select"], names)
     grid, best_w, chosen = choose(halves["select"], ranges, partners)
@@ -227,16 +257,15 @@ def main() -> None:
 
     adversarial = None
     if args.adversarial:
-        rows = read_jsonl(root / args.adversarial)
-        pairs, n_good, types = adversarial_rows(rows)
-        both = scores_of(pairs, f"refonly-{Path(args.adversarial).stem}", "adversarial")
-        adversarial = {"data": args.adversarial, "rows": len(rows), "accuracy": {}}
+        both, n_good, types = scored["adversarial"]
+        adversarial = {"data": args.adversarial, "rows": scored["adversarial_rows"], "accuracy": {}}
         for row in report_rows:
             scores = combined(both, ranges, row["partner"], row["weight"])
             adversarial["accuracy"][row["variant"]] = adversarial_accuracy(scores, n_good, types)
 
     result = {
-        "mix": args.mix, "split_seed": mix["split_seed"], "limit_items": args.limit_items, "nli_model": cli.nli_model,
+        "mix": args.mix, "split_seed": mix["split_seed"], "limit_items": args.limit_items,
+        "nli_model": scored["nli_model"],
         "signatures": {name: scorers[name].signature() for name in names},
         "ranges": {name: {"low": r.low, "high": r.high} for name, r in ranges.items()},
         "select_grid": {p: {str(w): v for w, v in g.items()} for p, g in grid.items()},
