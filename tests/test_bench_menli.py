@@ -306,3 +306,41 @@ def test_shipped_ranges_file_is_the_weight_ablations_ranges():
     assert shipped.fitted_with["nli"].endswith("|formula:e|direction:<->") and result["strategy"] == "e <->"
     assert result["bertscore"].startswith(shipped.fitted_with["metric"] + "|version:")
     assert result["robust_weight"] == 0.4  # the weight the README's command and stress column use
+
+
+def test_fluency_grid_is_the_whole_simplex_and_the_mix_uses_the_fixed_ranges():
+    from bench.ablate_menli_fluency import mixed, simplex
+
+    grid = simplex(0.1)
+    assert len(grid) == 66 and len(set(grid)) == 66  # C(12, 2) weight vectors, each once
+    assert all(min(w) >= 0 and abs(sum(w) - 1) < 1e-12 for w in grid)
+    assert {(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)} <= set(grid)
+    with pytest.raises(ValueError, match="does not divide"):
+        simplex(0.3)
+    fit_on = [_set("a", [0, 1], [0.0, 1.0], {"chrf": [0.0, 100.0], "lm-ratio": [-4.0, 4.0]}, [0, 0])]
+    ranges = fit_ranges(fit_on, ["menli", "chrf", "lm-ratio"])
+    scores = {"menli": np.array([0.5]), "chrf": np.array([50.0]), "lm-ratio": np.array([8.0])}
+    # 0.2 * 0.5 + 0.3 * 0.5 + 0.5 * 1.5: the lm-ratio above the fitted range stays above 1 (no clipping)
+    assert mixed(scores, ranges, "chrf", (0.2, 0.3, 0.5))[0] == pytest.approx(1.0)
+
+
+def test_fluency_rule_takes_the_best_point_meeting_the_goal_and_reads_the_report_half_only_above_the_bar():
+    from bench.ablate_menli_combiner import meets_goal
+    from bench.ablate_menli_fluency import choose, pareto
+
+    def point(tau, adv, weights=(0.4, 0.3, 0.3)):
+        return {"partner": "chrf", "weights": list(weights), "select_tau": tau, "adversarial": adv}
+
+    points = [point(0.18, 0.34), point(0.16, 0.69), point(0.15, 0.6999999999999998), point(0.14, 0.72),
+              point(0.10, 0.71)]
+    assert meets_goal(0.6999999999999998, 0.70) and not meets_goal(0.6999, 0.70)
+    best, carried, why = choose(points, 0.70, 0.1538)
+    assert best["select_tau"] == 0.15 and not carried and "below BERTScore" in why  # 0.70 to rounding counts
+    best, carried, _ = choose(points, 0.70, 0.14)
+    assert best["select_tau"] == 0.15 and carried
+    assert choose(points, 0.80, 0.0)[:2] == (None, False)
+    # equal select tau: the weights nearer the centre win
+    tie = [point(0.2, 0.9, (1.0, 0.0, 0.0)), point(0.2, 0.9, (0.3, 0.4, 0.3))]
+    assert choose(tie, 0.7, 0.0)[0]["weights"] == [0.3, 0.4, 0.3]
+    front = pareto(points)
+    assert [p["select_tau"] for p in front] == [0.18, 0.16, 0.15, 0.14]  # (0.10, 0.71) is beaten by (0.14, 0.72)
