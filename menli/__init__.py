@@ -4,7 +4,7 @@
 - ``MENLI`` (torchmetrics.Metric) for training loops;
 - ``combine`` / ``CombinedScorer`` for w * NLI + (1 - w) * M with guarded min-max normalisation.
 """
-from menli.combine import CombinationStats, MinMax, combine
+from menli.combine import CombinationStats, MinMax, combine, packaged_stats
 from menli.functional import menli_scores
 from menli.metric import MENLI
 from menli.pooling import ALL_STRATEGIES, DIRECTIONS, FORMULAS, PAPER_CHOICES, TASKS, pool, task_strategy
@@ -12,5 +12,5 @@ from menli.scorer import CombinedScorer, MENLIScorer, fitted_with
 
 __all__ = [
     "ALL_STRATEGIES", "CombinationStats", "CombinedScorer", "DIRECTIONS", "FORMULAS", "MENLI", "MENLIScorer",
-    "MinMax", "PAPER_CHOICES", "TASKS", "combine", "fitted_with", "menli_scores", "pool", "task_strategy",
+    "MinMax", "PAPER_CHOICES", "TASKS", "combine", "fitted_with", "menli_scores", "packaged_stats", "pool", "task_strategy",
 ]

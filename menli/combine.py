@@ -79,6 +79,26 @@ class CombinationStats:
                              "optionally fitted_with: {nli: str, metric: str}") from error
 
 
+def packaged_stats(wanted: dict[str, str] | None, folder: str | Path | None = None
+                   ) -> tuple[Path, CombinationStats] | None:
+    """The stored ranges (``folder``, default the packaged ``menli/`` configs) fitted with exactly the models in
+    ``wanted`` (``CombinedScorer.fitted_with()``), with their file; None when no file was fitted with them.
+
+    This is what makes ``evaluate.py``'s default normalisation batch-independent for the models ranges were fitted
+    for; files without a ``fitted_with`` record never match (they could belong to any model)."""
+    if not wanted:
+        return None
+    if folder is None:
+        from nlgmetrics.resources import CONFIG_DIR
+
+        folder = CONFIG_DIR / "menli"
+    for path in sorted(Path(folder).glob("*.json")):
+        stats = CombinationStats.load(path)
+        if stats.fitted_with == wanted:
+            return path, stats
+    return None
+
+
 def combine(
     nli_scores: Sequence[float],
     metric_scores: Sequence[float],

@@ -59,6 +59,47 @@ def test_menli_and_combination_on_tiny_nli(capsys, texts, tiny, tmp_path):
     assert code == 0 and "anchor:src" in json.loads(stdout[-1])["signature"]
 
 
+def test_default_normalization_takes_packaged_ranges_fitted_with_these_models(capsys, texts, tiny, tmp_path,
+                                                                               monkeypatch):
+    """`--normalization auto` (the default): ranges packaged for exactly these models make each row's score
+    independent of the rows scored with it; with none, set normalisation and a note saying so."""
+    import nlgmetrics.resources
+    from menli import CombinationStats, packaged_stats
+
+    hyps, refs, _ = texts
+    common = ["--metric", "menli+chrf", "--weight", "0.3", "--nli-model", str(tiny["nli"]), "--quiet"]
+    monkeypatch.setattr(nlgmetrics.resources, "CONFIG_DIR", tmp_path / "configs")  # nothing packaged yet
+    code, stdout, stderr = run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), *common)
+    assert code == 0 and "norm:set" in json.loads(stdout[-1])["signature"] and "no packaged ranges" in "\n".join(stderr)
+    fitted = tmp_path / "configs" / "menli" / "tiny+chrf.json"
+    fitted.parent.mkdir(parents=True)
+    other = CombinationStats.load(_save(capsys, hyps, refs, common, tmp_path / "fit.json"))
+    CombinationStats(other.nli, other.metric, {**other.fitted_with, "metric": "chrf|another"}).save(
+        fitted.parent / "a_other_models.json")  # sorted first; fitted with another partner: never taken
+    assert packaged_stats(other.fitted_with) is None and packaged_stats(None) is None
+    other.save(fitted)
+    assert packaged_stats(other.fitted_with)[0] == fitted
+    out_all, out_one = tmp_path / "all.jsonl", tmp_path / "one.jsonl"
+    code, stdout, stderr = run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), "--out", str(out_all),
+                               *common)
+    assert code == 0 and "norm:stored" in json.loads(stdout[-1])["signature"] and "no packaged" not in "\n".join(stderr)
+    one_hyp, one_ref = tmp_path / "h1.txt", tmp_path / "r1.txt"
+    one_hyp.write_text(hyps.read_text().splitlines()[1] + "\n")
+    one_ref.write_text(refs.read_text().splitlines()[1] + "\n")
+    assert run(capsys, "score", "--hyps", str(one_hyp), "--refs", str(one_ref), "--out", str(out_one), *common)[0] == 0
+    alone = json.loads(out_one.read_text().splitlines()[0])["score"]
+    assert alone == pytest.approx(json.loads(out_all.read_text().splitlines()[1])["score"])  # not its neighbours'
+    code, stdout, _ = run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), "--normalization", "set", *common)
+    assert "norm:set" in json.loads(stdout[-1])["signature"]  # asked for: the paper's way
+
+
+def _save(capsys, hyps, refs, common, path):
+    code, _, _ = run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), "--normalization", "set",
+                     "--save-normalization", str(path), *common)
+    assert code == 0
+    return path
+
+
 def test_menli_task_sets_the_papers_pooling_and_explicit_options_win(capsys, texts, tiny):
     hyps, refs, srcs = texts
     common = ["--hyps", str(hyps), "--nli-model", str(tiny["nli"]), "--quiet"]

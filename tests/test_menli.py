@@ -217,6 +217,20 @@ def test_normalization_files_resolve_by_path_or_packaged_name(tmp_path):
         _normalization_file("nope.json")
 
 
+def test_packaged_ranges_each_name_the_models_they_were_fitted_with_and_no_two_the_same():
+    """`--normalization auto` takes the packaged file fitted with the run's models: a file without that record
+    could never be chosen, and two files with the same record would make the choice depend on file names."""
+    from nlgmetrics.resources import CONFIG_DIR
+
+    records = []
+    for path in sorted((CONFIG_DIR / "menli").glob("*.json")):
+        stats = CombinationStats.load(path)
+        assert stats.fitted_with and set(stats.fitted_with) == {"nli", "metric"}, path
+        assert not stats.nli.degenerate and not stats.metric.degenerate, path
+        records.append(tuple(sorted(stats.fitted_with.items())))
+    assert len(records) >= 1 and len(set(records)) == len(records)
+
+
 class _Sharded:
     """A MENLI part seen through a process pool (``--devices 2``): score and signature, no model attributes."""
 

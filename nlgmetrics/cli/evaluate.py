@@ -61,9 +61,10 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
                    help="MENLI at sentence granularity: score only each hypothesis sentence's k most word-sharing "
                         "premise sentences (+ the same-position one); 0 = every sentence pair")
     g.add_argument("--weight", type=float, default=0.2, help="NLI weight w in menli+<metric>")
-    g.add_argument("--normalization", default="set",
-                   help="menli+<metric>: 'set' (min-max over the scored set) or a stored stats JSON file "
-                        "(a path, or a packaged one: menli/nli-mpnet+bertscore-minilm.json)")
+    g.add_argument("--normalization", default="auto",
+                   help="menli+<metric>: 'auto' (the packaged ranges fitted with these models if there are any, "
+                        "else 'set'), 'set' (min-max over the scored set: each score depends on the others) or a "
+                        "stored stats JSON file (a path, or a packaged one: menli/nli-mpnet+bertscore-minilm.json)")
     g.add_argument("--save-normalization", help="menli+<metric>: write the min-max stats fitted here to this JSON")
     g.add_argument("--encoder", default=DEFAULT_ENCODER,
                    help="encoder role value for bertscore/cosine (offline: packaged:me5-small, packaged:minilm, "
@@ -115,8 +116,21 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
             raise InputError(f"unknown metric '{name}': combinations are written menli+<metric>")
         from menli import CombinationStats, CombinedScorer
 
-        stats = None if args.normalization == "set" else CombinationStats.load(_normalization_file(args.normalization))
-        return CombinedScorer(build_scorer("menli", args), build_scorer(rest, args), args.weight, stats)
+        nli_part, metric_part = build_scorer("menli", args), build_scorer(rest, args)
+        if args.normalization == "auto":
+            from menli import fitted_with, packaged_stats
+
+            found = packaged_stats(fitted_with(nli_part.signature(), metric_part.signature()))
+            stats = found[1] if found else None
+            if found is None:
+                print(f"note: {name}: no packaged ranges were fitted with these models, so both parts are min-max "
+                      "normalised over the scored rows and each score depends on the others; fix them with "
+                      "--save-normalization once and --normalization <file> after", file=sys.stderr)
+        elif args.normalization == "set":
+            stats = None
+        else:
+            stats = CombinationStats.load(_normalization_file(args.normalization))
+        return CombinedScorer(nli_part, metric_part, args.weight, stats)
     if name == "menli":
         from menli import MENLIScorer, task_strategy
 
