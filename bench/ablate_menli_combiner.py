@@ -132,15 +132,23 @@ def choose(sets: Sequence[dict], ranges: dict, partners: Sequence[str] = PARTNER
     return grid, best, chosen
 
 
+def check_all_items_set(mix_path: str, name: str) -> str | None:
+    """An error message when ``name`` is not a set of the mix (checked before anything is scored), else None."""
+    from nlgmetrics.metaeval.devmix import load_mix
+
+    names = [entry["name"] for entry in load_mix(mix_path)["sets"]]
+    return None if not name or name in names else f"--all-items-set {name}: no such set in {mix_path} " \
+        f"({', '.join(names)})"
+
+
 def load_scores(mix_path: str, names: Sequence[str], nli_model: str, checkpoint: Sequence[str] | None,
-                cache: Path, limit_items: int | None, adversarial: str, all_items_set: str = "") -> dict:
+                cache: Path, limit_items: int | None, adversarial: str) -> dict:
     """Every metric's reference-only scores on the mix's select and report halves (and the adversarial suite's
     rows), read from or written to the dev-mix cache: what the combiner and the fluency-term ablation compute from.
 
     Returns ``halves`` ({half: [{set, human, items, scores: {name: array}}]}), ``scorers``, ``mix``,
     ``nli_model``, and, when ``adversarial`` names a suite, ``adversarial`` = (scores by name, number of good rows,
-    error types) and ``adversarial_rows``; ``bad_all_items_set`` holds an error message when that set is not in
-    the mix (checked before anything is scored).
+    error types) and ``adversarial_rows``.
     """
     import numpy as np
     import torch
@@ -152,9 +160,6 @@ def load_scores(mix_path: str, names: Sequence[str], nli_model: str, checkpoint:
     from nlgmetrics.metaeval.devmix import load_mix, set_rows
 
     mix = load_mix(mix_path)
-    if all_items_set and all_items_set not in [entry["name"] for entry in mix["sets"]]:
-        return {"bad_all_items_set": f"--all-items-set {all_items_set}: no such set in {mix_path} "
-                                     f"({', '.join(entry['name'] for entry in mix['sets'])})"}
     cli = make_parser().parse_args(["devmix", "--half", "select", "--metric", "menli", "--quiet",
                                     "--encoder", "packaged:minilm",  # the published rows' BERTScore encoder
                                     "--nli-model", nli_model, *(["--checkpoint", *checkpoint]
@@ -218,11 +223,11 @@ def main() -> None:
         raise SystemExit(f"--partners {args.partners!r}: distinct names, bertscore among them (the report half's "
                          "baseline)")
     names = ("menli", *partners)
+    if check_all_items_set(args.mix, args.all_items_set):
+        parser.error(check_all_items_set(args.mix, args.all_items_set))
     started = time.perf_counter()
     scored = load_scores(args.mix, names, args.nli_model, args.checkpoint, Path(args.cache), args.limit_items,
-                         args.adversarial, args.all_items_set)
-    if scored.get("bad_all_items_set"):
-        parser.error(scored["bad_all_items_set"])
+                         args.adversarial)
     halves, scorers, mix = scored["halves"], scored["scorers"], scored["mix"]
     from nlgmetrics.metaeval import tau_like
 

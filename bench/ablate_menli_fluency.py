@@ -31,7 +31,7 @@ from typing import Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.ablate_menli_combiner import (  # noqa: E402
-    adversarial_accuracy, all_items, fit_ranges, load_scores, meets_goal,
+    adversarial_accuracy, all_items, check_all_items_set, fit_ranges, load_scores, meets_goal,
 )
 from bench.common import REPO, RESULTS, machine  # noqa: E402
 
@@ -96,11 +96,11 @@ def main() -> None:
 
     partners = tuple(p for p in args.partners.split(",") if p)
     names = tuple(dict.fromkeys(("menli", "bertscore", *partners, FLUENCY)))
+    if check_all_items_set(args.mix, args.all_items_set):
+        parser.error(check_all_items_set(args.mix, args.all_items_set))
     started = time.perf_counter()
     scored = load_scores(args.mix, names, args.nli_model, args.checkpoint, Path(args.cache), args.limit_items,
-                         args.adversarial, args.all_items_set)
-    if scored.get("bad_all_items_set"):
-        parser.error(scored["bad_all_items_set"])
+                         args.adversarial)
     halves = scored["halves"]
     adv_scores, n_good, types = scored["adversarial"]
     ranges = fit_ranges(halves["select"], names)
