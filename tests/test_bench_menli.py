@@ -344,3 +344,13 @@ def test_fluency_rule_takes_the_best_point_meeting_the_goal_and_reads_the_report
     assert choose(tie, 0.7, 0.0)[0]["weights"] == [0.3, 0.4, 0.3]
     front = pareto(points)
     assert [p["select_tau"] for p in front] == [0.18, 0.16, 0.15, 0.14]  # (0.10, 0.71) is beaten by (0.14, 0.72)
+
+
+def test_range_files_are_named_by_nli_model_partner_and_its_model():
+    from bench.fit_menli_ranges import file_name
+
+    assert file_name("packaged:nli-mpnet", "bertscore|encoder:packaged:minilm@59d7|layer:None|idf:no",
+                     "bertscore") == "nli-mpnet+bertscore-minilm"  # the robust combination's packaged file
+    assert file_name("packaged:nli-mpnet", "chrf|nrefs:var|case:mixed|version:2.6.0", "chrf") == "nli-mpnet+chrf"
+    assert file_name("/models/my_nli", "lm-ratio|lm:packaged:smollm2@d38e|logprob", "lm-ratio") \
+        == "my_nli+lm-ratio-smollm2"
