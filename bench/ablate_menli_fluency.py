@@ -94,6 +94,8 @@ def main() -> None:
 
     from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, tau_like
 
+    if not args.adversarial:
+        parser.error("--adversarial: the rule is conditioned on the adversarial suite; it cannot be skipped here")
     partners = tuple(p for p in args.partners.split(",") if p)
     names = tuple(dict.fromkeys(("menli", "bertscore", *partners, FLUENCY)))
     if check_all_items_set(args.mix, args.all_items_set):
@@ -173,6 +175,11 @@ def markdown(result: dict, png: str) -> str:
         lines += ["", "Report half: " + ", ".join(f"{s} {t:.4f}" for s, t in result["report"]["tau"].items())
                   + f"; mean vs BERTScore {boot['difference']:+.4f} [{boot['ci95'][0]:+.4f}, {boot['ci95'][1]:+.4f}]"
                   f", not better in {boot['share_a_not_better']:.1%} of resamples."]
+        whole = result["report"].get("all_items_vs_bertscore")
+        if whole:
+            lines.append(f"All items of the all-items set (includes the select half): vs BERTScore "
+                         f"{whole['difference']:+.4f} [{whole['ci95'][0]:+.4f}, {whole['ci95'][1]:+.4f}], not better in "
+                         f"{whole['share_a_not_better']:.1%}.")
     lines += ["", "- Metrics: " + "; ".join(f"`{s}`" for s in result["signatures"].values()),
               "- Ranges (min-max, pooled select half, then fixed): "
               + ", ".join(f"{n} [{r['low']:.4g}, {r['high']:.4g}]" for n, r in result["ranges"].items()),
