@@ -30,7 +30,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -100,24 +100,34 @@ def combined(scores: dict, ranges: dict, partner: str, weight: float):
     return combine(scores["menli"], scores[partner], weight, CombinationStats(ranges["menli"], ranges[partner]))
 
 
-def mean_tau(sets: Sequence[dict], ranges: dict, partner: str, weight: float) -> float:
-    """Unweighted mean over sets of the WMT20 tau-like of the combination."""
+def mean_tau_of(sets: Sequence[dict], combination: Callable[[dict], Sequence[float]]) -> float:
+    """Unweighted mean over sets of the WMT20 tau-like of ``combination`` (a set's scores by metric -> one score
+    per row): any weighting of stored scores, two parts or more."""
     import numpy as np
 
     from nlgmetrics.metaeval import tau_like
 
-    return float(np.mean([tau_like(combined(s["scores"], ranges, partner, weight), s["human"], s["items"])
-                          for s in sets]))
+    return float(np.mean([tau_like(combination(s["scores"]), s["human"], s["items"]) for s in sets]))
+
+
+def bootstrap_of(sets: Sequence[dict], combination: Callable[[dict], Sequence[float]], resamples: int) -> dict:
+    """Paired item bootstrap (items resampled within each set, seed 0) of ``combination``'s mean tau-like minus
+    BERTScore's on the same rows."""
+    from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix
+
+    rows = [(combination(s["scores"]), s["scores"]["bertscore"], s["human"], s["items"]) for s in sets]
+    return paired_bootstrap_tau_like_mix(rows, resamples, 0)
+
+
+def mean_tau(sets: Sequence[dict], ranges: dict, partner: str, weight: float) -> float:
+    """Unweighted mean over sets of the WMT20 tau-like of the combination."""
+    return mean_tau_of(sets, lambda scores: combined(scores, ranges, partner, weight))
 
 
 def versus_bertscore(sets: Sequence[dict], ranges: dict, partner: str, weight: float, resamples: int) -> dict:
     """Paired item bootstrap (items resampled within each set, seed 0) of the combination's mean tau-like minus
     BERTScore's on the same rows."""
-    from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix
-
-    rows = [(combined(s["scores"], ranges, partner, weight), s["scores"]["bertscore"], s["human"], s["items"])
-            for s in sets]
-    return paired_bootstrap_tau_like_mix(rows, resamples, 0)
+    return bootstrap_of(sets, lambda scores: combined(scores, ranges, partner, weight), resamples)
 
 
 def choose(sets: Sequence[dict], ranges: dict, partners: Sequence[str] = PARTNERS,
@@ -223,8 +233,9 @@ def main() -> None:
         raise SystemExit(f"--partners {args.partners!r}: distinct names, bertscore among them (the report half's "
                          "baseline)")
     names = ("menli", *partners)
-    if check_all_items_set(args.mix, args.all_items_set):
-        parser.error(check_all_items_set(args.mix, args.all_items_set))
+    bad_set = check_all_items_set(args.mix, args.all_items_set)
+    if bad_set:
+        parser.error(bad_set)
     started = time.perf_counter()
     scored = load_scores(args.mix, names, args.nli_model, args.checkpoint, Path(args.cache), args.limit_items,
                          args.adversarial)

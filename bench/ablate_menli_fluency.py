@@ -31,7 +31,8 @@ from typing import Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.ablate_menli_combiner import (  # noqa: E402
-    adversarial_accuracy, all_items, check_all_items_set, fit_ranges, load_scores, meets_goal,
+    adversarial_accuracy, all_items, bootstrap_of, check_all_items_set, fit_ranges, load_scores, mean_tau_of,
+    meets_goal,
 )
 from bench.common import REPO, RESULTS, machine  # noqa: E402
 
@@ -90,16 +91,15 @@ def main() -> None:
     parser.add_argument("--name", default="menli_fluency", help="result file stem under bench/results")
     args = parser.parse_args()
 
-    import numpy as np
-
-    from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, tau_like
+    from nlgmetrics.metaeval import tau_like
 
     if not args.adversarial:
         parser.error("--adversarial: the rule is conditioned on the adversarial suite; it cannot be skipped here")
     partners = tuple(p for p in args.partners.split(",") if p)
     names = tuple(dict.fromkeys(("menli", "bertscore", *partners, FLUENCY)))
-    if check_all_items_set(args.mix, args.all_items_set):
-        parser.error(check_all_items_set(args.mix, args.all_items_set))
+    bad_set = check_all_items_set(args.mix, args.all_items_set)
+    if bad_set:
+        parser.error(bad_set)
     started = time.perf_counter()
     scored = load_scores(args.mix, names, args.nli_model, args.checkpoint, Path(args.cache), args.limit_items,
                          args.adversarial)
@@ -108,8 +108,7 @@ def main() -> None:
     ranges = fit_ranges(halves["select"], names)
 
     def select_tau(partner: str, weights) -> float:
-        return float(np.mean([tau_like(mixed(s["scores"], ranges, partner, weights), s["human"], s["items"])
-                              for s in halves["select"]]))
+        return mean_tau_of(halves["select"], lambda scores: mixed(scores, ranges, partner, weights))
 
     points = [{"partner": p, "weights": list(w), "select_tau": select_tau(p, w),
                "adversarial": adversarial_accuracy(mixed(adv_scores, ranges, p, w), n_good, types)}
@@ -122,16 +121,15 @@ def main() -> None:
 
     report = None
     if carried:
-        w, p = chosen["weights"], chosen["partner"]
-        rows = [(mixed(s["scores"], ranges, p, w), s["scores"]["bertscore"], s["human"], s["items"])
-                for s in halves["report"]]
-        report = {"tau": {s["set"]: tau_like(r[0], s["human"], s["items"]) for s, r in zip(halves["report"], rows)},
-                  "vs_bertscore": paired_bootstrap_tau_like_mix(rows, args.bootstrap, 0)}
+        def chosen_mix(scores: dict):
+            return mixed(scores, ranges, chosen["partner"], chosen["weights"])
+
+        report = {"tau": {s["set"]: tau_like(chosen_mix(s["scores"]), s["human"], s["items"])
+                          for s in halves["report"]},
+                  "vs_bertscore": bootstrap_of(halves["report"], chosen_mix, args.bootstrap)}
         if args.all_items_set:
-            whole = all_items(halves, args.all_items_set)
-            report["all_items_vs_bertscore"] = paired_bootstrap_tau_like_mix(
-                [(mixed(whole["scores"], ranges, p, w), whole["scores"]["bertscore"], whole["human"],
-                  whole["items"])], args.bootstrap, 0)
+            report["all_items_vs_bertscore"] = bootstrap_of([all_items(halves, args.all_items_set)], chosen_mix,
+                                                            args.bootstrap)
 
     result = {"mix": args.mix, "split_seed": scored["mix"]["split_seed"], "limit_items": args.limit_items,
               "nli_model": scored["nli_model"], "adversarial_goal": args.adversarial_goal,

@@ -116,21 +116,20 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
             raise InputError(f"unknown metric '{name}': combinations are written menli+<metric>")
         from menli import CombinationStats, CombinedScorer
 
-        nli_part, metric_part = build_scorer("menli", args), build_scorer(rest, args)
+        scorer = CombinedScorer(build_scorer("menli", args), build_scorer(rest, args), args.weight)
         if args.normalization == "auto":
-            from menli import fitted_with, packaged_stats
+            from menli import packaged_stats
 
-            found = packaged_stats(fitted_with(nli_part.signature(), metric_part.signature()))
-            stats = found[1] if found else None
+            found = packaged_stats(scorer.fitted_with())
             if found is None:
                 print(f"note: {name}: no packaged ranges were fitted with these models, so both parts are min-max "
                       "normalised over the scored rows and each score depends on the others; fix them with "
                       "--save-normalization once and --normalization <file> after", file=sys.stderr)
-        elif args.normalization == "set":
-            stats = None
-        else:
-            stats = CombinationStats.load(_normalization_file(args.normalization))
-        return CombinedScorer(nli_part, metric_part, args.weight, stats)
+            else:
+                scorer.stats = found[1]
+        elif args.normalization != "set":
+            scorer.stats = CombinationStats.load(_normalization_file(args.normalization))
+        return scorer
     if name == "menli":
         from menli import MENLIScorer, task_strategy
 
