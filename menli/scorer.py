@@ -1,10 +1,12 @@
 """MENLI in the common Scorer shape, and the combination of MENLI with any other Scorer."""
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
-from menli.combine import CombinationStats, MinMax, combine
+from menli.combine import CombinationStats, MinMax, combine, packaged_stats
 from menli.functional import AGGREGATIONS, menli_scores
 from menli.granularity import check_granularity
 from menli.pooling import check_strategy
@@ -86,27 +88,58 @@ def fitted_with(menli_signature: str, metric_signature: str) -> dict[str, str] |
     return {"nli": f"{fields['nli']}|formula:{fields['formula']}|direction:{fields['direction']}", "metric": metric}
 
 
+NORMALIZATIONS = ("auto", "set")
+
+
 @dataclass
 class CombinedScorer:
-    """w * MENLI + (1 - w) * M for any Scorer M; normalised over the scored set or by stored statistics."""
+    """w * MENLI + (1 - w) * M for any Scorer M; normalised by stored statistics or over the scored set.
+
+    ``stats``: stored ranges (``CombinationStats``); ``"auto"`` (default) takes the packaged ranges fitted with
+    exactly these models (``packaged_stats``) and falls back to ``"set"`` with a warning when there are none;
+    ``"set"`` (or None) min-max normalises over each scored set, so a row's score depends on the rows scored with it.
+    The default is ``"auto"`` so that the Python API scores a segment the way ``evaluate.py`` does: on its own.
+    """
 
     menli: MENLIScorer
     metric: Any
     weight: float = 0.2
-    stats: CombinationStats | None = None
+    stats: CombinationStats | str | None = "auto"
     name: str = ""
     last_stats: CombinationStats | None = field(default=None, repr=False)
+    stats_file: Path | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.weight <= 1.0:
             raise ValueError(f"NLI weight must be in [0, 1], got {self.weight}")
+        if isinstance(self.stats, str):
+            if self.stats not in NORMALIZATIONS:
+                raise ValueError(f"unknown normalisation '{self.stats}': pass CombinationStats, 'auto' or 'set'")
+            if self.stats == "set":
+                self.stats = None
+        elif self.stats is not None and not isinstance(self.stats, CombinationStats):
+            raise TypeError(f"stats must be CombinationStats, 'auto', 'set' or None, got {type(self.stats).__name__}")
         self.name = self.name or f"menli+{getattr(self.metric, 'name', 'metric')}"
+
+    def resolve_stats(self, warn: bool = True) -> CombinationStats | None:
+        """The stored ranges this scorer uses (None: set normalisation), looking up packaged ones once for "auto".
+
+        The lookup needs the parts' signatures (the NLI model's weights hash), so it runs on first use, not at
+        construction. ``warn=False`` lets a caller word the fallback itself (the CLI does)."""
+        if isinstance(self.stats, str):  # "auto": never "set", __post_init__ turned that into None
+            found = packaged_stats(self.fitted_with())
+            self.stats_file, self.stats = found if found is not None else (None, None)
+            if found is None and warn:
+                warnings.warn(f"{self.name}: no packaged ranges were fitted with these models, so both parts are "
+                              "min-max normalised over each scored set and a score depends on the rows scored with "
+                              "it; fit ranges once (last_stats.save) and pass them as stats", stacklevel=2)
+        return self.stats
 
     @property
     def batch_dependent(self) -> bool:
         """Whether a row's score depends on the other rows scored with it: set normalisation fits its ranges on the
         scored set, so such scores must be computed in one call and never mixed across calls (stored ranges: no)."""
-        return self.stats is None
+        return self.resolve_stats() is None
 
     def fitted_with(self) -> dict[str, str] | None:
         """What stored ranges must have been fitted on to apply here (``fitted_with``); from the parts' signatures,
@@ -114,7 +147,8 @@ class CombinedScorer:
         return fitted_with(self.menli.signature(), self.metric.signature())
 
     def _check_stats(self) -> None:
-        stored = self.stats.fitted_with if self.stats is not None else None
+        resolved = self.resolve_stats()
+        stored = resolved.fitted_with if resolved is not None else None
         if not stored:
             return
         here = self.fitted_with() or {}
@@ -128,10 +162,11 @@ class CombinedScorer:
         self._check_stats()
         nli_scores = self.menli.score(hyps, refs, srcs)
         metric_scores = self.metric.score(hyps, refs, srcs)
-        stats = self.stats or CombinationStats(MinMax.fit(nli_scores), MinMax.fit(metric_scores), self.fitted_with())
+        stats = self.resolve_stats() or CombinationStats(MinMax.fit(nli_scores), MinMax.fit(metric_scores),
+                                                          self.fitted_with())
         self.last_stats = stats
         return [float(s) for s in combine(nli_scores, metric_scores, self.weight, stats)]
 
     def signature(self) -> str:
-        norm = "stored" if self.stats is not None else "set"
+        norm = "stored" if self.resolve_stats() is not None else "set"
         return f"{self.name}|w:{self.weight}|norm:{norm}|nli=[{self.menli.signature()}]|m=[{self.metric.signature()}]"

@@ -107,7 +107,7 @@ class LengthScorer:
 
 def test_combined_scorer_takes_any_metric():
     menli = MENLIScorer(_nli=TableNLI())
-    combined = CombinedScorer(menli, LengthScorer(), weight=0.2)
+    combined = CombinedScorer(menli, LengthScorer(), weight=0.2, stats="set")
     hyps, refs = ["a", "bbb", "cc"], ["x", "y", "z"]
     n = np.array(menli.score(hyps, refs))
     m = np.array([1.0, 3.0, 2.0])
@@ -127,7 +127,7 @@ class VersionedLength(LengthScorer):
 
 def test_stored_ranges_name_their_models_and_other_models_are_refused(tmp_path):
     hyps, refs = ["a", "bbb", "cc"], ["x", "y", "z"]
-    fitting = CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(), weight=0.4)
+    fitting = CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(), weight=0.4, stats="set")
     fitting.score(hyps, refs)
     fitting.last_stats.save(tmp_path / "ranges.json")
     stored = CombinationStats.load(tmp_path / "ranges.json")
@@ -149,6 +149,32 @@ def test_stored_ranges_name_their_models_and_other_models_are_refused(tmp_path):
     (tmp_path / "odd.json").write_text('{"nli": {"low": 0, "high": 1}, "metric": {"low": 0, "high": 1}, "fitted_with": 3}')
     with pytest.raises(ValueError, match="optionally fitted_with"):
         CombinationStats.load(tmp_path / "odd.json")
+
+
+def test_python_api_takes_packaged_ranges_for_its_models_by_default(tmp_path, monkeypatch):
+    """The library's default is the CLI's: stored ranges fitted with exactly these models, else set normalisation
+    with a warning; a file fitted with other models is never taken."""
+    hyps, refs = ["a", "bbb", "cc"], ["x", "y", "z"]
+    fitting = CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(), weight=0.4, stats="set")
+    among_three = fitting.score(hyps, refs)
+    (tmp_path / "menli").mkdir()
+    fitting.last_stats.save(tmp_path / "menli" / "table+len.json")
+    monkeypatch.setattr("nlgmetrics.resources.CONFIG_DIR", tmp_path)
+
+    default = CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(), weight=0.4)
+    assert not default.batch_dependent and default.stats_file == tmp_path / "menli" / "table+len.json"
+    assert default.score(hyps[1:2], refs[1:2]) == pytest.approx(among_three[1:2])  # alone == among others
+    assert "norm:stored" in default.signature()
+
+    other = CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength("tokens"), weight=0.4)
+    with pytest.warns(UserWarning, match="no packaged ranges were fitted with these models"):
+        assert other.batch_dependent
+    assert "norm:set" in other.signature() and other.stats_file is None
+    assert other.score(hyps, refs) == pytest.approx(among_three)  # set normalisation over the same three rows
+    with pytest.raises(ValueError, match="unknown normalisation 'stored'"):
+        CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(), stats="stored")
+    with pytest.raises(TypeError, match="stats must be CombinationStats"):
+        CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(), stats={"nli": [0, 1]})
 
 
 def test_torchmetric_accumulates_like_one_call():
@@ -246,9 +272,9 @@ class _Sharded:
 
 def test_stored_ranges_check_works_when_menli_is_sharded_over_processes(tmp_path):
     hyps, refs = ["a", "bbb", "cc"], ["x", "y", "z"]
-    plain = CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(), weight=0.4)
+    plain = CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(), weight=0.4, stats="set")
     plain.score(hyps, refs)
-    sharded = CombinedScorer(_Sharded(MENLIScorer(_nli=TableNLI())), VersionedLength(), weight=0.4)
+    sharded = CombinedScorer(_Sharded(MENLIScorer(_nli=TableNLI())), VersionedLength(), weight=0.4, stats="set")
     sharded.score(hyps, refs)
     assert sharded.last_stats == plain.last_stats and sharded.last_stats.fitted_with is not None
     wrong = CombinedScorer(_Sharded(MENLIScorer(formula="-c", _nli=TableNLI())), VersionedLength(), 0.4,
@@ -256,6 +282,6 @@ def test_stored_ranges_check_works_when_menli_is_sharded_over_processes(tmp_path
     with pytest.raises(ValueError, match="formula:-c"):
         wrong.score(hyps, refs)
     # a custom MENLI-like part whose signature names no model: ranges are saved without a record
-    anonymous = CombinedScorer(LengthScorer(), VersionedLength(), weight=0.4)
+    anonymous = CombinedScorer(LengthScorer(), VersionedLength(), weight=0.4, stats="set")
     anonymous.score(hyps, refs)
     assert anonymous.last_stats.fitted_with is None

@@ -116,19 +116,15 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
             raise InputError(f"unknown metric '{name}': combinations are written menli+<metric>")
         from menli import CombinationStats, CombinedScorer
 
-        scorer = CombinedScorer(build_scorer("menli", args), build_scorer(rest, args), args.weight)
-        if args.normalization == "auto":
-            from menli import packaged_stats
-
-            found = packaged_stats(scorer.fitted_with())
-            if found is None:
-                print(f"note: {name}: no packaged ranges were fitted with these models, so both parts are min-max "
-                      "normalised over the scored rows and each score depends on the others; fix them with "
-                      "--save-normalization once and --normalization <file> after", file=sys.stderr)
-            else:
-                scorer.stats = found[1]
-        elif args.normalization != "set":
-            scorer.stats = CombinationStats.load(_normalization_file(args.normalization))
+        if args.normalization in ("auto", "set"):
+            stats = args.normalization
+        else:
+            stats = CombinationStats.load(_normalization_file(args.normalization))
+        scorer = CombinedScorer(build_scorer("menli", args), build_scorer(rest, args), args.weight, stats)
+        if args.normalization == "auto" and scorer.resolve_stats(warn=False) is None:
+            print(f"note: {name}: no packaged ranges were fitted with these models, so both parts are min-max "
+                  "normalised over the scored rows and each score depends on the others; fix them with "
+                  "--save-normalization once and --normalization <file> after", file=sys.stderr)
         return scorer
     if name == "menli":
         from menli import MENLIScorer, task_strategy
