@@ -354,3 +354,20 @@ def test_range_files_are_named_by_nli_model_partner_and_its_model():
     assert file_name("packaged:nli-mpnet", "chrf|nrefs:var|case:mixed|version:2.6.0", "chrf") == "nli-mpnet+chrf"
     assert file_name("/models/my_nli", "lm-ratio|lm:packaged:smollm2@d38e|logprob", "lm-ratio") \
         == "my_nli+lm-ratio-smollm2"
+
+
+def test_veto_is_linear_above_the_threshold_penalised_below_and_its_rule_prefers_the_gentler_veto():
+    from bench.ablate_menli_veto import choose, grid, vetoed
+
+    nli, partner = np.array([0.9, 0.5, 0.1]), np.array([0.2, 0.6, 1.0])
+    np.testing.assert_allclose(vetoed(nli, partner, 0.2, 0.4, 2.0),
+                               [0.8 * 0.2 + 0.2 * 0.9, 0.8 * 0.6 + 0.2 * 0.5, 0.8 * 1.0 + 0.2 * 0.1 - 2.0 * 0.3])
+    np.testing.assert_allclose(vetoed(nli, partner, 0.3, 0.0, 4.0), 0.7 * partner + 0.3 * nli)  # no veto: linear
+    assert len(grid(("a", "b"))) == 2 * 4 * 7 * 4
+    points = [{"partner": "a", "weight": 0.1, "threshold": 0.5, "penalty": 2.0, "select_tau": 0.2, "adversarial": 0.7},
+              {"partner": "a", "weight": 0.1, "threshold": 0.5, "penalty": 1.0, "select_tau": 0.2, "adversarial": 0.71},
+              {"partner": "b", "weight": 0.0, "threshold": 0.2, "penalty": 0.5, "select_tau": 0.3, "adversarial": 0.69}]
+    chosen, carried, _ = choose(points, 0.70, 0.15)
+    assert chosen is points[1] and carried  # tie on tau: the smaller penalty; the 0.69 point never qualifies
+    assert choose(points, 0.70, 0.25)[1] is False
+    assert choose(points, 0.80, 0.0)[0] is None
