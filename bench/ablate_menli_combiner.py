@@ -204,6 +204,16 @@ def load_scores(mix_path: str, names: Sequence[str], nli_model: str, checkpoint:
     return out
 
 
+def load_checked(parser: argparse.ArgumentParser, args: argparse.Namespace, names: Sequence[str]) -> dict:
+    """``load_scores`` for an ablation's parsed arguments (--mix, --cache, --nli-model, --checkpoint,
+    --limit-items, --adversarial), after ``check_all_items_set`` (a usage error before anything is scored)."""
+    bad_set = check_all_items_set(args.mix, args.all_items_set)
+    if bad_set:
+        parser.error(bad_set)
+    return load_scores(args.mix, names, args.nli_model, args.checkpoint, Path(args.cache), args.limit_items,
+                       args.adversarial)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mix", default="devmix/default.yaml")
@@ -233,12 +243,8 @@ def main() -> None:
         raise SystemExit(f"--partners {args.partners!r}: distinct names, bertscore among them (the report half's "
                          "baseline)")
     names = ("menli", *partners)
-    bad_set = check_all_items_set(args.mix, args.all_items_set)
-    if bad_set:
-        parser.error(bad_set)
     started = time.perf_counter()
-    scored = load_scores(args.mix, names, args.nli_model, args.checkpoint, Path(args.cache), args.limit_items,
-                         args.adversarial)
+    scored = load_checked(parser, args, names)
     halves, scorers, mix = scored["halves"], scored["scorers"], scored["mix"]
     from nlgmetrics.metaeval import tau_like
 

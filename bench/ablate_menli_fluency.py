@@ -31,7 +31,7 @@ from typing import Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.ablate_menli_combiner import (  # noqa: E402
-    adversarial_accuracy, all_items, bootstrap_of, check_all_items_set, fit_ranges, load_scores, mean_tau_of,
+    adversarial_accuracy, all_items, bootstrap_of, fit_ranges, load_checked, mean_tau_of,
     meets_goal,
 )
 from bench.common import REPO, RESULTS, machine  # noqa: E402
@@ -97,12 +97,8 @@ def main() -> None:
         parser.error("--adversarial: the rule is conditioned on the adversarial suite; it cannot be skipped here")
     partners = tuple(p for p in args.partners.split(",") if p)
     names = tuple(dict.fromkeys(("menli", "bertscore", *partners, FLUENCY)))
-    bad_set = check_all_items_set(args.mix, args.all_items_set)
-    if bad_set:
-        parser.error(bad_set)
     started = time.perf_counter()
-    scored = load_scores(args.mix, names, args.nli_model, args.checkpoint, Path(args.cache), args.limit_items,
-                         args.adversarial)
+    scored = load_checked(parser, args, names)
     halves = scored["halves"]
     adv_scores, n_good, types = scored["adversarial"]
     ranges = fit_ranges(halves["select"], names)
@@ -186,8 +182,10 @@ def markdown(result: dict, png: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(result: dict, path: Path) -> None:
-    """Every grid point's (select tau, adversarial accuracy), one colour per partner, the goal and the bar drawn."""
+def plot(result: dict, path: Path, series: str = f"menli + {{}} + {FLUENCY}",
+         title: str = f"MENLI ({{}}) + partner + {FLUENCY}, simplex step 0.1") -> None:
+    """Every grid point's (select tau, adversarial accuracy), one colour per partner, the goal and the bar drawn
+    (``series`` and ``title`` are formatted with the partner and the NLI model; the veto ablation reuses this)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -197,19 +195,18 @@ def plot(result: dict, path: Path) -> None:
     for partner in dict.fromkeys(p["partner"] for p in result["points"]):
         mine = [p for p in result["points"] if p["partner"] == partner]
         ax.scatter([p["select_tau"] for p in mine], [p["adversarial"] for p in mine], s=14, alpha=0.7,
-                   label=f"menli + {partner} + {FLUENCY}")
+                   label=series.format(partner))
     front = result["frontier"]
     ax.plot([p["select_tau"] for p in front], [p["adversarial"] for p in front], "k-", lw=1, label="frontier")
     ax.axhline(result["adversarial_goal"], color="grey", ls="--", lw=1, label="adversarial goal")
     ax.axvline(result["bertscore_select_tau"], color="grey", ls=":", lw=1, label="BERTScore alone (select tau)")
     ax.set_xlabel("select-half mean tau-like (dev mix)")
     ax.set_ylabel("adversarial preference accuracy")
-    ax.set_title(f"MENLI ({result['nli_model']}) + partner + {FLUENCY}, simplex step 0.1")
+    ax.set_title(title.format(result["nli_model"]))
     ax.legend(fontsize=7, loc="lower left")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
-
 
 if __name__ == "__main__":
     main()

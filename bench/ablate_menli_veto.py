@@ -35,10 +35,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.ablate_menli_combiner import (  # noqa: E402
-    adversarial_accuracy, all_items, bootstrap_of, check_all_items_set, fit_ranges, load_scores, mean_tau_of,
+    adversarial_accuracy, all_items, bootstrap_of, fit_ranges, load_checked, mean_tau_of,
     meets_goal,
 )
-from bench.ablate_menli_fluency import pareto  # noqa: E402
+from bench.ablate_menli_fluency import pareto, plot as fluency_plot  # noqa: E402
 from bench.common import RESULTS, REPO, machine  # noqa: E402
 
 LINEAR_WEIGHTS = (0.0, 0.1, 0.2, 0.3)
@@ -94,12 +94,8 @@ def main() -> None:
     if not partners:
         parser.error("--partners: name at least one partner")
     names = tuple(dict.fromkeys(("menli", "bertscore", *partners)))
-    bad_set = check_all_items_set(args.mix, args.all_items_set)
-    if bad_set:
-        parser.error(bad_set)
     started = time.perf_counter()
-    scored = load_scores(args.mix, names, args.nli_model, args.checkpoint, Path(args.cache), args.limit_items,
-                         args.adversarial)
+    scored = load_checked(parser, args, names)
     halves = scored["halves"]
     adv_scores, n_good, types = scored["adversarial"]
     ranges = fit_ranges(halves["select"], names)
@@ -187,29 +183,8 @@ def markdown(result: dict, png: str) -> str:
 
 
 def plot(result: dict, path: Path) -> None:
-    """Every grid point's (select tau, adversarial accuracy), one colour per partner, the goal and the bar drawn."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 5))
-    for partner in dict.fromkeys(p["partner"] for p in result["points"]):
-        mine = [p for p in result["points"] if p["partner"] == partner]
-        ax.scatter([p["select_tau"] for p in mine], [p["adversarial"] for p in mine], s=12, alpha=0.6,
-                   label=f"{partner} + menli veto")
-    front = result["frontier"]
-    ax.plot([p["select_tau"] for p in front], [p["adversarial"] for p in front], "k-", lw=1, label="frontier")
-    ax.axhline(result["adversarial_goal"], color="grey", ls="--", lw=1, label="adversarial goal")
-    ax.axvline(result["bertscore_select_tau"], color="grey", ls=":", lw=1, label="BERTScore alone (select tau)")
-    ax.set_xlabel("select-half mean tau-like (dev mix)")
-    ax.set_ylabel("adversarial preference accuracy")
-    ax.set_title(f"partner + MENLI ({result['nli_model']}) as a hinge veto")
-    ax.legend(fontsize=7, loc="lower left")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
+    """The fluency ablation's frontier plot, labelled for the veto."""
+    fluency_plot(result, path, "{} + menli veto", "partner + MENLI ({}) as a hinge veto")
 
 if __name__ == "__main__":
     main()
