@@ -26,7 +26,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -61,37 +61,70 @@ def pareto(points: Sequence[dict]) -> list[dict]:
     return sorted(front, key=lambda p: -p["select_tau"])
 
 
-def choose(points: Sequence[dict], goal: float, bar: float) -> tuple[dict | None, bool, str]:
-    """The rule: best select tau among points with adversarial >= ``goal`` (ties: the weight vector nearer the
-    centre, a tie being no evidence for an extreme); (that point, whether it is carried to the report half -- only
-    if its select tau >= ``bar``, BERTScore alone's -- and why)."""
+def rule_choice(points: Sequence[dict], goal: float, bar: float, tie: Callable[[dict], tuple]
+                ) -> tuple[dict | None, bool, str]:
+    """The rule both rule-based ablations (this and the veto) use: best select tau among points with adversarial
+    >= ``goal``, ties broken by ``tie(point)`` (larger wins); (that point, whether it is carried to the report half
+    -- only if its select tau >= ``bar``, BERTScore alone's -- and why)."""
     eligible = [p for p in points if meets_goal(p["adversarial"], goal)]
     if not eligible:
         return None, False, f"no grid point reaches adversarial accuracy {goal}"
-    best = max(eligible, key=lambda p: (p["select_tau"], -sum((w - 1 / 3) ** 2 for w in p["weights"])))
+    best = max(eligible, key=lambda p: (p["select_tau"], *tie(p)))
     if best["select_tau"] < bar:
         return best, False, (f"the best point with adversarial >= {goal} ranks below BERTScore alone on the select half "
-                      f"({best['select_tau']:.4f} < {bar:.4f}); the report half is not read")
+                             f"({best['select_tau']:.4f} < {bar:.4f}); the report half is not read")
     return best, True, "carried to the report half"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def choose(points: Sequence[dict], goal: float, bar: float) -> tuple[dict | None, bool, str]:
+    """``rule_choice`` with ties going to the weight vector nearer the centre (a tie is no evidence for an
+    extreme)."""
+    return rule_choice(points, goal, bar, lambda p: (-sum((w - 1 / 3) ** 2 for w in p["weights"]),))
+
+
+def add_rule_arguments(parser: argparse.ArgumentParser, partners_help: str, name: str) -> None:
+    """The options of both rule-based ablations (the dev mix and its cache, the adversarial suite and goal, the
+    models, the bootstrap, the result name)."""
     parser.add_argument("--mix", default="devmix/default.yaml")
     parser.add_argument("--cache", default=str(REPO / "runs" / "devmix_cache"))
     parser.add_argument("--adversarial", default="adversarial/adv_menli_wmt20_de.jsonl")
     parser.add_argument("--adversarial-goal", type=float, default=0.70, help="the MENLI issue's goal")
-    parser.add_argument("--partners", default="bertscore,chrf,sescore",
-                        help="similarity partners beside NLI and lm-ratio (evaluate.py names)")
+    parser.add_argument("--partners", default="bertscore,chrf,sescore", help=partners_help)
     parser.add_argument("--checkpoint", nargs="+", help="SEScore checkpoint folder(s) of the sescore partner")
     parser.add_argument("--nli-model", default="packaged:nli-minilm")
     parser.add_argument("--all-items-set", default="ted_zhen")
     parser.add_argument("--limit-items", type=int, help="at most N items per set and half (smoke runs)")
     parser.add_argument("--bootstrap", type=int, default=1000)
-    parser.add_argument("--name", default="menli_fluency", help="result file stem under bench/results")
-    args = parser.parse_args()
+    parser.add_argument("--name", default=name, help="result file stem under bench/results")
 
+
+def carried_report(halves: dict, combination: Callable[[dict], Sequence[float]], all_items_set: str,
+                   resamples: int) -> dict:
+    """The report half of a carried point: per-set tau-like, the paired bootstrap against BERTScore, and the
+    all-items set's bootstrap (both halves joined) when one is named."""
     from nlgmetrics.metaeval import tau_like
+
+    report = {"tau": {s["set"]: tau_like(combination(s["scores"]), s["human"], s["items"]) for s in halves["report"]},
+              "vs_bertscore": bootstrap_of(halves["report"], combination, resamples)}
+    if all_items_set:
+        report["all_items_vs_bertscore"] = bootstrap_of([all_items(halves, all_items_set)], combination, resamples)
+    return report
+
+
+def write_result(result: dict, name: str, markdown: Callable[[dict, str], str],
+                 plot: Callable[[dict, Path], None]) -> None:
+    """bench/results/<name>.{json,md,png}, and the Markdown on stdout."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=1, default=str))
+    (RESULTS / f"{name}.md").write_text(markdown(result, f"{name}.png"))
+    plot(result, RESULTS / f"{name}.png")
+    print(markdown(result, f"{name}.png"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_rule_arguments(parser, "similarity partners beside NLI and lm-ratio (evaluate.py names)", "menli_fluency")
+    args = parser.parse_args()
 
     if not args.adversarial:
         parser.error("--adversarial: the rule is conditioned on the adversarial suite; it cannot be skipped here")
@@ -120,12 +153,7 @@ def main() -> None:
         def chosen_mix(scores: dict):
             return mixed(scores, ranges, chosen["partner"], chosen["weights"])
 
-        report = {"tau": {s["set"]: tau_like(chosen_mix(s["scores"]), s["human"], s["items"])
-                          for s in halves["report"]},
-                  "vs_bertscore": bootstrap_of(halves["report"], chosen_mix, args.bootstrap)}
-        if args.all_items_set:
-            report["all_items_vs_bertscore"] = bootstrap_of([all_items(halves, args.all_items_set)], chosen_mix,
-                                                            args.bootstrap)
+        report = carried_report(halves, chosen_mix, args.all_items_set, args.bootstrap)
 
     result = {"mix": args.mix, "split_seed": scored["mix"]["split_seed"], "limit_items": args.limit_items,
               "nli_model": scored["nli_model"], "adversarial_goal": args.adversarial_goal,
@@ -134,11 +162,7 @@ def main() -> None:
               "bertscore_select_tau": bar, "chosen": chosen, "verdict": verdict, "best_overall": best_overall,
               "best_two_way": two_way, "frontier": pareto(points), "points": points, "report": report,
               "seconds": round(time.perf_counter() - started, 1), "machine": machine()}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{args.name}.json").write_text(json.dumps(result, indent=1, default=str))
-    (RESULTS / f"{args.name}.md").write_text(markdown(result, f"{args.name}.png"))
-    plot(result, RESULTS / f"{args.name}.png")
-    print(markdown(result, f"{args.name}.png"))
+    write_result(result, args.name, markdown, plot)
 
 
 def _label(point: dict) -> str:
@@ -157,13 +181,21 @@ def markdown(result: dict, png: str) -> str:
     shown = [("chosen by the rule" if result["report"] else "best meeting the adversarial goal", result["chosen"]),
              ("best on the select half, any adversarial", result["best_overall"]),
              ("best two-way (no fluency term)", result["best_two_way"])]
-    for name, point in shown:
-        if point is not None:
-            lines.append(f"| {name} | {_label(point)} | {point['select_tau']:.4f} | {point['adversarial']:.3f} |")
+    lines += rule_tables(result, png, shown, _label, "weights")
+    return "\n".join(lines) + "\n"
+
+
+def rule_tables(result: dict, png: str, shown: Sequence[tuple[str, dict | None]], label: Callable[[dict], str],
+                frontier_column: str, notes: Sequence[str] = ()) -> list[str]:
+    """The Markdown after a rule-based ablation's header: the shown points and BERTScore alone (rows of a table
+    whose header the caller wrote), the frontier, the report half when a point was carried, then ``notes`` and the
+    metrics, ranges and run notes."""
+    lines = [f"| {name} | {label(point)} | {point['select_tau']:.4f} | {point['adversarial']:.3f} |"
+             for name, point in shown if point is not None]
     lines.append(f"| BERTScore alone | - | {result['bertscore_select_tau']:.4f} | - |")
     lines += ["", f"Frontier (no grid point is better on both; `{png}` plots every point):", "",
-              "| weights | select mean tau | adversarial acc. |", "|---|---|---|"]
-    lines += [f"| {_label(p)} | {p['select_tau']:.4f} | {p['adversarial']:.3f} |" for p in result["frontier"]]
+              f"| {frontier_column} | select mean tau | adversarial acc. |", "|---|---|---|"]
+    lines += [f"| {label(p)} | {p['select_tau']:.4f} | {p['adversarial']:.3f} |" for p in result["frontier"]]
     if result["report"]:
         boot = result["report"]["vs_bertscore"]
         lines += ["", "Report half: " + ", ".join(f"{s} {t:.4f}" for s, t in result["report"]["tau"].items())
@@ -174,11 +206,14 @@ def markdown(result: dict, png: str) -> str:
             lines.append(f"All items of the all-items set (includes the select half): vs BERTScore "
                          f"{whole['difference']:+.4f} [{whole['ci95'][0]:+.4f}, {whole['ci95'][1]:+.4f}], not better in "
                          f"{whole['share_a_not_better']:.1%}.")
-    lines += ["", "- Metrics: " + "; ".join(f"`{s}`" for s in result["signatures"].values()),
+    lines.append("")
+    lines += notes
+    lines += ["- Metrics: " + "; ".join(f"`{s}`" for s in result["signatures"].values()),
               "- Ranges (min-max, pooled select half, then fixed): "
               + ", ".join(f"{n} [{r['low']:.4g}, {r['high']:.4g}]" for n, r in result["ranges"].items()),
               "- Adversarial: mean preference accuracy over error types, reference-based, with the same ranges.",
               f"- {result['seconds']:.0f} s; machine {result['machine']}"]
+    return lines
     return "\n".join(lines) + "\n"
 
 
@@ -207,6 +242,7 @@ def plot(result: dict, path: Path, series: str = f"menli + {{}} + {FLUENCY}",
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
 
 if __name__ == "__main__":
     main()

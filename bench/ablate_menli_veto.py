@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import sys
 import time
 from pathlib import Path
@@ -34,12 +33,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.ablate_menli_combiner import (  # noqa: E402
-    adversarial_accuracy, all_items, bootstrap_of, fit_ranges, load_checked, mean_tau_of,
-    meets_goal,
+from bench.ablate_menli_combiner import adversarial_accuracy, fit_ranges, load_checked, mean_tau_of  # noqa: E402
+from bench.ablate_menli_fluency import (  # noqa: E402
+    add_rule_arguments, carried_report, pareto, plot as fluency_plot, rule_choice, rule_tables, write_result,
 )
-from bench.ablate_menli_fluency import pareto, plot as fluency_plot  # noqa: E402
-from bench.common import RESULTS, REPO, machine  # noqa: E402
+from bench.common import machine  # noqa: E402
 
 LINEAR_WEIGHTS = (0.0, 0.1, 0.2, 0.3)
 THRESHOLDS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
@@ -59,34 +57,15 @@ def grid(partners: Sequence[str]) -> list[dict]:
 
 
 def choose(points: Sequence[dict], goal: float, bar: float) -> tuple[dict | None, bool, str]:
-    """The rule: best select tau among points with adversarial >= ``goal`` (ties: smaller penalty, then smaller
-    linear weight, then larger threshold: the gentler veto); carried to the report half only if >= ``bar``."""
-    eligible = [p for p in points if meets_goal(p["adversarial"], goal)]
-    if not eligible:
-        return None, False, f"no grid point reaches adversarial accuracy {goal}"
-    best = max(eligible, key=lambda p: (p["select_tau"], -p["penalty"], -p["weight"], p["threshold"]))
-    if best["select_tau"] < bar:
-        return best, False, (f"the best point with adversarial >= {goal} ranks below BERTScore alone on the select half "
-                             f"({best['select_tau']:.4f} < {bar:.4f}); the report half is not read")
-    return best, True, "carried to the report half"
+    """The fluency ablation's rule (``rule_choice``); ties go to the gentler veto: smaller penalty, then smaller
+    linear weight, then larger threshold."""
+    return rule_choice(points, goal, bar, lambda p: (-p["penalty"], -p["weight"], p["threshold"]))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mix", default="devmix/default.yaml")
-    parser.add_argument("--cache", default=str(REPO / "runs" / "devmix_cache"))
-    parser.add_argument("--adversarial", default="adversarial/adv_menli_wmt20_de.jsonl")
-    parser.add_argument("--adversarial-goal", type=float, default=0.70, help="the MENLI issue's goal")
-    parser.add_argument("--partners", default="bertscore,chrf,sescore", help="similarity partners (evaluate.py names)")
-    parser.add_argument("--checkpoint", nargs="+", help="SEScore checkpoint folder(s) of the sescore partner")
-    parser.add_argument("--nli-model", default="packaged:nli-minilm")
-    parser.add_argument("--all-items-set", default="ted_zhen")
-    parser.add_argument("--limit-items", type=int, help="at most N items per set and half (smoke runs)")
-    parser.add_argument("--bootstrap", type=int, default=1000)
-    parser.add_argument("--name", default="menli_veto", help="result file stem under bench/results")
+    add_rule_arguments(parser, "similarity partners (evaluate.py names)", "menli_veto")
     args = parser.parse_args()
-
-    from nlgmetrics.metaeval import tau_like
 
     if not args.adversarial:
         parser.error("--adversarial: the rule is conditioned on the adversarial suite; it cannot be skipped here")
@@ -114,14 +93,7 @@ def main() -> None:
     best_overall = max(points, key=lambda p: p["select_tau"])
     most_robust = max(points, key=lambda p: (p["adversarial"], p["select_tau"]))
 
-    report = None
-    if carried:
-        report = {"tau": {s["set"]: tau_like(combination(chosen)(s["scores"]), s["human"], s["items"])
-                          for s in halves["report"]},
-                  "vs_bertscore": bootstrap_of(halves["report"], combination(chosen), args.bootstrap)}
-        if args.all_items_set:
-            report["all_items_vs_bertscore"] = bootstrap_of([all_items(halves, args.all_items_set)],
-                                                            combination(chosen), args.bootstrap)
+    report = carried_report(halves, combination(chosen), args.all_items_set, args.bootstrap) if carried else None
 
     result = {"mix": args.mix, "split_seed": scored["mix"]["split_seed"], "limit_items": args.limit_items,
               "nli_model": scored["nli_model"], "adversarial_goal": args.adversarial_goal,
@@ -131,11 +103,7 @@ def main() -> None:
               "bertscore_select_tau": bar, "chosen": chosen, "verdict": verdict, "best_overall": best_overall,
               "most_robust": most_robust, "frontier": pareto(points), "points": points, "report": report,
               "seconds": round(time.perf_counter() - started, 1), "machine": machine()}
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{args.name}.json").write_text(json.dumps(result, indent=1, default=str))
-    (RESULTS / f"{args.name}.md").write_text(markdown(result, f"{args.name}.png"))
-    plot(result, RESULTS / f"{args.name}.png")
-    print(markdown(result, f"{args.name}.png"))
+    write_result(result, args.name, markdown, plot)
 
 
 def _label(point: dict) -> str:
@@ -154,37 +122,17 @@ def markdown(result: dict, png: str) -> str:
     shown = [("chosen by the rule" if result["report"] else "best meeting the adversarial goal", result["chosen"]),
              ("best on the select half, any adversarial", result["best_overall"]),
              ("most robust", result["most_robust"])]
-    for name, point in shown:
-        if point is not None:
-            lines.append(f"| {name} | {_label(point)} | {point['select_tau']:.4f} | {point['adversarial']:.3f} |")
-    lines.append(f"| BERTScore alone | - | {result['bertscore_select_tau']:.4f} | - |")
-    lines += ["", f"Frontier (no grid point is better on both; `{png}` plots every point):", "",
-              "| score | select mean tau | adversarial acc. |", "|---|---|---|"]
-    lines += [f"| {_label(p)} | {p['select_tau']:.4f} | {p['adversarial']:.3f} |" for p in result["frontier"]]
-    if result["report"]:
-        boot = result["report"]["vs_bertscore"]
-        lines += ["", "Report half: " + ", ".join(f"{s} {t:.4f}" for s, t in result["report"]["tau"].items())
-                  + f"; mean vs BERTScore {boot['difference']:+.4f} [{boot['ci95'][0]:+.4f}, {boot['ci95'][1]:+.4f}]"
-                  f", not better in {boot['share_a_not_better']:.1%} of resamples."]
-        whole = result["report"].get("all_items_vs_bertscore")
-        if whole:
-            lines.append(f"All items of the all-items set (includes the select half): vs BERTScore "
-                         f"{whole['difference']:+.4f} [{whole['ci95'][0]:+.4f}, {whole['ci95'][1]:+.4f}], not better in "
-                         f"{whole['share_a_not_better']:.1%}.")
     grid_spec = result["grid"]
-    lines += ["", f"- Grid: w in {list(grid_spec['weights'])}, tau in {list(grid_spec['thresholds'])}, "
-                  f"lam in {list(grid_spec['penalties'])}, per partner.",
-              "- Metrics: " + "; ".join(f"`{s}`" for s in result["signatures"].values()),
-              "- Ranges (min-max, pooled select half, then fixed): "
-              + ", ".join(f"{n} [{r['low']:.4g}, {r['high']:.4g}]" for n, r in result["ranges"].items()),
-              "- Adversarial: mean preference accuracy over error types, reference-based, with the same ranges.",
-              f"- {result['seconds']:.0f} s; machine {result['machine']}"]
+    lines += rule_tables(result, png, shown, _label, "score",
+                         [f"- Grid: w in {list(grid_spec['weights'])}, tau in {list(grid_spec['thresholds'])}, "
+                          f"lam in {list(grid_spec['penalties'])}, per partner."])
     return "\n".join(lines) + "\n"
 
 
 def plot(result: dict, path: Path) -> None:
     """The fluency ablation's frontier plot, labelled for the veto."""
     fluency_plot(result, path, "{} + menli veto", "partner + MENLI ({}) as a hinge veto")
+
 
 if __name__ == "__main__":
     main()
