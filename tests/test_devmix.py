@@ -198,3 +198,18 @@ def test_tau_like_ties_counts_exactly_the_pairs_that_breaking_ties_turns_concord
     broken = metric + 1e-3 * human  # each tie now agrees with the people; no other pair changes order
     assert tau_like(broken, human, items) - tau_like(metric, human, items) == pytest.approx(
         2 * counts["metric_ties"] / judged)
+
+
+@pytest.mark.parametrize("variant", ["devmix/short_text.yaml", "devmix/encoders.yaml"])
+def test_shipped_mix_variants_share_the_default_mix_split_and_entries(variant):
+    """The variant mixes reuse the default mix's cached scores and halves only if the seed and each shared set's
+    entry are the same; a drifted copy would silently select on other items."""
+    from nlgmetrics.metaeval.devmix import load_mix
+
+    default, other = load_mix("devmix/default.yaml"), load_mix(variant)
+    assert other["split_seed"] == default["split_seed"]
+    by_name = {entry["name"]: entry for entry in default["sets"]}
+    shared = [entry for entry in other["sets"] if entry["name"] in by_name]
+    assert shared and "ted_zhen" in {entry["name"] for entry in shared}
+    for entry in shared:
+        assert entry == by_name[entry["name"]], entry["name"]
