@@ -371,3 +371,20 @@ def test_veto_is_linear_above_the_threshold_penalised_below_and_its_rule_prefers
     assert chosen is points[1] and carried  # tie on tau: the smaller penalty; the 0.69 point never qualifies
     assert choose(points, 0.70, 0.25)[1] is False
     assert choose(points, 0.80, 0.0)[0] is None
+
+
+def test_ted_protocol_measures_only_a_carried_point_and_names_the_combination():
+    from bench.ted_protocol_fluency import chosen_point, markdown
+
+    carried = {"chosen": {"partner": "sescore", "weights": [0.1, 0.6, 0.3]}, "report": {"tau": {}}}
+    assert chosen_point(carried, "r.json") == ("sescore", [0.1, 0.6, 0.3])
+    for not_carried in ({**carried, "report": None, "verdict": "below BERTScore"}, {"chosen": None, "report": None}):
+        with pytest.raises(SystemExit, match="r.json: its rule carried no point"):
+            chosen_point(not_carried, "r.json")
+    out = {"combination": "0.1 menli + 0.6 sescore + 0.3 lm-ratio", "result": "bench/results/x.json", "data": "ted",
+           "rows": 4, "skipped": 0, "limit_items": None, "signatures": {"menli": "m"}, "seconds": 1, "machine": {},
+           "tau": {"0.1 menli + 0.6 sescore + 0.3 lm-ratio": 0.25, "bertscore": 0.5},
+           "vs_bertscore": {"difference": -0.25, "ci95": [-0.5, 0.0], "share_a_not_better": 0.9, "resamples": 10}}
+    text = markdown(out)
+    assert "| **0.1 menli + 0.6 sescore + 0.3 lm-ratio** | 0.2500 |" in text and "| bertscore | 0.5000 |" in text
+    assert "-0.2500 [-0.5000, +0.0000], not better in 90.0%" in text
