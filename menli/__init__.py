@@ -1,16 +1,18 @@
 """MENLI: NLI models as evaluation metrics, their combination with other metrics, and the 15 pooling strategies.
 
 - ``menli_scores`` (pure function) and ``MENLIScorer`` (Scorer shape) for scoring;
-- ``MENLI`` (torchmetrics.Metric) for training loops;
-- ``combine`` / ``CombinedScorer`` for w * NLI + (1 - w) * M with guarded min-max normalisation.
+- ``MENLI`` and ``MENLIMix`` (torchmetrics.Metric) for training loops;
+- ``combine`` / ``CombinedScorer`` for w * NLI + (1 - w) * M with guarded min-max normalisation;
+- ``mix`` / ``MixedScorer`` for MENLI with several partners (weights and ranges stored in a ``MixRecipe``).
 """
-from menli.combine import CombinationStats, MinMax, combine, packaged_stats
+from menli.combine import CombinationStats, MinMax, MixPart, MixRecipe, combine, mix, packaged_recipe, packaged_stats
 from menli.functional import menli_scores
-from menli.metric import MENLI
+from menli.metric import MENLI, MENLIMix
 from menli.pooling import ALL_STRATEGIES, DIRECTIONS, FORMULAS, PAPER_CHOICES, TASKS, pool, task_strategy
-from menli.scorer import CombinedScorer, MENLIScorer, fitted_with
+from menli.scorer import CombinedScorer, MENLIScorer, MixedScorer, fitted_with
 
 __all__ = [
-    "ALL_STRATEGIES", "CombinationStats", "CombinedScorer", "DIRECTIONS", "FORMULAS", "MENLI", "MENLIScorer",
-    "MinMax", "PAPER_CHOICES", "TASKS", "combine", "fitted_with", "menli_scores", "packaged_stats", "pool", "task_strategy",
+    "ALL_STRATEGIES", "CombinationStats", "CombinedScorer", "DIRECTIONS", "FORMULAS", "MENLI", "MENLIMix", "MENLIScorer",
+    "MinMax", "MixPart", "MixRecipe", "MixedScorer", "PAPER_CHOICES", "TASKS", "combine", "fitted_with", "menli_scores",
+    "mix", "packaged_recipe", "packaged_stats", "pool", "task_strategy",
 ]

@@ -1,4 +1,4 @@
-"""``menli.MENLI``: a torchmetrics Metric for use inside training/validation loops.
+"""``menli.MENLI`` and ``menli.MENLIMix``: torchmetrics Metrics for use inside training/validation loops.
 
 The shared contract (``nlgmetrics.textmetric``): ``update(preds, target)``, float64, mean or ``per_sample``,
 ``nan`` before any update, per-sample ``cat`` state (never token tensors) that syncs across DDP processes,
@@ -6,7 +6,8 @@ pickling without the NLI model. Granularity options are those of ``menli_scores`
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from pathlib import Path
+from typing import Any, Callable, Sequence
 
 from menli.functional import AGGREGATIONS, menli_scores
 from menli.granularity import check_granularity
@@ -60,3 +61,66 @@ class MENLI(TextScoreMetric):
         return menli_scores(self._model(), hyps, refs, self.formula, self.direction, self.aggregation,
                             self.batch_size, granularity=self.granularity, sentence_reduce=self.sentence_reduce,
                             sentence_candidates=self.sentence_candidates)
+
+
+class MENLIMix(TextScoreMetric):
+    """Mean ``MixedScorer`` score (MENLI with several partners, stored weights and ranges) of all updates.
+
+    ``partners``: picklable factories of the partner scorers (``functools.partial(SEScoreScorer, checkpoint)``,
+    ``functools.partial(LMLikelihoodScorer, "packaged:smollm2", relative=True)``): the metric pickles without its
+    models and rebuilds them from these. ``recipe``: a ``MixRecipe``, a recipe file, or ``"auto"`` (the packaged
+    recipe fitted with exactly these models). Set normalisation is refused: a training-loop score that moved with
+    the other rows of its batch would make two epochs' values incomparable.
+    """
+
+    def __init__(
+        self,
+        partners: Sequence[Callable[[], Any]],
+        weights: Sequence[float] | None = None,
+        recipe: Any = "auto",
+        model: str | None = None,
+        formula: str = "e",
+        direction: str = "<->",
+        granularity: str = "auto",
+        sentence_reduce: str = "mean",
+        sentence_candidates: int = 0,
+        batch_size: int = 64,
+        per_sample: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(per_sample=per_sample, **kwargs)
+        self.formula, self.direction = check_strategy(formula, direction)
+        check_granularity(granularity, sentence_reduce)
+        if not partners or not all(callable(p) for p in partners):
+            raise InputError("MENLIMix partners: give one or more factories (callables returning a scorer)")
+        if recipe == "set":
+            raise InputError("MENLIMix needs stored ranges (a recipe or 'auto'): set normalisation would make a "
+                             "score depend on the other rows of its batch")
+        self.partner_factories = list(partners)
+        self.weights = None if weights is None else [float(w) for w in weights]
+        self.recipe = recipe
+        self.model_spec = model if model is not None else DEFAULT_NLI
+        self.granularity, self.sentence_reduce, self.sentence_candidates = granularity, sentence_reduce, sentence_candidates
+        self.batch_size = batch_size
+        self._set_model(None)
+
+    def _load_model(self) -> Any:
+        from menli.combine import MixRecipe
+        from menli.scorer import MENLIScorer, MixedScorer
+
+        recipe = self.recipe
+        if isinstance(recipe, (str, Path)) and recipe != "auto":
+            recipe = MixRecipe.load(recipe)
+        menli = MENLIScorer(self.model_spec, self.formula, self.direction, batch_size=self.batch_size,
+                            device=str(self.device), granularity=self.granularity,
+                            sentence_reduce=self.sentence_reduce, sentence_candidates=self.sentence_candidates)
+        try:
+            scorer = MixedScorer(menli, [factory() for factory in self.partner_factories], self.weights, recipe)
+            if scorer.resolve_recipe(warn=False) is None:
+                raise ValueError("no packaged recipe was fitted with these models: pass recipe=<file>")
+        except ValueError as error:
+            raise InputError(f"MENLIMix: {error}") from None
+        return scorer
+
+    def _score(self, hyps: list[str], refs: list[list[str]], srcs: Sequence[str | None] | None) -> Sequence[float]:
+        return self._model().score(hyps, refs)

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from menli.combine import CombinationStats, MinMax, combine, packaged_stats
+from menli.combine import (CombinationStats, MinMax, MixPart, MixRecipe, check_mix_weights, combine, mix,
+                           packaged_recipe, packaged_stats)
 from menli.functional import AGGREGATIONS, menli_scores
 from menli.granularity import check_granularity
 from menli.pooling import check_strategy
@@ -76,19 +77,40 @@ class MENLIScorer:
         )
 
 
-def fitted_with(menli_signature: str, metric_signature: str) -> dict[str, str] | None:
-    """The record stored ranges carry (``CombinationStats.fitted_with``), read off the two parts' signatures: the
-    NLI model with its weights' hash and MENLI's formula and direction, and the partner's signature. Toolkit
-    versions are left out: a release does not move scores it does not say it moves, and ranges should not expire
-    with every version. None when the MENLI part's signature does not name those (a custom scorer)."""
+def nli_fitted_with(menli_signature: str) -> str | None:
+    """What stored ranges record of a MENLI part: the NLI model with its weights' hash and MENLI's formula and
+    direction, read off its signature; None when the signature does not name those (a custom scorer)."""
     fields = dict(part.split(":", 1) for part in menli_signature.split("|") if ":" in part)
     if not {"nli", "formula", "direction"} <= set(fields):
         return None
-    metric = "|".join(part for part in metric_signature.split("|") if not part.startswith("version:"))
-    return {"nli": f"{fields['nli']}|formula:{fields['formula']}|direction:{fields['direction']}", "metric": metric}
+    return f"{fields['nli']}|formula:{fields['formula']}|direction:{fields['direction']}"
+
+
+def metric_fitted_with(metric_signature: str) -> str:
+    """What stored ranges record of a partner: its signature without the toolkit version (a release does not move
+    scores it does not say it moves, and ranges should not expire with every version)."""
+    return "|".join(part for part in metric_signature.split("|") if not part.startswith("version:"))
+
+
+def fitted_with(menli_signature: str, metric_signature: str) -> dict[str, str] | None:
+    """The record stored ranges carry (``CombinationStats.fitted_with``), read off the two parts' signatures
+    (``nli_fitted_with``, ``metric_fitted_with``). None when the MENLI part's signature does not name its model."""
+    nli = nli_fitted_with(menli_signature)
+    return None if nli is None else {"nli": nli, "metric": metric_fitted_with(metric_signature)}
 
 
 NORMALIZATIONS = ("auto", "set")
+
+
+def _normalization(field_name: str, value: Any, stored: type) -> Any:
+    """A scorer's normalisation argument checked: "auto" stays, "set" becomes None, else a ``stored`` object."""
+    if isinstance(value, str):
+        if value not in NORMALIZATIONS:
+            raise ValueError(f"unknown normalisation '{value}': pass {stored.__name__}, 'auto' or 'set'")
+        return None if value == "set" else value
+    if value is not None and not isinstance(value, stored):
+        raise TypeError(f"{field_name} must be {stored.__name__}, 'auto', 'set' or None, got {type(value).__name__}")
+    return value
 
 
 @dataclass
@@ -112,13 +134,7 @@ class CombinedScorer:
     def __post_init__(self) -> None:
         if not 0.0 <= self.weight <= 1.0:
             raise ValueError(f"NLI weight must be in [0, 1], got {self.weight}")
-        if isinstance(self.stats, str):
-            if self.stats not in NORMALIZATIONS:
-                raise ValueError(f"unknown normalisation '{self.stats}': pass CombinationStats, 'auto' or 'set'")
-            if self.stats == "set":
-                self.stats = None
-        elif self.stats is not None and not isinstance(self.stats, CombinationStats):
-            raise TypeError(f"stats must be CombinationStats, 'auto', 'set' or None, got {type(self.stats).__name__}")
+        self.stats = _normalization("stats", self.stats, CombinationStats)
         self.name = self.name or f"menli+{getattr(self.metric, 'name', 'metric')}"
 
     def resolve_stats(self, warn: bool = True) -> CombinationStats | None:
@@ -170,3 +186,101 @@ class CombinedScorer:
     def signature(self) -> str:
         norm = "stored" if self.resolve_stats() is not None else "set"
         return f"{self.name}|w:{self.weight}|norm:{norm}|nli=[{self.menli.signature()}]|m=[{self.metric.signature()}]"
+
+
+@dataclass
+class MixedScorer:
+    """``w_0 * MENLI + sum_i w_i * M_i`` over stored ranges: MENLI with several partners (e.g. SEScore for
+    similarity and the causal-LM ratio for fluency, the fluency ablation's carried combination).
+
+    ``weights``: one per part, MENLI first, summing to 1; None takes the recipe's. ``recipe``: a ``MixRecipe``
+    (its ranges; its weights unless ``weights`` is given), ``"auto"`` (default: the packaged recipe fitted with
+    exactly these models, ``packaged_recipe``; without one, ``"set"`` with a warning, which needs ``weights``) or
+    ``"set"`` (min-max over each scored set: a row's score then depends on the rows scored with it).
+    """
+
+    menli: Any
+    partners: Sequence[Any]
+    weights: Sequence[float] | None = None
+    recipe: MixRecipe | str | None = "auto"
+    name: str = ""
+    last_recipe: MixRecipe | None = field(default=None, repr=False)
+    recipe_file: Path | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.partners = list(self.partners)
+        if not self.partners:
+            raise ValueError("a mix needs at least one partner metric")
+        if self.weights is not None:
+            self.weights = [float(w) for w in self.weights]
+            check_mix_weights(self.weights, 1 + len(self.partners))
+        self.recipe = _normalization("recipe", self.recipe, MixRecipe)
+        if isinstance(self.recipe, MixRecipe) and len(self.recipe.parts) != 1 + len(self.partners):
+            raise ValueError(f"the recipe has {len(self.recipe.parts)} parts, this mix {1 + len(self.partners)} "
+                             "(MENLI and each partner)")
+        if self.recipe is None and self.weights is None:
+            raise ValueError("set normalisation needs weights: pass weights (MENLI first) or a recipe")
+        self.name = self.name or "+".join(["menli"] + [getattr(m, "name", "metric") for m in self.partners])
+
+    @property
+    def scorers(self) -> list[Any]:
+        return [self.menli, *self.partners]
+
+    def fitted_with(self) -> list[str | None]:
+        """What each part's stored range must have been fitted with, MENLI first (``nli_fitted_with``,
+        ``metric_fitted_with``), from the parts' signatures."""
+        return [nli_fitted_with(self.menli.signature())] + [metric_fitted_with(m.signature()) for m in self.partners]
+
+    def resolve_recipe(self, warn: bool = True) -> MixRecipe | None:
+        """The stored recipe in use (None: set normalisation); "auto" looks for a packaged one once, on first use
+        (the lookup needs the parts' signatures, which load their models)."""
+        if isinstance(self.recipe, str):
+            found = packaged_recipe(self.fitted_with())
+            self.recipe_file, self.recipe = found if found is not None else (None, None)
+            if found is None:
+                if self.weights is None:
+                    raise ValueError(f"{self.name}: no packaged recipe was fitted with these models, so there are "
+                                     "no stored weights: pass weights (MENLI first), or a recipe file")
+                if warn:
+                    warnings.warn(f"{self.name}: no packaged recipe was fitted with these models, so every part is "
+                                  "min-max normalised over each scored set and a score depends on the rows scored "
+                                  "with it; save last_recipe once and pass it as recipe", stacklevel=2)
+        return self.recipe
+
+    @property
+    def batch_dependent(self) -> bool:
+        """Whether a row's score depends on the other rows scored with it (set normalisation)."""
+        return self.resolve_recipe() is None
+
+    def used_weights(self) -> list[float]:
+        recipe = self.resolve_recipe()
+        return list(self.weights) if self.weights is not None else recipe.weights
+
+    def _check_recipe(self, recipe: MixRecipe) -> None:
+        here = self.fitted_with()
+        wrong = [f"{part.name}: fitted with '{part.fitted_with}', this run uses '{now or 'an unnamed model'}'"
+                 for part, now in zip(recipe.parts, here) if part.fitted_with and part.fitted_with != now]
+        if wrong:
+            raise ValueError("the stored recipe does not fit this mix (" + "; ".join(wrong) + "): use the models "
+                             "it was fitted with, or fit ranges for these (save last_recipe)")
+
+    def score(self, hyps: Sequence[str], refs: Sequence | None, srcs: Sequence[str] | None = None) -> list[float]:
+        recipe = self.resolve_recipe()
+        if recipe is not None:
+            self._check_recipe(recipe)
+        weights = self.used_weights()
+        scores = [scorer.score(hyps, refs, srcs) for scorer in self.scorers]
+        if recipe is None:
+            names = [getattr(s, "name", "metric") for s in self.scorers]
+            recipe = MixRecipe(tuple(MixPart(n, w, MinMax.fit(s), f)
+                                     for n, w, s, f in zip(names, weights, scores, self.fitted_with())))
+        else:
+            recipe = recipe.with_weights(weights)
+        self.last_recipe = recipe
+        return [float(s) for s in mix(scores, weights, [p.range for p in recipe.parts])]
+
+    def signature(self) -> str:
+        norm = "stored" if self.resolve_recipe() is not None else "set"
+        weights = ",".join(f"{w:g}" for w in self.used_weights())
+        parts = "".join(f"|{i}=[{s.signature()}]" for i, s in enumerate(self.scorers))
+        return f"{self.name}|w:{weights}|norm:{norm}{parts}"

@@ -53,6 +53,14 @@ def build(name: str, args: dict, per_sample: bool = False):
         return SEScore(checkpoint=args["checkpoint"], per_sample=per_sample)
     if name == "menli":
         return MENLI(model=args["nli"], per_sample=per_sample)
+    if name == "menli-mix":
+        import functools
+
+        from menli.metric import MENLIMix
+        from nlgmetrics.baselines import SacreBleuScorer
+
+        partners = [functools.partial(SacreBleuScorer, "chrf"), functools.partial(SacreBleuScorer, "bleu")]
+        return MENLIMix(partners, recipe=args["mix_recipe"], model=args["nli"], per_sample=per_sample)
     return MARS(args["mars"], per_sample=per_sample)
 
 

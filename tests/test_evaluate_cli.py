@@ -93,6 +93,48 @@ def test_default_normalization_takes_packaged_ranges_fitted_with_these_models(ca
     assert "norm:set" in json.loads(stdout[-1])["signature"]  # asked for: the paper's way
 
 
+def test_mixed_combination_by_weights_then_by_its_saved_recipe(capsys, texts, tiny, tmp_path, monkeypatch):
+    """menli+chrf+bleu: with --weights and nothing packaged, set normalisation (said on stderr); its saved recipe
+    then fixes weights and ranges, so a row alone scores as among the others; bad weights and a missing recipe
+    are one-line errors."""
+    import nlgmetrics.resources
+    from menli import MENLIScorer, MixRecipe, mix
+    from nlgmetrics.baselines import SacreBleuScorer
+
+    monkeypatch.setattr(nlgmetrics.resources, "CONFIG_DIR", tmp_path / "configs")  # nothing packaged
+    hyps, refs, _ = texts
+    common = ["--metric", "menli+chrf+bleu", "--nli-model", str(tiny["nli"]), "--quiet"]
+    recipe, out_all = tmp_path / "mix.json", tmp_path / "all.jsonl"
+    code, stdout, stderr = run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), "--weights", "0.2,0.5,0.3",
+                               "--save-normalization", str(recipe), "--out", str(out_all), *common)
+    assert code == 0 and "no packaged recipe" in "\n".join(stderr)
+    assert "w:0.2,0.5,0.3|norm:set" in json.loads(stdout[-1])["signature"]
+    hyp_lines, ref_lines = hyps.read_text().splitlines(), refs.read_text().splitlines()
+    parts = [MENLIScorer(model=str(tiny["nli"])).score(hyp_lines, ref_lines),
+             SacreBleuScorer("chrf").score(hyp_lines, ref_lines), SacreBleuScorer("bleu").score(hyp_lines, ref_lines)]
+    saved = MixRecipe.load(recipe)
+    scores = [json.loads(line)["score"] for line in out_all.read_text().splitlines()]
+    assert scores == pytest.approx(list(mix(parts, [0.2, 0.5, 0.3], [p.range for p in saved.parts])))
+
+    one_hyp, one_ref, out_one = tmp_path / "h1.txt", tmp_path / "r1.txt", tmp_path / "one.jsonl"
+    one_hyp.write_text(hyp_lines[2] + "\n")
+    one_ref.write_text(ref_lines[2] + "\n")
+    code, stdout, _ = run(capsys, "score", "--hyps", str(one_hyp), "--refs", str(one_ref), "--normalization",
+                          str(recipe), "--out", str(out_one), *common)
+    assert code == 0 and "w:0.2,0.5,0.3|norm:stored" in json.loads(stdout[-1])["signature"]
+    assert json.loads(out_one.read_text())["score"] == pytest.approx(scores[2])
+
+    with pytest.raises(SystemExit):  # argparse: usage and exit code 2
+        run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), "--weights", "0.2,x,0.3", *common)
+    assert "comma-separated numbers" in capsys.readouterr().err
+    for extra, message in [(["--weights", "0.2,0.5"], "2 weights for 3 parts"),
+                           ([], "no packaged recipe was fitted with these models"),
+                           (["--normalization", "set"], "needs --weights"),
+                           (["--normalization", str(tmp_path / "nope.json")], "--normalization: config file not found")]:
+        code, stdout, stderr = run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), *extra, *common)
+        assert code == 1 and len(stderr) == 1 and message in stderr[0], (extra, stderr)
+
+
 def _save(capsys, hyps, refs, common, path):
     code, _, _ = run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), "--normalization", "set",
                      "--save-normalization", str(path), *common)

@@ -1,4 +1,6 @@
 """MENLI pooling, scoring, combination and the torchmetrics shell."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -285,3 +287,133 @@ def test_stored_ranges_check_works_when_menli_is_sharded_over_processes(tmp_path
     anonymous = CombinedScorer(LengthScorer(), VersionedLength(), weight=0.4, stats="set")
     anonymous.score(hyps, refs)
     assert anonymous.last_stats.fitted_with is None
+
+
+class WordCount(LengthScorer):
+    name = "words"
+
+    def score(self, hyps, refs, srcs=None):
+        return [float(len(h.split())) for h in hyps]
+
+    def signature(self):
+        return "words|version:0.1.0"
+
+
+def test_mixed_scorer_is_the_weighted_sum_of_min_max_normalised_parts_and_its_recipe_fixes_them(tmp_path):
+    from menli import MixedScorer, MixRecipe
+
+    hyps, refs = ["a b", "bbb", "cc d e"], ["x", "y", "z"]
+    fitting = MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength(), WordCount()], [0.2, 0.5, 0.3], "set")
+    got = fitting.score(hyps, refs)
+    n = np.array(MENLIScorer(_nli=TableNLI()).score(hyps, refs))
+    length, words = np.array([3.0, 3.0, 6.0]), np.array([2.0, 1.0, 3.0])
+    want = 0.2 * (n - n.min()) / np.ptp(n) + 0.5 * (length - 3) / 3 + 0.3 * (words - 1) / 2
+    np.testing.assert_allclose(got, want)
+    assert fitting.batch_dependent and "w:0.2,0.5,0.3|norm:set" in fitting.signature()
+
+    fitting.last_recipe.save(tmp_path / "mix.json")
+    recipe = MixRecipe.load(tmp_path / "mix.json")
+    assert recipe.weights == [0.2, 0.5, 0.3] and [p.name for p in recipe.parts] == ["menli", "len", "words"]
+    assert recipe.fitted_with == ["packaged:nli-mpnet@table|formula:e|direction:<->", "len|unit:chars", "words"]
+    # the stored recipe: a row alone scores as it did among three, weights included
+    alone = MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength(), WordCount()], recipe=recipe)
+    assert not alone.batch_dependent and alone.score(hyps[2:], refs[2:]) == pytest.approx(got[2:])
+    # other weights on the same stored ranges
+    other = MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength(), WordCount()], [0.0, 1.0, 0.0], recipe)
+    np.testing.assert_allclose(other.score(hyps, refs), (length - 3) / 3)
+    assert other.last_recipe.weights == [0.0, 1.0, 0.0]
+    # a part fitted with something else is refused, by name
+    with pytest.raises(ValueError, match="len: fitted with 'len.unit:chars', this run uses 'len.unit:tokens'"):
+        MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength("tokens"), WordCount()], recipe=recipe).score(
+            hyps, refs)
+
+
+@pytest.mark.parametrize("kwargs,error", [
+    ({"weights": [0.5, 0.5]}, "2 weights for 3 parts"),
+    ({"weights": [0.5, 0.6, -0.1]}, "finite and >= 0"),
+    ({"weights": [0.5, 0.4, 0.3]}, "sum to 1"),
+    ({"recipe": "set"}, "set normalisation needs weights"),
+    ({"recipe": "stored"}, "unknown normalisation 'stored'"),
+])
+def test_mixed_scorer_names_bad_weights_and_recipes(kwargs, error):
+    from menli import MixedScorer
+
+    with pytest.raises(ValueError, match=error):
+        MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength(), WordCount()], **kwargs)
+
+
+def test_mix_recipe_files_are_checked_on_load(tmp_path):
+    from menli import MixRecipe
+
+    bad = {"missing.json": None, "garbage.json": "{", "no_parts.json": '{"nli": {"low": 0, "high": 1}}',
+           "weights.json": '{"parts": [{"name": "menli", "weight": 0.5, "low": 0, "high": 1},'
+                           ' {"name": "m", "weight": 0.2, "low": 0, "high": 1}]}',
+           "record.json": '{"parts": [{"name": "menli", "weight": 0.5, "low": 0, "high": 1, "fitted_with": 3},'
+                          ' {"name": "m", "weight": 0.5, "low": 0, "high": 1}]}'}
+    for name, text in bad.items():
+        if text is not None:
+            (tmp_path / name).write_text(text)
+        with pytest.raises(ValueError, match=f"mix recipe .*{name}"):
+            MixRecipe.load(tmp_path / name)
+
+
+def test_mixed_scorer_takes_the_packaged_recipe_for_its_models_and_needs_weights_without_one(tmp_path, monkeypatch):
+    from menli import MixedScorer
+
+    hyps, refs = ["a b", "bbb", "cc d e"], ["x", "y", "z"]
+    fitting = MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength(), WordCount()], [0.2, 0.5, 0.3], "set")
+    among_three = fitting.score(hyps, refs)
+    (tmp_path / "menli" / "mix").mkdir(parents=True)
+    fitting.last_recipe.save(tmp_path / "menli" / "mix" / "table+len+words.json")
+    monkeypatch.setattr("nlgmetrics.resources.CONFIG_DIR", tmp_path)
+
+    default = MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength(), WordCount()])  # weights: the recipe's
+    assert default.score(hyps[:1], refs[:1]) == pytest.approx(among_three[:1])
+    assert default.recipe_file == tmp_path / "menli" / "mix" / "table+len+words.json"
+    swapped = MixedScorer(MENLIScorer(_nli=TableNLI()), [WordCount(), VersionedLength()])  # order matters
+    with pytest.raises(ValueError, match="no packaged recipe was fitted with these models"):
+        swapped.score(hyps, refs)
+    with pytest.warns(UserWarning, match="no packaged recipe"):
+        weighted = MixedScorer(MENLIScorer(_nli=TableNLI()), [WordCount(), VersionedLength()], [0.2, 0.3, 0.5])
+        assert weighted.batch_dependent
+
+
+def test_packaged_mix_recipes_are_the_measured_combinations():
+    """A packaged recipe must score exactly what its ablation measured: the same weights, ranges and models as the
+    carried choice of the result file it names, one recipe per set of models."""
+    import json
+
+    from bench.export_menli_mix import recipe_from_result
+    from menli import MixRecipe
+    from nlgmetrics.resources import CONFIG_DIR
+
+    repo = Path(__file__).resolve().parents[1]
+
+    records = []
+    paths = sorted((CONFIG_DIR / "menli" / "mix").glob("*.json"))
+    assert paths
+    for path in paths:
+        recipe = MixRecipe.load(path)
+        assert recipe.source and all(p.fitted_with for p in recipe.parts), path
+        assert not any(p.range.degenerate for p in recipe.parts), path
+        result = json.loads((repo / recipe.source).read_text())
+        assert recipe == recipe_from_result(result, recipe.source), path
+        records.append(tuple(recipe.fitted_with))
+    assert len(set(records)) == len(records)
+
+
+def test_menli_mix_metric_refuses_batch_dependent_scores(tiny):
+    import functools
+
+    from menli import MENLIMix
+    from nlgmetrics.baselines import SacreBleuScorer
+    from nlgmetrics.inputs import InputError
+
+    chrf = functools.partial(SacreBleuScorer, "chrf")
+    with pytest.raises(InputError, match="set normalisation would make a score depend"):
+        MENLIMix([chrf], [0.5, 0.5], recipe="set", model=str(tiny["nli"]))
+    with pytest.raises(InputError, match="factories"):
+        MENLIMix([SacreBleuScorer("chrf")], model=str(tiny["nli"]))
+    metric = MENLIMix([chrf], [0.5, 0.5], model=str(tiny["nli"]))  # "auto", and nothing packaged for a tiny model
+    with pytest.raises(InputError, match="no packaged recipe was fitted with these models"):
+        metric.update(["a cat"], ["the cat"])

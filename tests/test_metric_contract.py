@@ -1,6 +1,6 @@
 """The torchmetrics contract every text metric of the toolkit keeps (``nlgmetrics.textmetric``).
 
-One parametrised file: SEScore, MENLI and MARS must agree on argument names, dtype, empty state, per-sample
+One parametrised file: SEScore, MENLI, MARS and MENLIMix must agree on argument names, dtype, empty state, per-sample
 output, chunking, input errors, pickling without the model, and DDP with a rank that never updates.
 """
 from __future__ import annotations
@@ -46,6 +46,26 @@ def _mars_config(tiny, root: Path) -> dict:
             "cache_dir": str(root / "mars_cache"), "progress": False, "device": "cpu"}
 
 
+def _mix_recipe(tiny, root: Path) -> str:
+    """Stored weights and ranges for MENLIMix (tiny NLI + chrF + BLEU), fitted once on the contract's rows."""
+    from menli import MENLIScorer, MixedScorer
+
+    scorer = MixedScorer(MENLIScorer(str(tiny["nli"])), [_partner("chrf")(), _partner("bleu")()], [0.2, 0.5, 0.3],
+                         "set")
+    scorer.score(HYPS, REFS)
+    path = root / "mix.json"
+    scorer.last_recipe.save(path)
+    return str(path)
+
+
+def _partner(name: str):
+    import functools
+
+    from nlgmetrics.baselines import SacreBleuScorer
+
+    return functools.partial(SacreBleuScorer, name)
+
+
 @pytest.fixture(scope="module")
 def factories(tiny, tmp_path_factory):
     """name -> function(per_sample) building a fresh metric from picklable specs only."""
@@ -56,7 +76,12 @@ def factories(tiny, tmp_path_factory):
     root = tmp_path_factory.mktemp("contract")
     checkpoint = _sescore_checkpoint(tiny, root)
     mars_config = _mars_config(tiny, root)
+    recipe = _mix_recipe(tiny, root)
+    from menli.metric import MENLIMix
+
     return {
+        "menli-mix": lambda per_sample=False: MENLIMix([_partner("chrf"), _partner("bleu")], recipe=recipe,
+                                                       model=str(tiny["nli"]), batch_size=2, per_sample=per_sample),
         "sescore": lambda per_sample=False: SEScore(checkpoint=checkpoint, batch_size=2, per_sample=per_sample),
         "menli": lambda per_sample=False: MENLI(model=str(tiny["nli"]), batch_size=2, per_sample=per_sample),
         "mars": lambda per_sample=False: MARS(mars_config, per_sample=per_sample),
@@ -68,7 +93,7 @@ def _refs_for(name: str, refs: list) -> list:
     return [r[0] if isinstance(r, list) else r for r in refs] if name == "mars" else refs
 
 
-METRICS = ["sescore", "menli", "mars"]
+METRICS = ["sescore", "menli", "mars", "menli-mix"]
 
 
 @pytest.mark.parametrize("name", METRICS)
@@ -127,7 +152,7 @@ def test_bad_input_is_one_clear_error_naming_the_item(factories, name, preds, ta
     assert isinstance(metric.scores, list) and not metric.scores  # nothing half-added
 
 
-@pytest.mark.parametrize("name", ["sescore", "menli"])
+@pytest.mark.parametrize("name", ["sescore", "menli", "menli-mix"])
 def test_reference_based_metrics_refuse_sources(factories, name):
     with pytest.raises(InputError, match="takes no srcs"):
         factories[name]().update(["a"], ["b"], srcs=["c"])
@@ -170,6 +195,7 @@ def test_ddp_with_an_empty_rank_equals_one_process(factories, tiny, tmp_path, na
     root.mkdir()
     refs = _refs_for(name, REFS)
     args = {"checkpoint": _sescore_checkpoint(tiny, root), "nli": str(tiny["nli"]), "mars": _mars_config(tiny, root),
+            "mix_recipe": _mix_recipe(tiny, root),
             "hyps": HYPS, "refs": refs, "name": name, "world": 2, "port": free_port(), "out_dir": str(tmp_path)}
     args_file = tmp_path / "args.json"
     args_file.write_text(json.dumps(args))

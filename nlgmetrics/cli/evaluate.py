@@ -43,7 +43,7 @@ BASE_METRICS = ("menli", "sescore", "mars", "bleu", "chrf", "bertscore", "cosine
 def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) -> None:
     g = parser.add_argument_group("metric options")
     if metric:
-        g.add_argument("--metric", required=True, help=f"one of {', '.join(BASE_METRICS)}, or menli+<metric>")
+        g.add_argument("--metric", required=True, help=f"one of {', '.join(BASE_METRICS)}, or menli+<metric>[+<metric>...]")
     g.add_argument("--nli-model", default=DEFAULT_NLI, help="NLI role value for MENLI")
     # menli.pooling.TASKS, written out: importing menli here would load torch for every --help
     g.add_argument("--task", default="mt", choices=("mt", "summarization"),
@@ -61,11 +61,17 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
                    help="MENLI at sentence granularity: score only each hypothesis sentence's k most word-sharing "
                         "premise sentences (+ the same-position one); 0 = every sentence pair")
     g.add_argument("--weight", type=float, default=0.2, help="NLI weight w in menli+<metric>")
+    g.add_argument("--weights", type=_weights, default=None,
+                   help="menli+<a>+<b>...: one weight per part, MENLI first, summing to 1 (default: the stored "
+                        "recipe's, e.g. the packaged menli+sescore+lm-ratio: 0.1,0.6,0.3)")
     g.add_argument("--normalization", default="auto",
                    help="menli+<metric>: 'auto' (the packaged ranges fitted with these models if there are any, "
                         "else 'set'), 'set' (min-max over the scored set: each score depends on the others) or a "
-                        "stored stats JSON file (a path, or a packaged one: menli/nli-mpnet+bertscore-minilm.json)")
-    g.add_argument("--save-normalization", help="menli+<metric>: write the min-max stats fitted here to this JSON")
+                        "stored stats JSON file (a path, or a packaged one: menli/nli-mpnet+bertscore-minilm.json); "
+                        "menli+<a>+<b>...: 'auto' takes the packaged recipe (weights and ranges) fitted with these "
+                        "models, a file is a recipe (menli/mix/nli-mpnet+sescore-minilm+lm-ratio-smollm2.json)")
+    g.add_argument("--save-normalization", help="menli+<metric>[+<metric>...]: write the min-max stats (a mix: the recipe) fitted or used "
+                        "here to this JSON")
     g.add_argument("--encoder", default=DEFAULT_ENCODER,
                    help="encoder role value for bertscore/cosine (offline: packaged:me5-small, packaged:minilm, "
                         "packaged:mpnet)")
@@ -111,9 +117,12 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
     if name.startswith("py:"):
         return _callable_scorer(name)
     if "+" in name:
-        first, _, rest = name.partition("+")
-        if first != "menli" or not rest:
-            raise InputError(f"unknown metric '{name}': combinations are written menli+<metric>")
+        first, *partners = name.split("+")
+        if first != "menli" or not all(partners):
+            raise InputError(f"unknown metric '{name}': combinations are written menli+<metric>[+<metric>...]")
+        if len(partners) > 1:
+            return _mixed_scorer(name, partners, args)
+        rest = partners[0]
         from menli import CombinationStats, CombinedScorer
 
         if args.normalization in ("auto", "set"):
@@ -167,6 +176,40 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
         return LMLikelihoodScorer(args.causal_lm, min(args.batch_size, 16), args.device, progress,
                                   relative=name == "lm-ratio")
     raise InputError(f"unknown metric '{name}'; choose from {', '.join(BASE_METRICS)} or menli+<metric>")
+
+
+def _mixed_scorer(name: str, partners: Sequence[str], args: argparse.Namespace) -> Any:
+    """``menli+<a>+<b>...``: MENLI with several partners, by a stored recipe (weights and ranges) or ``--weights``."""
+    from menli import MixedScorer, MixRecipe
+    from nlgmetrics.metaeval import InputError
+
+    weights = getattr(args, "weights", None)
+    if args.normalization in ("auto", "set"):
+        recipe: Any = args.normalization
+    else:
+        try:
+            recipe = MixRecipe.load(_normalization_file(args.normalization))
+        except ValueError as error:
+            raise InputError(f"--normalization: {error}") from None
+    if recipe == "set" and weights is None:
+        raise InputError(f"{name} with --normalization set needs --weights (MENLI first, summing to 1)")
+    try:
+        scorer = MixedScorer(build_scorer("menli", args), [build_scorer(p, args) for p in partners], weights, recipe)
+        if args.normalization == "auto" and scorer.resolve_recipe(warn=False) is None:
+            print(f"note: {name}: no packaged recipe was fitted with these models, so every part is min-max "
+                  "normalised over the scored rows and each score depends on the others; fix them with "
+                  "--save-normalization once and --normalization <file> after", file=sys.stderr)
+    except ValueError as error:
+        raise InputError(str(error)) from None
+    return scorer
+
+
+def _weights(text: str) -> list[float]:
+    """``--weights 0.1,0.6,0.3`` -> floats (checked against the parts by the scorer)."""
+    try:
+        return [float(w) for w in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers (MENLI first), got '{text}'") from None
 
 
 def _build_in_process(name: str, args: argparse.Namespace, index: int, device: str | None) -> Any:
@@ -231,11 +274,11 @@ def _normalization_file(name: str) -> Path:
 
 def _save_stats(scorer: Any, args: argparse.Namespace) -> None:
     if getattr(args, "save_normalization", None):
-        stats = getattr(scorer, "last_stats", None)
+        stats = getattr(scorer, "last_stats", None) or getattr(scorer, "last_recipe", None)
         if stats is None:
             from nlgmetrics.metaeval import InputError
 
-            raise InputError("--save-normalization applies to menli+<metric> only")
+            raise InputError("--save-normalization applies to menli+<metric>[+<metric>...] only")
         stats.save(args.save_normalization)
 
 
