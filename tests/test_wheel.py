@@ -68,6 +68,7 @@ def test_wheel_holds_only_the_toolkit_namespaces_and_its_data(installed):
     assert "nlgmetrics/configs/mars/offline.yaml" in names
     assert "nlgmetrics/configs/sescore/fit_offline.yaml" in names
     assert "nlgmetrics/configs/menli/nli-mpnet+bertscore-minilm.json" in names  # stored combination ranges
+    assert "nlgmetrics/configs/menli/mix/nli-mpnet+sescore-minilm+lm-ratio-smollm2.json" in names  # a mix recipe
     assert any(n.startswith("sescore/checkpoints/") and n.endswith(".safetensors") for n in names)
     assert any(n.startswith("nlgmetrics/nli/checkpoints/") and n.endswith(".safetensors") for n in names)
 
