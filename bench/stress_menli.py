@@ -10,6 +10,8 @@ resumes where it stopped, and a later run with more metrics rescores nothing it 
     python bench/stress_menli.py --set-up thumb --metrics menli-s-mean,menli-s-min,bertscore --out ...
     python bench/stress_menli.py --set-up tedmt --metrics ... --combine menli-s-mean+bertscore:0.2:stats.json
     python bench/stress_menli.py --set-up tedmt --nli-model packaged:nli-mpnet --metrics menli-s-mean --out ...
+    python bench/stress_menli.py --set-up tedmt --nli-model packaged:nli-mpnet --metrics menli-auto,sescore,lm-ratio \
+        --combine menli-auto@nli-mpnet+sescore+lm-ratio:nlgmetrics/configs/menli/mix/nli-mpnet+sescore-minilm+lm-ratio-smollm2.json
 
 MENLI variants scored with ``packaged:nli-minilm`` (the model of the published reports, ``PUBLISHED_NLI``) keep bare
 names; with any other NLI model, the toolkit's default ``packaged:nli-mpnet`` included, they are stored and reported
@@ -56,13 +58,16 @@ SETUPS = {
 # pair, at 1/5 of the cost)
 MENLI_VARIANTS = {
     "menli": {"granularity": "text"},
+    # the toolkit's default MENLI (evaluate.py --metric menli: auto granularity, mean, every sentence pair), which
+    # is the MENLI part the packaged mix recipe (menli+sescore+lm-ratio) was measured with
+    "menli-auto": {"granularity": "auto", "sentence_reduce": "mean", "sentence_candidates": 0},
     "menli-s-mean": {"granularity": "auto", "sentence_reduce": "mean", "sentence_candidates": 1},
     "menli-s-min": {"granularity": "auto", "sentence_reduce": "min", "sentence_candidates": 1},
     # the MENLI paper's pooling for reference-based summaries (menli.task_strategy: e-c, ref<-cand)
     "menli-sum-s-mean": {"task": "summarization", "granularity": "auto", "sentence_reduce": "mean",
                          "sentence_candidates": 1},
 }
-OTHER_METRICS = ("bertscore", "chrf", "lm-ratio")
+OTHER_METRICS = ("bertscore", "chrf", "lm-ratio", "sescore")
 
 
 def menli_store_name(variant: str, nli_model: str) -> str:
@@ -113,6 +118,42 @@ def stats_for(path: str, metric_name: str) -> Any:
     return CombinationStats(MinMax(**raw["ranges"]["menli"]), MinMax(**raw["ranges"][metric_name]))
 
 
+def mixed_metric(spec: str, store: ScoreStore, cli_args: argparse.Namespace) -> tuple[str, Callable]:
+    """``nli+a+b:recipe.json`` -> a stress metric over stored scores with the recipe's weights and ranges.
+
+    The recipe names the models each part must be (``fitted_with``); the stored scores carry only names, so the
+    parts are rebuilt here and their signatures checked against the recipe before any stored score is read."""
+    from menli import MixRecipe, mix
+    from menli.scorer import MENLIScorer, metric_fitted_with, nli_fitted_with
+    from nlgmetrics.cli.evaluate import build_scorer
+
+    parts, recipe_path = spec.rsplit(":", 1)
+    names = parts.split("+")
+    recipe = MixRecipe.load(recipe_path)
+    if len(names) != len(recipe.parts):
+        raise SystemExit(f"{spec}: {len(names)} stored parts, the recipe has {len(recipe.parts)}")
+    variant = names[0].split("@", 1)[0]
+    if variant not in MENLI_VARIANTS or MENLI_VARIANTS[variant].get("task", "mt") != "mt":
+        raise SystemExit(f"{spec}: the first part must be a stored MT-pooled MENLI variant, got {names[0]!r}")
+    here = [nli_fitted_with(MENLIScorer(cli_args.nli_model).signature())]
+    here += [metric_fitted_with(build_scorer(n, cli_args).signature()) for n in names[1:]]
+    wrong = [f"{p.name}: recipe '{p.fitted_with}', here '{h}'" for p, h in zip(recipe.parts, here)
+             if p.fitted_with and p.fitted_with != h]
+    if wrong:
+        raise SystemExit(f"{spec}: the stored scores' models are not the recipe's: " + "; ".join(wrong))
+
+    def score(hyps: Sequence[str], refs: Sequence, srcs: Any) -> list[float]:
+        keys = [row_key(h, r) for h, r in zip(hyps, refs)]
+        missing = [n for n in names if any(k not in store.scores.get(n, {}) for k in keys)]
+        if missing:
+            raise SystemExit(f"{spec}: no stored scores of {missing} for every row; score them first (--metrics)")
+        return list(mix([[store.scores[n][k] for k in keys] for n in names], recipe.weights,
+                        [p.range for p in recipe.parts]))
+
+    weights = "/".join(f"{w:g}" for w in recipe.weights)
+    return f"{parts}@{weights}", score
+
+
 def combined_metric(spec: str, store: ScoreStore) -> tuple[str, Callable]:
     """``nli+metric:w:stats.json`` -> a stress metric over stored scores with a fixed weight and fixed ranges."""
     from menli import combine
@@ -155,7 +196,9 @@ def main() -> None:
     parser.add_argument("--set-up", required=True, choices=sorted(SETUPS))
     parser.add_argument("--metrics", default="menli-s-mean,menli-s-min",
                         help=f"comma-separated: {', '.join([*MENLI_VARIANTS, *OTHER_METRICS])}")
-    parser.add_argument("--combine", default="", help="comma-separated nli+metric:weight:stats.json")
+    parser.add_argument("--combine", default="",
+                        help="comma-separated nli+metric:weight:stats.json, or nli+a+b:recipe.json (a mix recipe: "
+                             "its weights and ranges, each part's models checked against it)")
     parser.add_argument("--nli-model", default=PUBLISHED_NLI,
                         help=f"NLI role value of the MENLI variants (default {PUBLISHED_NLI}, the model of the "
                              f"published reports, whose commands docs/stress/README.md lists; the toolkit's default "
@@ -192,7 +235,7 @@ def main() -> None:
         metrics[stored] = store.metric(stored, lambda h, r, _s, fn=fn: fn(h, r), args.chunk, sources=False)
         described[stored] = MENLI_VARIANTS.get(name, name)
     for spec in filter(None, args.combine.split(",")):
-        name, fn = combined_metric(spec, store)
+        name, fn = mixed_metric(spec, store, cli_args) if spec.count(":") == 1 else combined_metric(spec, store)
         metrics[name], described[name] = fn, name
     started = time.perf_counter()
     report = run_blindspot(metrics, gold, refs, srcs if any(srcs) else None)

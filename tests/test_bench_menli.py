@@ -114,6 +114,38 @@ def test_passed_table_counts_passed_of_judged_per_report(tmp_path):
     assert table.splitlines()[2:] == ["| a | 3/4 | - |", "| b | 1/1 | 0/2 |"]
 
 
+def test_mixed_stress_metric_applies_the_recipe_after_checking_each_parts_models(tiny, tmp_path):
+    from bench.stress_menli import mixed_metric
+    from menli import MENLIScorer, MinMax, MixPart, MixRecipe
+    from menli.scorer import nli_fitted_with
+    from nlgmetrics.cli.evaluate import make_parser
+
+    cli = make_parser().parse_args(["stress", "--data", "x.jsonl", "--out", "o", "--metric", "x",
+                                    "--nli-model", str(tiny["nli"])])
+    nli = nli_fitted_with(MENLIScorer(str(tiny["nli"])).signature())
+    from menli.scorer import metric_fitted_with
+    from nlgmetrics.baselines import SacreBleuScorer
+
+    chrf = metric_fitted_with(SacreBleuScorer("chrf").signature())
+    recipe = MixRecipe((MixPart("menli", 0.2, MinMax(0.0, 1.0), nli), MixPart("chrf", 0.5, MinMax(10.0, 100.0), chrf),
+                        MixPart("bleu", 0.3, MinMax(0.0, 50.0))))
+    recipe.save(tmp_path / "mix.json")
+    store = ScoreStore(tmp_path / "s.json")
+    key = row_key("h", "r")
+    store.scores = {"menli-auto@tiny": {key: 0.5}, "chrf": {key: 55.0}, "bleu": {key: 10.0}}
+    name, metric = mixed_metric(f"menli-auto@tiny+chrf+bleu:{tmp_path / 'mix.json'}", store, cli)
+    assert name == "menli-auto@tiny+chrf+bleu@0.2/0.5/0.3"
+    assert metric(["h"], ["r"], None) == pytest.approx([0.2 * 0.5 + 0.5 * 0.5 + 0.3 * 0.2])
+    with pytest.raises(SystemExit, match="no stored scores"):
+        metric(["other"], ["r"], None)
+    MixRecipe((recipe.parts[0], MixPart("chrf", 0.5, MinMax(10.0, 100.0), "chrf|nc:4"), recipe.parts[2])).save(
+        tmp_path / "other.json")
+    with pytest.raises(SystemExit, match="chrf: recipe 'chrf.nc:4', here 'chrf.nrefs"):
+        mixed_metric(f"menli-auto@tiny+chrf+bleu:{tmp_path / 'other.json'}", store, cli)
+    with pytest.raises(SystemExit, match="first part must be a stored MT-pooled MENLI variant"):
+        mixed_metric(f"menli-sum-s-mean@tiny+chrf+bleu:{tmp_path / 'mix.json'}", store, cli)
+
+
 def test_stress_menli_paper_thumb_set_up_averages_menli_over_all_references(tiny):
     import argparse
 
