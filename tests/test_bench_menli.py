@@ -420,3 +420,17 @@ def test_ted_protocol_measures_only_a_carried_point_and_names_the_combination():
     text = markdown(out)
     assert "| **0.1 menli + 0.6 sescore + 0.3 lm-ratio** | 0.2500 |" in text and "| bertscore | 0.5000 |" in text
     assert "-0.2500 [-0.5000, +0.0000], not better in 90.0%" in text
+
+
+def test_mix_cost_bench_checks_the_mix_against_the_packaged_recipe_on_its_parts_scores():
+    from bench.bench_menli_mix import mix_of_parts
+    from menli import MixRecipe
+    from nlgmetrics.resources import CONFIG_DIR
+
+    recipe = MixRecipe.load(CONFIG_DIR / "menli" / "mix" / "nli-mpnet+sescore-minilm+lm-ratio-smollm2.json")
+    scores = {"menli": [0.2, 0.9], "sescore": [0.5, 0.7], "lm-ratio": [-1.0, 0.5]}
+    runs = {f"{name}@wmt": [{"scores": s}] for name, s in scores.items()}
+    want = sum(p.weight * (np.asarray(scores[p.name]) - p.range.low) / (p.range.high - p.range.low)
+               for p in recipe.parts)
+    np.testing.assert_allclose(mix_of_parts(runs, "wmt"), want)
+    assert mix_of_parts({**runs, "sescore@wmt": []}, "wmt") is None  # a failed part: no check, not a wrong one
