@@ -118,9 +118,9 @@ def main() -> None:
         f"wmt: the first {args.wmt} WMT21 de-en items, one seeded-random system output each (seed {args.seed}), "
         f"against reference A; ted: the first {args.ted} TED-MT zh-en paragraphs, second translation against the "
         f"first. {args.threads} torch threads; best of {args.repeats} fresh-process runs taken in turns.",
-        "seconds exclude loading (load_s: building the scorer and scoring one warm-up pair not in the data); time_ratio_to_bertscore > 1 means "
-        "slower than BERTScore-MiniLM in this run. The mix runs its three parts in one process, so its time is "
-        "about their sum and its peak memory holds three models.",
+        "seconds exclude loading (load_s: building the scorer and scoring one warm-up pair not in the data); "
+        "time_ratio_to_bertscore > 1 means slower than BERTScore-MiniLM in this run. The mix runs its three parts in "
+        "one process, so its time is about their sum and its peak memory holds three models.",
         "max_abs_diff_to_parts: the mix's scores against the packaged recipe applied to the parts' own scores.",
         "MENLI is the default (nli-mpnet, e <->, auto granularity: every sentence pair of a pair longer than the "
         "NLI window), as in the mix.",

@@ -11,7 +11,7 @@ resumes where it stopped, and a later run with more metrics rescores nothing it 
     python bench/stress_menli.py --set-up tedmt --metrics ... --combine menli-s-mean+bertscore:0.2:stats.json
     python bench/stress_menli.py --set-up tedmt --nli-model packaged:nli-mpnet --metrics menli-s-mean --out ...
     python bench/stress_menli.py --set-up tedmt --nli-model packaged:nli-mpnet --metrics menli-auto,sescore,lm-ratio \
-        --combine menli-auto@nli-mpnet+sescore+lm-ratio:nlgmetrics/configs/menli/mix/nli-mpnet+sescore-minilm+lm-ratio-smollm2.json
+        --combine menli-auto@nli-mpnet+sescore+lm-ratio:$RECIPE   # RECIPE: nlgmetrics/configs/menli/mix/<file>.json
 
 MENLI variants scored with ``packaged:nli-minilm`` (the model of the published reports, ``PUBLISHED_NLI``) keep bare
 names; with any other NLI model, the toolkit's default ``packaged:nli-mpnet`` included, they are stored and reported

@@ -12,7 +12,7 @@ from menli.pooling import ALL_STRATEGIES, DIRECTIONS, FORMULAS, PAPER_CHOICES, T
 from menli.scorer import CombinedScorer, MENLIScorer, MixedScorer, fitted_with
 
 __all__ = [
-    "ALL_STRATEGIES", "CombinationStats", "CombinedScorer", "DIRECTIONS", "FORMULAS", "MENLI", "MENLIMix", "MENLIScorer",
-    "MinMax", "MixPart", "MixRecipe", "MixedScorer", "PAPER_CHOICES", "TASKS", "combine", "fitted_with", "menli_scores",
-    "mix", "packaged_recipe", "packaged_stats", "pool", "task_strategy",
+    "ALL_STRATEGIES", "CombinationStats", "CombinedScorer", "DIRECTIONS", "FORMULAS", "MENLI", "MENLIMix",
+    "MENLIScorer", "MinMax", "MixPart", "MixRecipe", "MixedScorer", "PAPER_CHOICES", "TASKS", "combine", "fitted_with",
+    "menli_scores", "mix", "packaged_recipe", "packaged_stats", "pool", "task_strategy",
 ]

@@ -100,8 +100,8 @@ class MENLIMix(TextScoreMetric):
         self.weights = None if weights is None else [float(w) for w in weights]
         self.recipe = recipe
         self.model_spec = model if model is not None else DEFAULT_NLI
-        self.granularity, self.sentence_reduce, self.sentence_candidates = granularity, sentence_reduce, sentence_candidates
-        self.batch_size = batch_size
+        self.granularity, self.sentence_reduce = granularity, sentence_reduce
+        self.sentence_candidates, self.batch_size = sentence_candidates, batch_size
         self._set_model(None)
 
     def _load_model(self) -> Any:

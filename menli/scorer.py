@@ -236,15 +236,14 @@ class MixedScorer:
         (the lookup needs the parts' signatures, which load their models)."""
         if isinstance(self.recipe, str):
             found = packaged_recipe(self.fitted_with())
+            if found is None and self.weights is None:  # raised before any state changes: a retry raises again
+                raise ValueError(f"{self.name}: no packaged recipe was fitted with these models, so there are "
+                                 "no stored weights: pass weights (MENLI first), or a recipe file")
             self.recipe_file, self.recipe = found if found is not None else (None, None)
-            if found is None:
-                if self.weights is None:
-                    raise ValueError(f"{self.name}: no packaged recipe was fitted with these models, so there are "
-                                     "no stored weights: pass weights (MENLI first), or a recipe file")
-                if warn:
-                    warnings.warn(f"{self.name}: no packaged recipe was fitted with these models, so every part is "
-                                  "min-max normalised over each scored set and a score depends on the rows scored "
-                                  "with it; save last_recipe once and pass it as recipe", stacklevel=2)
+            if found is None and warn:
+                warnings.warn(f"{self.name}: no packaged recipe was fitted with these models, so every part is "
+                              "min-max normalised over each scored set and a score depends on the rows scored with "
+                              "it; save last_recipe once and pass it as recipe", stacklevel=2)
         return self.recipe
 
     @property

@@ -130,8 +130,9 @@ def test_mixed_combination_by_weights_then_by_its_saved_recipe(capsys, texts, ti
     for extra, message in [(["--weights", "0.2,0.5"], "2 weights for 3 parts"),
                            ([], "no packaged recipe was fitted with these models"),
                            (["--normalization", "set"], "needs --weights"),
-                           (["--normalization", str(tmp_path / "nope.json")], "--normalization: config file not found")]:
-        code, stdout, stderr = run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), *extra, *common)
+                           (["--normalization", str(tmp_path / "nope.json")], "--normalization: config file not found"),
+                           (["--metric", "menli+chrf", "--weights", "0.5,0.5"], "menli+chrf takes --weight")]:
+        code, stdout, stderr = run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), *common, *extra)
         assert code == 1 and len(stderr) == 1 and message in stderr[0], (extra, stderr)
 
 

@@ -43,7 +43,8 @@ BASE_METRICS = ("menli", "sescore", "mars", "bleu", "chrf", "bertscore", "cosine
 def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) -> None:
     g = parser.add_argument_group("metric options")
     if metric:
-        g.add_argument("--metric", required=True, help=f"one of {', '.join(BASE_METRICS)}, or menli+<metric>[+<metric>...]")
+        g.add_argument("--metric", required=True,
+                       help=f"one of {', '.join(BASE_METRICS)}, or menli+<metric>[+<metric>...]")
     g.add_argument("--nli-model", default=DEFAULT_NLI, help="NLI role value for MENLI")
     # menli.pooling.TASKS, written out: importing menli here would load torch for every --help
     g.add_argument("--task", default="mt", choices=("mt", "summarization"),
@@ -70,7 +71,8 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
                         "stored stats JSON file (a path, or a packaged one: menli/nli-mpnet+bertscore-minilm.json); "
                         "menli+<a>+<b>...: 'auto' takes the packaged recipe (weights and ranges) fitted with these "
                         "models, a file is a recipe (menli/mix/nli-mpnet+sescore-minilm+lm-ratio-smollm2.json)")
-    g.add_argument("--save-normalization", help="menli+<metric>[+<metric>...]: write the min-max stats (a mix: the recipe) fitted or used "
+    g.add_argument("--save-normalization",
+                   help="menli+<metric>[+<metric>...]: write the min-max stats (a mix: the recipe) fitted or used "
                         "here to this JSON")
     g.add_argument("--encoder", default=DEFAULT_ENCODER,
                    help="encoder role value for bertscore/cosine (offline: packaged:me5-small, packaged:minilm, "
@@ -123,6 +125,8 @@ def build_scorer(name: str, args: argparse.Namespace) -> Any:
         if len(partners) > 1:
             return _mixed_scorer(name, partners, args)
         rest = partners[0]
+        if getattr(args, "weights", None) is not None:
+            raise InputError(f"--weights is for MENLI with several partners (menli+<a>+<b>...); {name} takes --weight")
         from menli import CombinationStats, CombinedScorer
 
         if args.normalization in ("auto", "set"):
