@@ -93,9 +93,14 @@ def continuation_logprobs(lm: Any, contexts: Sequence[str], texts: Sequence[str]
         with torch.inference_mode():
             logits = lm.model(input_ids=ids.to(device), attention_mask=mask.to(device),
                               position_ids=positions.to(device), logits_to_keep=keep + 1).logits
-        logprobs = torch.log_softmax(logits[:, :-1].float(), dim=-1)  # predicts the last `keep` tokens
         targets = ids[:, -keep:].to(device)
-        picked = logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1).cpu().numpy()
+        # one row's log-softmax at a time (it predicts the last `keep` tokens): a whole batch's would hold a second
+        # [batch, keep, vocab] tensor beside the logits; each row's values are the same either way
+        picked = torch.stack([
+            torch.log_softmax(logits[row, :-1].float(), dim=-1).gather(-1, targets[row, :, None])[:, 0]
+            for row in range(len(batch))
+        ]).cpu().numpy()
+        del logits
         for row, index in enumerate(batch):
             n = counts[index]
             totals[index] = float(picked[row, keep - n:].sum()) if n else 0.0
