@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import REPO  # noqa: E402
-from bench.fit_menli_ranges import file_name  # noqa: E402
+from bench.fit_menli_ranges import partner_name, short_model_name  # noqa: E402
 
 
 def recipe_from_result(result: dict, source: str):
@@ -49,10 +49,8 @@ def recipe_from_result(result: dict, source: str):
 
 def recipe_name(result: dict, recipe) -> str:
     """``<nli>+<partner>[-<model>]+<fluency>[-<model>]``, the two-way files' naming extended by one part."""
-    nli = file_name(result["nli_model"], "", "x").split("+", 1)[0]
-    partners = [file_name(result["nli_model"], result["signatures"][p.name], p.name).split("+", 1)[1]
-                for p in recipe.parts[1:]]
-    return "+".join([nli, *partners])
+    partners = [partner_name(result["signatures"][p.name], p.name) for p in recipe.parts[1:]]
+    return "+".join([short_model_name(result["nli_model"]), *partners])
 
 
 def main() -> None:
@@ -69,9 +67,10 @@ def main() -> None:
         source = str(path.resolve().relative_to(REPO))
     except ValueError:
         source = str(path)
-    recipe = recipe_from_result(json.loads(path.read_text(encoding="utf-8")), source)
+    result = json.loads(path.read_text(encoding="utf-8"))
+    recipe = recipe_from_result(result, source)
     out_dir = Path(args.out_dir) if args.out_dir else CONFIG_DIR / "menli" / "mix"
-    target = out_dir / f"{recipe_name(json.loads(path.read_text(encoding='utf-8')), recipe)}.json"
+    target = out_dir / f"{recipe_name(result, recipe)}.json"
     if target.exists() and not args.force:
         raise SystemExit(f"{target} exists: pass --force to replace it (a packaged recipe changes every default "
                          "mixed score)")

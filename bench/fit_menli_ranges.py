@@ -28,16 +28,23 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import RESULTS, data_dir, machine  # noqa: E402
 
 
+def short_model_name(role: str) -> str:
+    """A role value without ``packaged:`` and a weights hash; of a path or hub name, its last part."""
+    return Path(role.split(":", 1)[-1].split("@", 1)[0]).name
+
+
+def partner_name(partner_signature: str, partner: str) -> str:
+    """``<partner>[-<encoder or LM>]`` (``bertscore-me5-small``, ``lm-ratio-smollm2``), read off its signature."""
+    fields = dict(part.split(":", 1) for part in partner_signature.split("|") if ":" in part)
+    model = fields.get("encoder") or fields.get("lm")
+    return partner + (f"-{short_model_name(model)}" if model else "")
+
+
 def file_name(nli_model: str, partner_signature: str, partner: str) -> str:
     """``<nli>+<partner>[-<encoder>]``: the NLI role value and the partner's model without the ``packaged:``
     prefix, or the last part of a path or hub name (``nli-mpnet+bertscore-me5-small``), so two encoders' ranges
     never share a file."""
-    def short(role: str) -> str:
-        return Path(role.split(":", 1)[-1].split("@", 1)[0]).name  # a path or hub name: its last part
-
-    fields = dict(part.split(":", 1) for part in partner_signature.split("|") if ":" in part)
-    model = fields.get("encoder") or fields.get("lm")
-    return f"{short(nli_model)}+{partner}" + (f"-{short(model)}" if model else "")
+    return f"{short_model_name(nli_model)}+{partner_name(partner_signature, partner)}"
 
 
 def main() -> None:

@@ -98,6 +98,7 @@ def build_metric(name: str, cli_args: argparse.Namespace, shared: dict) -> Calla
         from nlgmetrics.cli.evaluate import build_scorer
 
         scorer = build_scorer(name, cli_args)
+        shared.setdefault("scorers", {})[name] = scorer  # mixed_metric reads its signature: no second load
         return lambda h, r: scorer.score(h, r, None)
     raise SystemExit(f"unknown metric {name!r}; choose from {', '.join([*MENLI_VARIANTS, *OTHER_METRICS])}")
 
@@ -118,11 +119,13 @@ def stats_for(path: str, metric_name: str) -> Any:
     return CombinationStats(MinMax(**raw["ranges"]["menli"]), MinMax(**raw["ranges"][metric_name]))
 
 
-def mixed_metric(spec: str, store: ScoreStore, cli_args: argparse.Namespace) -> tuple[str, Callable]:
+def mixed_metric(spec: str, store: ScoreStore, cli_args: argparse.Namespace,
+                 shared: dict | None = None) -> tuple[str, Callable]:
     """``nli+a+b:recipe.json`` -> a stress metric over stored scores with the recipe's weights and ranges.
 
     The recipe names the models each part must be (``fitted_with``); the stored scores carry only names, so the
-    parts are rebuilt here and their signatures checked against the recipe before any stored score is read."""
+    parts' signatures are checked against the recipe before any stored score is read: from the scorers this run
+    built (``shared``, filled by ``build_metric``), else from ones built here."""
     from menli import MixRecipe, mix
     from menli.scorer import MENLIScorer, metric_fitted_with, nli_fitted_with
     from nlgmetrics.cli.evaluate import build_scorer
@@ -135,8 +138,9 @@ def mixed_metric(spec: str, store: ScoreStore, cli_args: argparse.Namespace) -> 
     variant = names[0].split("@", 1)[0]
     if variant not in MENLI_VARIANTS or MENLI_VARIANTS[variant].get("task", "mt") != "mt":
         raise SystemExit(f"{spec}: the first part must be a stored MT-pooled MENLI variant, got {names[0]!r}")
-    here = [nli_fitted_with(MENLIScorer(cli_args.nli_model).signature())]
-    here += [metric_fitted_with(build_scorer(n, cli_args).signature()) for n in names[1:]]
+    built = (shared or {}).get("scorers", {})
+    here = [nli_fitted_with(MENLIScorer(cli_args.nli_model, _nli=(shared or {}).get("nli")).signature())]
+    here += [metric_fitted_with((built.get(n) or build_scorer(n, cli_args)).signature()) for n in names[1:]]
     wrong = [f"{p.name}: recipe '{p.fitted_with}', here '{h}'" for p, h in zip(recipe.parts, here)
              if p.fitted_with and p.fitted_with != h]
     if wrong:
@@ -235,7 +239,7 @@ def main() -> None:
         metrics[stored] = store.metric(stored, lambda h, r, _s, fn=fn: fn(h, r), args.chunk, sources=False)
         described[stored] = MENLI_VARIANTS.get(name, name)
     for spec in filter(None, args.combine.split(",")):
-        name, fn = mixed_metric(spec, store, cli_args) if spec.count(":") == 1 else combined_metric(spec, store)
+        name, fn = mixed_metric(spec, store, cli_args, shared) if spec.count(":") == 1 else combined_metric(spec, store)
         metrics[name], described[name] = fn, name
     started = time.perf_counter()
     report = run_blindspot(metrics, gold, refs, srcs if any(srcs) else None)
