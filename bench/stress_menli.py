@@ -24,7 +24,10 @@ WMT21 de-en ref-A against ref-B; `thumb`: THumB CNN/DM refs[0] against refs[1], 
 paper's THumB set-up, the Human-H summary against all ten references, MENLI averaged over them). Scores go to
 ``runs/stress_scores/<set-up>.json`` (not committed: it is a cache, rebuilt by rerunning), and what they cost,
 summed over every run that wrote them, to ``<set-up>.costs.json`` beside it (the report's ``scoring_costs``; a run
-stopped and resumed on another day still reports its whole cost).
+stopped and resumed on another day still reports its whole cost). The NLI pairs themselves go to
+``<set-up>.nli-pairs@<model>.jsonl`` beside the store (``--pair-cache``): every sentence pair of `menli-auto` on
+TED-MT is ~0.9 million model calls, a run of several days, and a resumed run would otherwise score again every pair
+its remaining rows share with the rows already stored.
 """
 from __future__ import annotations
 
@@ -89,7 +92,8 @@ def build_metric(name: str, cli_args: argparse.Namespace, shared: dict) -> Calla
         from nlgmetrics.nli import PairCache, load_nli
 
         if "nli" not in shared:
-            shared["nli"] = PairCache(load_nli(cli_args.nli_model), max_pairs=3_000_000)
+            shared["nli"] = PairCache(load_nli(cli_args.nli_model), max_pairs=3_000_000,
+                                      path=getattr(cli_args, "pair_cache", None) or None)
         options = dict(MENLI_VARIANTS[name])
         formula, direction = task_strategy(options.pop("task", "mt"))
         return lambda h, r: menli_scores(shared["nli"], h, r, formula, direction, cli_args.aggregation, batch_size=64,
@@ -209,6 +213,8 @@ def main() -> None:
                              f"is {DEFAULT_NLI}); all but {PUBLISHED_NLI} are stored as <variant>@<model>")
     parser.add_argument("--out", required=True, help="report folder (report.json, report.md, plots/)")
     parser.add_argument("--store", help="score file (default runs/stress_scores/<set-up>.json)")
+    parser.add_argument("--pair-cache", help="NLI pair file (default: <store>.nli-pairs@<model>.jsonl beside the "
+                             "store; '' for none): pairs are appended as they are scored and read back on resume")
     parser.add_argument("--chunk", type=int, default=1000, help="rows scored between two saves")
     parser.add_argument("--limit", type=int, help="first N items (smoke runs)")
     args = parser.parse_args()
@@ -229,6 +235,9 @@ def main() -> None:
     gold, refs, rows, setup = _stress_rows(cli_args)
     srcs = [_source_text(r.get("src")) for r in rows]  # as evaluate.py stress: copy_source needs them
     store = ScoreStore(Path(args.store) if args.store else REPO / "runs" / "stress_scores" / f"{args.set_up}.json")
+    model_name = args.nli_model.removeprefix("packaged:").replace("/", "_").replace(":", "_")
+    cli_args.pair_cache = (store.path.with_name(f"{store.path.stem}.nli-pairs@{model_name}.jsonl")
+                           if args.pair_cache is None else args.pair_cache)
     shared: dict = {}
     store.counters = lambda: ({"nli_pairs_scored": shared["nli"].misses, "nli_pairs_from_cache": shared["nli"].hits}
                               if "nli" in shared else {})

@@ -213,6 +213,18 @@ def test_stress_menli_with_another_nli_model_keeps_the_default_models_scores(tin
     menli_cost = costs[f"menli@{model}"]
     assert menli_cost["rows_recorded"] == menli_cost["rows_stored"] > 0
     assert menli_cost["nli_pairs_scored"] == report["setup"]["nli_pairs"]["scored"] > 0
+    # the NLI pairs went to a file beside the store: a run whose MENLI rows were lost scores no pair again
+    pair_files = list(tmp_path.glob("store.nli-pairs@*.jsonl"))
+    assert len(pair_files) == 1 and len(pair_files[0].read_text().splitlines()) > 1
+    lost = ScoreStore(store_path)
+    menli_scores = lost.scores.pop(f"menli@{model}")
+    lost.save()
+    third = subprocess.run([*base, "--metrics", "menli", "--nli-model", model, "--out", str(tmp_path / "c")],
+                           env=env, capture_output=True, text=True)
+    assert third.returncode == 0, third.stderr[-2000:]
+    again = json.loads((tmp_path / "c" / "report.json").read_text())["setup"]["nli_pairs"]
+    assert again["scored"] == 0 and again["from_cache"] > 0
+    assert ScoreStore(store_path).scores[f"menli@{model}"] == menli_scores  # the same probabilities, read back
 
 
 def test_stress_menli_summary_variant_scores_the_papers_summarisation_pooling(tiny):

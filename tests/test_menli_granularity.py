@@ -107,6 +107,48 @@ def test_pair_cache_sends_each_distinct_pair_to_the_model_once_across_calls():
         small.predict_proba(["p"], [])
 
 
+def test_pair_cache_file_resumes_a_stopped_run_without_sending_its_pairs_to_the_model_again(tmp_path):
+    from nlgmetrics.nli import PairCache
+
+    premises, hyps = ["a b. c d.", "e f. g h."], ["a b. x y.", "e f. not g."]
+    path = tmp_path / "pairs.jsonl"
+    first = menli_scores(PairCache(KeywordNLI(), path=path), hyps, premises, "e", "<->", granularity="sentence")
+    written = path.read_bytes()
+    inner = KeywordNLI()
+    resumed = PairCache(inner, max_pairs=1, path=path)  # the file's pairs are kept beyond max_pairs
+    np.testing.assert_array_equal(menli_scores(resumed, hyps, premises, "e", "<->", granularity="sentence"), first)
+    assert inner.calls == [] and resumed.misses == 0 and resumed.hits > 0
+    menli_scores(resumed, ["c d."], ["a b."], "e", "<->", granularity="sentence")  # two new pairs
+    assert sum(inner.calls) == 2 and path.read_bytes().startswith(written)  # appended, nothing rewritten
+    assert len(path.read_text().splitlines()) == len(written.decode().splitlines()) + 2
+
+
+def test_pair_cache_file_drops_a_cut_off_last_line_and_refuses_other_models_and_corrupt_files(tmp_path):
+    from nlgmetrics.nli import PairCache
+
+    path = tmp_path / "pairs.jsonl"
+    PairCache(KeywordNLI(), path=path).predict_proba(["p1", "p2"], ["h", "h"])
+    whole = path.read_text()
+    path.write_text(whole + '["abc", 0.1, 0')  # a kill in the middle of an append
+    inner = KeywordNLI()
+    cache = PairCache(inner, path=path)
+    assert path.read_text() == whole  # cut back to the last whole record
+    cache.predict_proba(["p1", "p3"], ["h", "h"])
+    assert inner.calls == [1] and len(path.read_text().splitlines()) == 4  # header, p1, p2, p3
+
+    other = KeywordNLI()
+    other.max_length = 128  # another window truncates differently: other probabilities
+    with pytest.raises(ValueError, match="another NLI model"):
+        PairCache(other, path=path)
+    lines = whole.splitlines()
+    path.write_text("\n".join([lines[0], "not json", *lines[1:]]) + "\n")
+    with pytest.raises(ValueError, match="line 2: not a"):
+        PairCache(KeywordNLI(), path=path)
+    path.write_text('{"rows": []}\n')
+    with pytest.raises(ValueError, match="not an NLI pair cache"):
+        PairCache(KeywordNLI(), path=path)
+
+
 def _sentence_pairs(premises, hyps):
     """Every (premise sentence, hypothesis sentence) pair of both directions, as MENLI asks for them."""
     out_p, out_h = [], []
