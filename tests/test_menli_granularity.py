@@ -144,9 +144,11 @@ def test_pair_cache_file_drops_a_cut_off_last_line_and_refuses_other_models_and_
     path.write_text("\n".join([lines[0], "not json", *lines[1:]]) + "\n")
     with pytest.raises(ValueError, match="line 2: not a"):
         PairCache(KeywordNLI(), path=path)
-    path.write_text('{"rows": []}\n')
-    with pytest.raises(ValueError, match="not an NLI pair cache"):
-        PairCache(KeywordNLI(), path=path)
+    for other_file in ('{"rows": []}\n', '{"a score store": {"k": 0.5}}'):  # the second has no newline at all
+        path.write_text(other_file)
+        with pytest.raises(ValueError, match="not an NLI pair cache"):
+            PairCache(KeywordNLI(), path=path)
+        assert path.read_text() == other_file  # refused before anything was cut
 
 
 def _sentence_pairs(premises, hyps):

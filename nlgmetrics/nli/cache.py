@@ -64,20 +64,20 @@ class PairCache:
             return {}
         raw = path.read_bytes()
         complete = raw.rfind(b"\n") + 1
-        if complete < len(raw):
-            with open(path, "r+b") as handle:
-                handle.truncate(complete)
-        lines = raw[:complete].decode("utf-8").splitlines()
         try:
+            lines = raw[:complete].decode("utf-8").splitlines()
             header = json.loads(lines[0]) if lines else None
-        except json.JSONDecodeError:
+        except (UnicodeDecodeError, json.JSONDecodeError):
             header = None
-        if not isinstance(header, dict) or header.get("format") != FILE_FORMAT:
+        if not isinstance(header, dict) or header.get("format") != FILE_FORMAT:  # checked before any change
             raise ValueError(f"{path}: not an NLI pair cache (its first line is not a {FILE_FORMAT} header); "
                              "pass another path or move the file away")
         if header.get("model") != identity:
             raise ValueError(f"{path} holds probabilities of another NLI model ({header.get('model')}), this one is "
                              f"{identity}; pass another path or move the file away")
+        if complete < len(raw):
+            with open(path, "r+b") as handle:
+                handle.truncate(complete)
         stored: dict[str, np.ndarray] = {}
         for number, line in enumerate(lines[1:], start=2):
             try:
