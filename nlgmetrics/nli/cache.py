@@ -9,8 +9,9 @@ is padded with, at the level of float rounding), so cached and uncached scores a
 With ``path`` the cache also lives in a JSON Lines file: runs that take several days (MENLI over every sentence pair
 of the blind-spot suites: ~0.9 million distinct pairs on TED-MT) are stopped and resumed, and without the file
 every restart would send the pairs it shares with earlier chunks through the model again. The file is append-only
-(nothing written is rewritten), keyed by a hash of the pair, and names the model it holds probabilities of: a
-file made with another model is refused, not mixed in.
+(nothing written is rewritten), and names the model it holds probabilities of: a file made with another model is
+refused, not mixed in. Its records are those of the NLI teacher cache (``distill.teacher_probabilities``):
+``pair_key``, ``pair_record`` and ``read_pair_record`` are the one definition both use.
 """
 from __future__ import annotations
 
@@ -23,12 +24,29 @@ from typing import Any, Sequence
 
 import numpy as np
 
-FILE_FORMAT = "nlgmetrics-nli-pairs/1"
+FILE_FORMAT = "nlgmetrics-nli-pairs/2"  # /1 keyed pairs by another hash, in [key, e, n, c] lists
 
 
 def pair_key(premise: str, hypothesis: str) -> str:
-    """The file key of one pair (the texts themselves would make the file several times larger)."""
-    return hashlib.sha1(json.dumps([premise, hypothesis], ensure_ascii=False).encode("utf-8")).hexdigest()
+    """The file key of one pair (the texts themselves would make pair files several times larger)."""
+    return hashlib.sha1(f"{premise}\x1f{hypothesis}".encode("utf-8")).hexdigest()
+
+
+def pair_record(key: str, probs: Sequence[float]) -> str:
+    """One line of a pair file: ``{"k": key, "p": [e, n, c]}`` (floats written exactly)."""
+    return json.dumps({"k": key, "p": [float(x) for x in probs]}) + "\n"
+
+
+def read_pair_record(line: str) -> tuple[str, list[float]]:
+    """The inverse of ``pair_record``; ValueError for anything else (a corrupt or cut-off line)."""
+    try:
+        entry = json.loads(line)
+        key, probs = entry["k"], entry["p"]
+    except (json.JSONDecodeError, KeyError, TypeError) as error:
+        raise ValueError(f"not a pair record: {line[:80]!r}") from error
+    if not isinstance(key, str) or not isinstance(probs, list) or len(probs) != 3:
+        raise ValueError(f"not a pair record: {line[:80]!r}")
+    return key, probs
 
 
 def model_identity(nli: Any) -> dict[str, Any]:
@@ -81,23 +99,18 @@ class PairCache:
         stored: dict[str, np.ndarray] = {}
         for number, line in enumerate(lines[1:], start=2):
             try:
-                key, *probs = json.loads(line)
-                if not isinstance(key, str) or len(probs) != 3:
-                    raise ValueError
-                stored[key] = np.asarray(probs, dtype=np.float64)
-            except (ValueError, TypeError) as error:
-                raise ValueError(f"{path}, line {number}: not a [key, e, n, c] record ({line[:80]!r}); the file is "
+                key, probs = read_pair_record(line)
+            except ValueError as error:
+                raise ValueError(f"{path}, line {number}: not a {{k, p}} pair record ({line[:80]!r}); the file is "
                                  "corrupt: move it away (its pairs are then scored again)") from error
+            stored[key] = np.asarray(probs, dtype=np.float64)
         return stored
 
-    def _append(self, fresh: dict[tuple[str, str], np.ndarray]) -> None:
-        lines = []
-        for (premise, hypothesis), row in fresh.items():
-            key = pair_key(premise, hypothesis)
-            self._stored[key] = row
-            lines.append(json.dumps([key, *map(float, row)]) + "\n")
+    def _append(self, fresh: dict[str, np.ndarray]) -> None:
+        """``fresh``: file key -> probabilities of the pairs this call scored."""
+        self._stored.update(fresh)
         with open(self.path, "a", encoding="utf-8") as handle:  # type: ignore[arg-type]
-            handle.write("".join(lines))
+            handle.write("".join(pair_record(key, row) for key, row in fresh.items()))
             handle.flush()
             os.fsync(handle.fileno())
 
@@ -116,9 +129,10 @@ class PairCache:
             raise ValueError(f"{len(premises)} premises but {len(hypotheses)} hypotheses")
         keys = list(zip(premises, hypotheses))
         missing = [k for k in dict.fromkeys(keys) if k not in self._memo]
+        hashed = {k: pair_key(*k) for k in missing} if self.path is not None else {}  # once per pair and call
         if self._stored and missing:
             for key in missing:
-                row = self._stored.get(pair_key(*key))
+                row = self._stored.get(hashed[key])
                 if row is not None:
                     self._memo[key] = row
             missing = [k for k in missing if k not in self._memo]
@@ -130,7 +144,7 @@ class PairCache:
                                            progress=progress, desc=desc)
             fresh = dict(zip(missing, np.asarray(probs, dtype=np.float64)))
             if self.path is not None:
-                self._append(fresh)
+                self._append({hashed[key]: row for key, row in fresh.items()})
         out = np.zeros((len(keys), 3), dtype=np.float64)
         for index, key in enumerate(keys):
             row = fresh.get(key)

@@ -13,12 +13,13 @@ costs nothing. No pair containing a sentence of a test file is used, so extra pa
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import numpy as np
+
+from nlgmetrics.nli.cache import pair_key, pair_record, read_pair_record
 
 NO_LABEL = -100  # cross-entropy's ignore_index: the pair is learned from the teacher only
 
@@ -60,10 +61,6 @@ def without_sentences(rows: Iterable[dict], banned: set[str]) -> list[dict]:
     return [r for r in rows if norm(r["premise"]) not in banned and norm(r["hypothesis"]) not in banned]
 
 
-def pair_key(premise: str, hypothesis: str) -> str:
-    return hashlib.sha1(f"{premise}\x1f{hypothesis}".encode("utf-8")).hexdigest()
-
-
 def _read_cache(path: Path) -> dict[str, list[float]]:
     known: dict[str, list[float]] = {}
     if not path.is_file():
@@ -71,10 +68,10 @@ def _read_cache(path: Path) -> dict[str, list[float]]:
     with open(path, encoding="utf-8") as handle:
         for line in handle:
             try:
-                entry = json.loads(line)
-                known[entry["k"]] = entry["p"]
-            except (json.JSONDecodeError, KeyError, TypeError):
+                key, probs = read_pair_record(line)
+            except ValueError:
                 break  # a line cut by a kill: everything before it is good, the rest is recomputed
+            known[key] = probs
     return known
 
 
@@ -100,7 +97,7 @@ def teacher_probabilities(teacher: Any, rows: Sequence[dict], cache_dir: str | P
         # rewrite the good part first, so a line cut by an earlier kill does not hide what comes after it
         with open(path, "w", encoding="utf-8") as handle:
             for key, probs in known.items():
-                handle.write(json.dumps({"k": key, "p": probs}) + "\n")
+                handle.write(pair_record(key, probs))
         bar = tqdm(total=len(pending), desc=f"{desc} {teacher.spec}", unit="pair", disable=not progress)
         with open(path, "a", encoding="utf-8") as handle:
             for start in range(0, len(pending), chunk):
@@ -108,7 +105,7 @@ def teacher_probabilities(teacher: Any, rows: Sequence[dict], cache_dir: str | P
                 probs = teacher.predict_proba([p for _, (p, _) in part], [h for _, (_, h) in part])
                 for (key, _), row_probs in zip(part, probs):
                     known[key] = [float(x) for x in row_probs]
-                    handle.write(json.dumps({"k": key, "p": known[key]}) + "\n")
+                    handle.write(pair_record(key, known[key]))
                 handle.flush()
                 bar.update(len(part))
         bar.close()
