@@ -59,19 +59,26 @@ def worker(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     scores = scorer.score(hyps, refs)
     score_s = time.perf_counter() - started
+    recipe_file = getattr(scorer, "recipe_file", None)  # the mix's: the recipe it found for its parts' models
     write_worker_result(args.out, {"load_s": load_s, "score_s": score_s, "scores": scores,
-                                   "signature": scorer.signature()})
+                                   "signature": scorer.signature(),
+                                   "recipe_file": str(recipe_file) if recipe_file is not None else None})
 
 
 def mix_of_parts(runs: dict, dataset: str) -> np.ndarray | None:
-    """The packaged recipe applied to the parts' scores from their own processes (None if a part failed)."""
+    """The recipe the mix's own run used (its ``recipe_file``) applied to the parts' scores from their own
+    processes; None if the mix or a part failed. A mix that found no recipe has no stored weights to check: an
+    error, since every figure of this benchmark is for the packaged recipe."""
     from menli import MixRecipe, mix
-    from nlgmetrics.resources import CONFIG_DIR
 
+    runs_of_mix = runs.get(f"{MIX}@{dataset}")
     parts = [runs.get(f"{name}@{dataset}") for name in ("menli", "sescore", "lm-ratio")]
-    if not all(parts):
+    if not runs_of_mix or not all(parts):
         return None
-    recipe = MixRecipe.load(CONFIG_DIR / "menli" / "mix" / "nli-mpnet+sescore-minilm+lm-ratio-smollm2.json")
+    recipe_file = runs_of_mix[0].get("recipe_file")
+    if recipe_file is None:
+        raise SystemExit(f"{MIX} on {dataset} found no packaged recipe for its parts' models: see its signature")
+    recipe = MixRecipe.load(recipe_file)
     return mix([p[0]["scores"] for p in parts], recipe.weights, [p.range for p in recipe.parts])
 
 
@@ -114,6 +121,7 @@ def main() -> None:
     columns = ["dataset", "metric", "segments", "mean_words", "seconds", "segments_per_s", "time_ratio_to_bertscore",
                "load_s", "peak_rss_mb", "rss_ratio_to_bertscore", "max_abs_diff_to_parts", "status"]
     signatures = {m: runs[f"{m}@wmt"][0]["signature"] for m in METRICS if runs[f"{m}@wmt"]}
+    recipe_files = sorted({Path(r["recipe_file"]).name for d in DATASETS for r in runs[f"{MIX}@{d}"]})
     notes = [
         f"wmt: the first {args.wmt} WMT21 de-en items, one seeded-random system output each (seed {args.seed}), "
         f"against reference A; ted: the first {args.ted} TED-MT zh-en paragraphs, second translation against the "
@@ -121,13 +129,14 @@ def main() -> None:
         "seconds exclude loading (load_s: building the scorer and scoring one warm-up pair not in the data); "
         "time_ratio_to_bertscore > 1 means slower than BERTScore-MiniLM in this run. The mix runs its three parts in "
         "one process, so its time is about their sum and its peak memory holds three models.",
-        "max_abs_diff_to_parts: the mix's scores against the packaged recipe applied to the parts' own scores.",
+        "max_abs_diff_to_parts: the mix's scores against the recipe it found (recipe_file) applied to the parts' "
+        "own scores.",
         "MENLI is the default (nli-mpnet, e <->, auto granularity: every sentence pair of a pair longer than the "
         "NLI window), as in the mix.",
         "Signatures: " + "; ".join(f"`{s}`" for s in signatures.values()),
     ]
     write_results(args.name, {"wmt": args.wmt, "ted": args.ted, "seed": args.seed, "repeats": args.repeats,
-                              "threads": args.threads, "signatures": signatures,
+                              "threads": args.threads, "signatures": signatures, "recipe_files": recipe_files,
                               "load_average": {"start": load_start, "end": load_average()}},
                   rows, columns,
                   f"MENLI's three-way mix: cost against its parts and BERTScore (CPU, threads: {args.threads}, "

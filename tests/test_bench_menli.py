@@ -434,15 +434,31 @@ def test_ted_protocol_measures_only_a_carried_point_and_names_the_combination():
     assert "-0.2500 [-0.5000, +0.0000], not better in 90.0%" in text
 
 
-def test_mix_cost_bench_checks_the_mix_against_the_packaged_recipe_on_its_parts_scores():
-    from bench.bench_menli_mix import mix_of_parts
+def test_mix_cost_bench_checks_the_mix_against_the_recipe_its_run_found_on_its_parts_scores(tmp_path):
+    from bench.bench_menli_mix import MIX, mix_of_parts
     from menli import MixRecipe
     from nlgmetrics.resources import CONFIG_DIR
 
-    recipe = MixRecipe.load(CONFIG_DIR / "menli" / "mix" / "nli-mpnet+sescore-minilm+lm-ratio-smollm2.json")
+    packaged = CONFIG_DIR / "menli" / "mix" / "nli-mpnet+sescore-minilm+lm-ratio-smollm2.json"
+    recipe = MixRecipe.load(packaged)
     scores = {"menli": [0.2, 0.9], "sescore": [0.5, 0.7], "lm-ratio": [-1.0, 0.5]}
     runs = {f"{name}@wmt": [{"scores": s}] for name, s in scores.items()}
+    runs[f"{MIX}@wmt"] = [{"scores": [0.0, 0.0], "recipe_file": str(packaged)}]
     want = sum(p.weight * (np.asarray(scores[p.name]) - p.range.low) / (p.range.high - p.range.low)
                for p in recipe.parts)
     np.testing.assert_allclose(mix_of_parts(runs, "wmt"), want)
     assert mix_of_parts({**runs, "sescore@wmt": []}, "wmt") is None  # a failed part: no check, not a wrong one
+    assert mix_of_parts({**runs, f"{MIX}@wmt": []}, "wmt") is None
+
+    # the check follows the file the mix's run names, not a path of its own
+    other = json.loads(packaged.read_text())
+    for part, weight in zip(other["parts"], (1.0, 0.0, 0.0)):
+        part["weight"] = weight
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    runs[f"{MIX}@wmt"] = [{"scores": [0.0, 0.0], "recipe_file": str(tmp_path / "other.json")}]
+    menli_part = recipe.parts[0]
+    np.testing.assert_allclose(mix_of_parts(runs, "wmt"), (np.asarray(scores["menli"]) - menli_part.range.low)
+                               / (menli_part.range.high - menli_part.range.low))
+    runs[f"{MIX}@wmt"] = [{"scores": [0.0, 0.0], "recipe_file": None}]
+    with pytest.raises(SystemExit, match="found no packaged recipe"):
+        mix_of_parts(runs, "wmt")
