@@ -118,6 +118,10 @@ def test_pair_cache_file_resumes_a_stopped_run_without_sending_its_pairs_to_the_
     resumed = PairCache(inner, max_pairs=1, path=path)  # the file's pairs are kept beyond max_pairs
     np.testing.assert_array_equal(menli_scores(resumed, hyps, premises, "e", "<->", granularity="sentence"), first)
     assert inner.calls == [] and resumed.misses == 0 and resumed.hits > 0
+    fresh = PairCache(KeywordNLI(), path=path)
+    scored = list(zip(*_sentence_pairs(premises, hyps)))
+    assert all(fresh.stored(*pair) for pair in scored) and not fresh.stored("c d.", "a b.")  # from the file alone
+    assert fresh.hits == fresh.misses == 0
     menli_scores(resumed, ["c d."], ["a b."], "e", "<->", granularity="sentence")  # two new pairs
     assert sum(inner.calls) == 2 and path.read_bytes().startswith(written)  # appended, nothing rewritten
     assert len(path.read_text().splitlines()) == len(written.decode().splitlines()) + 2

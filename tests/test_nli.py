@@ -329,7 +329,7 @@ def test_teacher_probabilities_are_cached_and_survive_a_cut_line(tmp_path):
     class Teacher:
         spec, hash, calls = "toy", "abc123" * 4, 0
 
-        def predict_proba(self, premises, hypotheses):
+        def predict_proba(self, premises, hypotheses, **_):
             Teacher.calls += len(premises)
             return np.asarray([[len(p) / 100, len(h) / 100, 0.5] for p, h in zip(premises, hypotheses)])
 
@@ -341,10 +341,18 @@ def test_teacher_probabilities_are_cached_and_survive_a_cut_line(tmp_path):
     assert Teacher.calls == 7 and np.array_equal(first, again)
     cache = next(tmp_path.glob("*.jsonl"))
     lines = cache.read_text().splitlines()
-    cache.write_text("\n".join(lines[:4]) + "\n" + lines[4][:10])  # killed while writing line 5
+    assert len(lines) == 1 + 7  # a header naming the teacher, then one line per distinct pair
+    cache.write_text("\n".join(lines[:4]) + "\n" + lines[4][:10])  # killed while writing the fourth pair
     third = teacher_probabilities(Teacher(), rows, tmp_path, chunk=3, progress=False)
-    assert Teacher.calls == 7 + 3 and np.allclose(first, third)
-    assert len(cache.read_text().splitlines()) == 7
+    assert Teacher.calls == 7 + 4 and np.allclose(first, third)
+    assert len(cache.read_text().splitlines()) == 1 + 7
+
+    # a damaged line inside the file is refused by name; the file (and the pairs after that line) stay as they were
+    damaged = "\n".join(lines[:3] + ["{not json"] + lines[4:]) + "\n"
+    cache.write_text(damaged)
+    with pytest.raises(ValueError, match="line 4: not a {k, p} pair record"):
+        teacher_probabilities(Teacher(), rows, tmp_path, chunk=3, progress=False)
+    assert cache.read_text() == damaged and Teacher.calls == 7 + 4
 
 
 def test_distilled_training_learns_teacher_labels_on_extra_pairs_without_test_sentences(trained_adapter, tiny,

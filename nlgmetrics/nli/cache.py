@@ -10,8 +10,7 @@ With ``path`` the cache also lives in a JSON Lines file: runs that take several 
 of the blind-spot suites: ~0.9 million distinct pairs on TED-MT) are stopped and resumed, and without the file
 every restart would send the pairs it shares with earlier chunks through the model again. The file is append-only
 (nothing written is rewritten), and names the model it holds probabilities of: a file made with another model is
-refused, not mixed in. Its records are those of the NLI teacher cache (``distill.teacher_probabilities``):
-``pair_key``, ``pair_record`` and ``read_pair_record`` are the one definition both use.
+refused, not mixed in. The NLI teacher cache (``distill.teacher_probabilities``) is such a file too.
 """
 from __future__ import annotations
 
@@ -121,6 +120,11 @@ class PairCache:
 
     def __len__(self) -> int:
         return len(self._memo)
+
+    def stored(self, premise: str, hypothesis: str) -> bool:
+        """Whether the pair would be answered without the model (in memory or in the file); counts nothing."""
+        return (premise, hypothesis) in self._memo or (bool(self._stored)
+                                                       and pair_key(premise, hypothesis) in self._stored)
 
     def predict_proba(self, premises: Sequence[str], hypotheses: Sequence[str], batch_size: int = 64,
                       progress: bool = False, desc: str = "NLI") -> np.ndarray:

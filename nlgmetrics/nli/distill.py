@@ -7,8 +7,8 @@ slower. Distillation lets the small model learn the teacher's full distribution 
 sentence pairs in ``../shared/data/pairs/``. One such epoch (``configs/nli/me5_distill.yaml``) gave today's
 ``packaged:nli-me5``: SNLI 0.776, SICK 0.863, Breaking-NLI 0.952, and a better MENLI on the adversarial suite.
 
-Teacher probabilities are computed once, in length-sorted batches, and kept in an append-only cache named by the
-teacher's weight hash: an interrupted labelling run resumes, and a second training run with the same teacher
+Teacher probabilities are computed once, in length-sorted batches, and kept in an append-only pair file
+(``nli.cache.PairCache``) named by the teacher's weight hash: an interrupted labelling run resumes, and a second training run with the same teacher
 costs nothing. No pair containing a sentence of a test file is used, so extra pairs cannot leak test sentences.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from nlgmetrics.nli.cache import pair_key, pair_record, read_pair_record
+from nlgmetrics.nli.cache import PairCache
 
 NO_LABEL = -100  # cross-entropy's ignore_index: the pair is learned from the teacher only
 
@@ -61,52 +61,25 @@ def without_sentences(rows: Iterable[dict], banned: set[str]) -> list[dict]:
     return [r for r in rows if norm(r["premise"]) not in banned and norm(r["hypothesis"]) not in banned]
 
 
-def _read_cache(path: Path) -> dict[str, list[float]]:
-    known: dict[str, list[float]] = {}
-    if not path.is_file():
-        return known
-    with open(path, encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                key, probs = read_pair_record(line)
-            except ValueError:
-                break  # a line cut by a kill: everything before it is good, the rest is recomputed
-            known[key] = probs
-    return known
-
-
 def teacher_probabilities(teacher: Any, rows: Sequence[dict], cache_dir: str | Path, chunk: int = 2048,
                           progress: bool = True, desc: str = "teacher") -> np.ndarray:
     """[N, 3] canonical (e, n, c) probabilities of ``teacher`` (an ``NLIModel``) for ``rows``, cached on disk.
 
-    The cache file is ``<cache_dir>/<teacher hash>.jsonl``; pairs already in it are not scored again. Any NLI model
-    can be the "teacher": bench scripts use this as their resumable on-disk pair cache (``desc`` labels the bar).
+    The cache file is ``<cache_dir>/<teacher hash>.jsonl``, a ``PairCache`` pair file: pairs already in it are not
+    scored again, each ``chunk`` of new pairs is appended as soon as it is scored (a kill loses at most one chunk),
+    and a file of another model, a corrupt line or a file that is not a pair cache is refused by name rather than
+    silently cut. Any NLI model can be the "teacher": bench scripts use this as their resumable on-disk pair cache
+    (``desc`` labels the bar).
     """
     from tqdm.auto import tqdm
 
-    path = Path(cache_dir) / f"{teacher.hash[:16]}.jsonl"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    known = _read_cache(path)
-    keys = [pair_key(r["premise"], r["hypothesis"]) for r in rows]
-    todo: dict[str, tuple[str, str]] = {}
-    for key, row in zip(keys, rows):
-        if key not in known and key not in todo:
-            todo[key] = (row["premise"], row["hypothesis"])
-    pending = list(todo.items())
-    if pending:
-        # rewrite the good part first, so a line cut by an earlier kill does not hide what comes after it
-        with open(path, "w", encoding="utf-8") as handle:
-            for key, probs in known.items():
-                handle.write(pair_record(key, probs))
-        bar = tqdm(total=len(pending), desc=f"{desc} {teacher.spec}", unit="pair", disable=not progress)
-        with open(path, "a", encoding="utf-8") as handle:
-            for start in range(0, len(pending), chunk):
-                part = pending[start : start + chunk]
-                probs = teacher.predict_proba([p for _, (p, _) in part], [h for _, (_, h) in part])
-                for (key, _), row_probs in zip(part, probs):
-                    known[key] = [float(x) for x in row_probs]
-                    handle.write(pair_record(key, known[key]))
-                handle.flush()
-                bar.update(len(part))
-        bar.close()
-    return np.asarray([known[k] for k in keys], dtype=np.float32).reshape(len(rows), 3)
+    cache = PairCache(teacher, max_pairs=max(1, chunk), path=Path(cache_dir) / f"{teacher.hash[:16]}.jsonl")
+    premises = [r["premise"] for r in rows]
+    hypotheses = [r["hypothesis"] for r in rows]
+    pending = [k for k in dict.fromkeys(zip(premises, hypotheses)) if not cache.stored(*k)]
+    with tqdm(total=len(pending), desc=f"{desc} {teacher.spec}", unit="pair", disable=not progress) as bar:
+        for start in range(0, len(pending), chunk):
+            part = pending[start : start + chunk]
+            cache.predict_proba([p for p, _ in part], [h for _, h in part])
+            bar.update(len(part))
+    return cache.predict_proba(premises, hypotheses).astype(np.float32).reshape(len(rows), 3)
