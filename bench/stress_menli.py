@@ -86,14 +86,23 @@ def menli_store_name(variant: str, nli_model: str) -> str:
     return f"{variant}@{model}"
 
 
+def pair_file(store: Path, nli_model: str) -> Path:
+    """The default NLI pair file of a run: beside its score store, named by the store and the NLI model."""
+    model = nli_model.removeprefix("packaged:").replace("/", "_").replace(":", "_")
+    return store.with_name(f"{store.stem}.nli-pairs@{model}.jsonl")
+
+
 def build_metric(name: str, cli_args: argparse.Namespace, shared: dict) -> Callable[[list[str], list], Sequence[float]]:
+    """The scoring function of one metric of the run. ``shared`` holds what the run's metrics share: its
+    ``pair_file`` (the MENLI variants' NLI pair file, or none) as given, and the NLI model and the built scorers as
+    they are made."""
     if name in MENLI_VARIANTS:
         from menli import menli_scores, task_strategy
         from nlgmetrics.nli import PairCache, load_nli
 
-        if "nli" not in shared:
+        if "nli" not in shared:  # one model and pair cache for every MENLI variant of the run
             shared["nli"] = PairCache(load_nli(cli_args.nli_model), max_pairs=3_000_000,
-                                      path=getattr(cli_args, "pair_cache", None) or None)
+                                      path=shared.get("pair_file") or None)
         options = dict(MENLI_VARIANTS[name])
         formula, direction = task_strategy(options.pop("task", "mt"))
         return lambda h, r: menli_scores(shared["nli"], h, r, formula, direction, cli_args.aggregation, batch_size=64,
@@ -235,10 +244,7 @@ def main() -> None:
     gold, refs, rows, setup = _stress_rows(cli_args)
     srcs = [_source_text(r.get("src")) for r in rows]  # as evaluate.py stress: copy_source needs them
     store = ScoreStore(Path(args.store) if args.store else REPO / "runs" / "stress_scores" / f"{args.set_up}.json")
-    model_name = args.nli_model.removeprefix("packaged:").replace("/", "_").replace(":", "_")
-    cli_args.pair_cache = (store.path.with_name(f"{store.path.stem}.nli-pairs@{model_name}.jsonl")
-                           if args.pair_cache is None else args.pair_cache)
-    shared: dict = {}
+    shared: dict = {"pair_file": pair_file(store.path, args.nli_model) if args.pair_cache is None else args.pair_cache}
     store.counters = lambda: ({"nli_pairs_scored": shared["nli"].misses, "nli_pairs_from_cache": shared["nli"].hits}
                               if "nli" in shared else {})
     metrics, described = {}, {}
