@@ -13,6 +13,7 @@ The policy, stated once:
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Sequence
 
 
@@ -103,3 +104,29 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
     return value
+
+
+def read_input_bytes(path: str | Path, what: str, wanted: str = "") -> bytes:
+    """A whole input file, for a reader that judges it line by line (``input_lines``). A missing path, a folder
+    or a file of nothing but whitespace is an ``InputError`` naming ``what`` and the path, with ``wanted`` (what
+    the file should hold) where that helps the user."""
+    path = Path(path)
+    hint = f"; {wanted}" if wanted else ""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as error:
+        raise InputError(f"{what} {path}: no such file") from error
+    except IsADirectoryError as error:
+        raise InputError(f"{what} {path}: is a directory{hint}") from error
+    if not data.strip():
+        raise InputError(f"{what} {path}: file is empty{hint}")
+    return data
+
+
+def input_lines(data: bytes) -> list[bytes]:
+    """A file's lines as bytes, each decoded by its reader: a UTF-8 byte-order mark is not text and a final
+    newline does not start a line."""
+    lines = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    return lines

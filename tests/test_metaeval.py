@@ -93,6 +93,8 @@ def test_read_lines_errors(tmp_path):
         read_lines(tmp_path / "bad.txt")
     with pytest.raises(InputError, match="no such file"):
         read_lines(tmp_path / "missing.txt")
+    (tmp_path / "bom.txt").write_bytes("\ufeffErste Zeile\r\nzweite\n".encode("utf-8"))  # as Windows editors save
+    assert read_lines(tmp_path / "bom.txt") == ["Erste Zeile", "zweite"]
 
 
 def test_validate_texts():

@@ -312,8 +312,10 @@ def test_read_sentences_counts_and_errors(tmp_path: Path) -> None:
     blank.write_text("\n  \n\n")
     with pytest.raises(InputError, match="empty"):
         read_sentences(blank)
-    with pytest.raises(InputError, match="not found"):
+    with pytest.raises(InputError, match="nope.txt: no such file"):
         read_sentences(tmp_path / "nope.txt")
+    with pytest.raises(InputError, match="is a directory; give a text file with one sentence per line"):
+        read_sentences(tmp_path)
 
 
 def test_long_lines_truncate_or_skip() -> None:

@@ -665,7 +665,7 @@ def test_sentences_command_splits_paragraphs_and_never_overwrites(tmp_path: Path
     assert main(["sentences", "--input", str(news), "--output", str(out)]) == 2
     assert "exists" in capsys.readouterr().err and out.read_bytes() == before
     assert main(["sentences", "--input", str(tmp_path / "missing.txt"), "--output", str(tmp_path / "x.txt")]) == 2
-    assert "not found" in capsys.readouterr().err
+    assert "missing.txt: no such file" in capsys.readouterr().err
 
 
 def test_sentences_from_judged_references_and_never_from_the_dev_mix(tmp_path: Path, capsys) -> None:

@@ -14,22 +14,12 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from nlgmetrics.inputs import InputError, check_same_length, validate_texts  # noqa: F401 - re-exported
+from nlgmetrics.inputs import input_lines, read_input_bytes
 
 
 def read_lines(path: str | Path, what: str = "file") -> list[str]:
     """One segment per line, strict UTF-8; empty files and empty lines are errors (they shift alignments)."""
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError as error:
-        raise InputError(f"{what} {path}: no such file") from error
-    except IsADirectoryError as error:
-        raise InputError(f"{what} {path}: is a directory") from error
-    if not raw.strip():
-        raise InputError(f"{what} {path}: file is empty")
-    lines = raw.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
+    lines = input_lines(read_input_bytes(path, what))
     out = []
     for number, line in enumerate(lines, 1):
         try:

@@ -15,12 +15,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable, Sequence
 
+from nlgmetrics.inputs import InputError, input_lines, read_input_bytes
 from sescore.synthesis.pipeline import Sentence
 from sescore.synthesis.tokens import join_tokens, normalize_whitespace, split_tokens
-
-
-class InputError(ValueError):
-    """The input file cannot be used; the message names the file and, where it applies, the line."""
 
 
 @dataclass
@@ -42,21 +39,10 @@ def read_sentences(path: str | Path, bad_utf8: str = "error") -> tuple[list[Sent
     path = Path(path)
     if bad_utf8 not in ("error", "skip"):
         raise ValueError(f"bad_utf8 must be error or skip, got '{bad_utf8}'")
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError as error:
-        raise InputError(f"input file not found: {path}") from error
-    except IsADirectoryError as error:
-        raise InputError(f"input {path} is a directory; give a text file with one sentence per line") from error
+    data = read_input_bytes(path, "input", "give a text file with one sentence per line")
     report = InputReport(sha256=hashlib.sha256(data).hexdigest())
-    if not data.strip():
-        raise InputError(f"input file {path} is empty (no sentences to synthesise errors from)")
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
     sentences = []
-    raw_lines = data.split(b"\n")
-    if raw_lines and raw_lines[-1] == b"":
-        raw_lines.pop()
+    raw_lines = input_lines(data)
     for number, raw in enumerate(raw_lines):
         report.lines += 1
         try:
