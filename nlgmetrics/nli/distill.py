@@ -8,8 +8,9 @@ sentence pairs in ``../shared/data/pairs/``. One such epoch (``configs/nli/me5_d
 ``packaged:nli-me5``: SNLI 0.776, SICK 0.863, Breaking-NLI 0.952, and a better MENLI on the adversarial suite.
 
 Teacher probabilities are computed once, in length-sorted batches, and kept in an append-only pair file
-(``nli.cache.PairCache``) named by the teacher's weight hash: an interrupted labelling run resumes, and a second training run with the same teacher
-costs nothing. No pair containing a sentence of a test file is used, so extra pairs cannot leak test sentences.
+(``nli.cache.PairCache``) named by the teacher's weight hash: an interrupted labelling run resumes, and a second
+training run with the same teacher costs nothing. No pair containing a sentence of a test file is used, so extra
+pairs cannot leak test sentences.
 """
 from __future__ import annotations
 
