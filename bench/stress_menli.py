@@ -12,6 +12,7 @@ resumes where it stopped, and a later run with more metrics rescores nothing it 
     python bench/stress_menli.py --set-up tedmt --nli-model packaged:nli-mpnet --metrics menli-s-mean --out ...
     python bench/stress_menli.py --set-up tedmt --nli-model packaged:nli-mpnet --metrics menli-auto,sescore,lm-ratio \
         --combine menli-auto@nli-mpnet+sescore+lm-ratio:$RECIPE   # RECIPE: nlgmetrics/configs/menli/mix/<file>.json
+    python bench/stress_menli.py ... --partial --out runs/partial   # the same options: what the stored rows decide
 
 MENLI variants scored with ``packaged:nli-minilm`` (the model of the published reports, ``PUBLISHED_NLI``) keep bare
 names; with any other NLI model, the toolkit's default ``packaged:nli-mpnet`` included, they are stored and reported
@@ -43,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import REPO, data_dir  # noqa: E402
 from nlgmetrics.nli import DEFAULT_NLI, PUBLISHED_NLI  # noqa: E402  (PUBLISHED_NLI: the stored reports' bare names)
+from nlgmetrics.stress.blindspot import DEFAULT_MIN_APPLIED  # noqa: E402
 from nlgmetrics.stress.report import passed_of_judged  # noqa: E402
 from nlgmetrics.stress.store import ScoreStore, row_key  # noqa: E402  (rows keyed without sources: see main)
 
@@ -133,12 +135,13 @@ def stats_for(path: str, metric_name: str) -> Any:
 
 
 def mixed_metric(spec: str, store: ScoreStore, cli_args: argparse.Namespace,
-                 shared: dict | None = None) -> tuple[str, Callable]:
+                 shared: dict | None = None, partial: bool = False) -> tuple[str, Callable]:
     """``nli+a+b:recipe.json`` -> a stress metric over stored scores with the recipe's weights and ranges.
 
     The recipe names the models each part must be (``fitted_with``); the stored scores carry only names, so the
     parts' signatures are checked against the recipe before any stored score is read: from the scorers this run
-    built (``shared``, filled by ``build_metric``), else from ones built here."""
+    built (``shared``, filled by ``build_metric``), else from ones built here. ``partial``: a row a part has not
+    stored yet scores NaN instead of stopping the run (``--partial``)."""
     from menli import MixRecipe, mix
     from menli.scorer import MENLIScorer, metric_fitted_with, nli_fitted_with
     from nlgmetrics.cli.evaluate import build_scorer
@@ -160,18 +163,25 @@ def mixed_metric(spec: str, store: ScoreStore, cli_args: argparse.Namespace,
         raise SystemExit(f"{spec}: the stored scores' models are not the recipe's: " + "; ".join(wrong))
 
     def score(hyps: Sequence[str], refs: Sequence, srcs: Any) -> list[float]:
-        keys = [row_key(h, r) for h, r in zip(hyps, refs)]
-        missing = [n for n in names if any(k not in store.scores.get(n, {}) for k in keys)]
-        if missing:
-            raise SystemExit(f"{spec}: no stored scores of {missing} for every row; score them first (--metrics)")
-        return list(mix([[store.scores[n][k] for k in keys] for n in names], recipe.weights,
+        return list(mix(stored_parts(store, names, hyps, refs, spec, partial), recipe.weights,
                         [p.range for p in recipe.parts]))
 
     weights = "/".join(f"{w:g}" for w in recipe.weights)
     return f"{parts}@{weights}", score
 
 
-def combined_metric(spec: str, store: ScoreStore) -> tuple[str, Callable]:
+def stored_parts(store: ScoreStore, names: Sequence[str], hyps: Sequence[str], refs: Sequence, spec: str,
+                 partial: bool = False) -> list[list[float]]:
+    """Per name, its stored scores of the rows; a row not stored stops the run naming ``spec`` (``partial``: NaN)."""
+    keys = [row_key(h, r) for h, r in zip(hyps, refs)]
+    if not partial:
+        missing = [n for n in names if any(k not in store.scores.get(n, {}) for k in keys)]
+        if missing:
+            raise SystemExit(f"{spec}: no stored scores of {missing} for every row; score them first (--metrics)")
+    return [[store.scores.get(n, {}).get(k, float("nan")) for k in keys] for n in names]
+
+
+def combined_metric(spec: str, store: ScoreStore, partial: bool = False) -> tuple[str, Callable]:
     """``nli+metric:w:stats.json`` -> a stress metric over stored scores with a fixed weight and fixed ranges."""
     from menli import combine
 
@@ -180,12 +190,8 @@ def combined_metric(spec: str, store: ScoreStore) -> tuple[str, Callable]:
     stats = stats_for(stats_path, metric_name)
 
     def score(hyps: Sequence[str], refs: Sequence, srcs: Any) -> list[float]:
-        keys = [row_key(h, r) for h, r in zip(hyps, refs)]
-        missing = [n for n in (nli_name, metric_name) if any(k not in store.scores.get(n, {}) for k in keys)]
-        if missing:
-            raise SystemExit(f"{spec}: no stored scores of {missing} for every row; score them first (--metrics)")
-        return list(combine([store.scores[nli_name][k] for k in keys], [store.scores[metric_name][k] for k in keys],
-                            float(weight), stats))
+        nli, metric = stored_parts(store, (nli_name, metric_name), hyps, refs, spec, partial)
+        return list(combine(nli, metric, float(weight), stats))
 
     return f"{pair}@{weight}", score
 
@@ -203,6 +209,71 @@ def passed_table(reports: Sequence[str | Path]) -> str:
             cells.append(passed_of_judged(s) if s else "-")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def parts_of(spec: str) -> list[str]:
+    """The stored names a ``--combine`` spec reads (``nli+a+b:recipe.json``, ``nli+metric:w:stats.json``)."""
+    return spec.split(":", 1)[0].split("+")
+
+
+def partial_summary(report: dict, needs: dict[str, Sequence[str]]) -> dict[str, dict]:
+    """Per metric of a ``--partial`` run: the judged tests whose every row the metric reads is stored (their
+    verdicts, as the full run will give them) and the judged tests still incomplete (no verdict). ``report`` holds,
+    per stored name ``n``, a ``missing:n`` curve that is 0 exactly where none of a test's rows is missing."""
+    out = {}
+    for name, stored in needs.items():
+        verdicts, incomplete = {}, []
+        for test, entry in report["tests"].items():
+            if not entry["applicable"] or not entry["judged"]:
+                continue
+            if any(m for n in stored for m in entry["metrics"][f"missing:{n}"]["mean"]):
+                incomplete.append(test)
+            else:
+                verdicts[test] = bool(entry["passed"][name])
+        out[name] = {"passed": sum(verdicts.values()), "complete": len(verdicts),
+                     "judged": len(verdicts) + len(incomplete), "verdicts": verdicts, "incomplete": incomplete}
+    return out
+
+
+def run_partial(args: argparse.Namespace, store: ScoreStore, cli_args: argparse.Namespace, gold: list, refs: list,
+                srcs: list) -> None:
+    """``--partial``: score nothing, write ``<out>/partial.json`` (and .md) with what the stored rows already
+    decide, so a run of several days can be looked at while it goes (another process may be writing the store:
+    this one only reads it)."""
+    from nlgmetrics.metaeval import atomic_write
+    from nlgmetrics.stress import run_blindspot
+
+    def lookup(name: str) -> Callable:
+        return lambda h, r, _s: stored_parts(store, [name], h, r, name, partial=True)[0]
+
+    def missing(name: str) -> Callable:
+        return lambda h, r, _s: [float(row_key(a, b) not in store.scores.get(name, {})) for a, b in zip(h, r)]
+
+    needs: dict[str, list[str]] = {}
+    metrics: dict[str, Callable] = {}
+    for name in filter(None, args.metrics.split(",")):
+        stored = menli_store_name(name, args.nli_model) if name in MENLI_VARIANTS else name
+        metrics[stored], needs[stored] = lookup(stored), [stored]
+    for spec in filter(None, args.combine.split(",")):
+        name, fn = (mixed_metric(spec, store, cli_args, partial=True) if spec.count(":") == 1
+                    else combined_metric(spec, store, partial=True))
+        metrics[name], needs[name] = fn, parts_of(spec)
+    read = list(dict.fromkeys(n for parts in needs.values() for n in parts))
+    flags = {f"missing:{n}": missing(n) for n in read}
+    report = run_blindspot({**metrics, **flags}, gold, refs, srcs if any(srcs) else None,
+                           min_applied=args.min_applied)
+    summary = partial_summary(report, needs)
+    rows_stored = {n: len(store.scores.get(n, {})) for n in read}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with atomic_write(out / "partial.json") as handle:
+        handle.write(json.dumps({"store": str(store.path), "rows_stored": rows_stored, "summary": summary}, indent=1))
+    lines = ["| metric | passed / judged tests complete | judged tests not complete |", "|---|---|---|"]
+    lines += [f"| {name} | {s['passed']}/{s['complete']} | {len(s['incomplete'])} of {s['judged']} |"
+              for name, s in summary.items()]
+    with atomic_write(out / "partial.md") as handle:
+        handle.write("\n".join(lines) + "\n")
+    print("\n".join(lines), flush=True)
 
 
 def main() -> None:
@@ -226,6 +297,11 @@ def main() -> None:
                              "store; '' for none): pairs are appended as they are scored and read back on resume")
     parser.add_argument("--chunk", type=int, default=1000, help="rows scored between two saves")
     parser.add_argument("--limit", type=int, help="first N items (smoke runs)")
+    parser.add_argument("--min-applied", type=int, default=DEFAULT_MIN_APPLIED,
+                        help="judge a test only if it applies to at least this many items (as evaluate.py stress)")
+    parser.add_argument("--partial", action="store_true",
+                        help="score nothing: from the stored rows, the verdicts of the tests already complete per "
+                             "metric, in <out>/partial.json and partial.md (safe beside the run filling the store)")
     args = parser.parse_args()
 
     import torch
@@ -244,6 +320,8 @@ def main() -> None:
     gold, refs, rows, setup = _stress_rows(cli_args)
     srcs = [_source_text(r.get("src")) for r in rows]  # as evaluate.py stress: copy_source needs them
     store = ScoreStore(Path(args.store) if args.store else REPO / "runs" / "stress_scores" / f"{args.set_up}.json")
+    if args.partial:
+        return run_partial(args, store, cli_args, gold, refs, srcs)
     shared: dict = {"pair_file": pair_file(store.path, args.nli_model) if args.pair_cache is None else args.pair_cache}
     store.counters = lambda: ({"nli_pairs_scored": shared["nli"].misses, "nli_pairs_from_cache": shared["nli"].hits}
                               if "nli" in shared else {})
@@ -257,7 +335,7 @@ def main() -> None:
         name, fn = mixed_metric(spec, store, cli_args, shared) if spec.count(":") == 1 else combined_metric(spec, store)
         metrics[name], described[name] = fn, name
     started = time.perf_counter()
-    report = run_blindspot(metrics, gold, refs, srcs if any(srcs) else None)
+    report = run_blindspot(metrics, gold, refs, srcs if any(srcs) else None, min_applied=args.min_applied)
     report["data"] = data
     report["setup"] = {**setup, "metrics": described,
                        "nli_model": cli_args.nli_model, "script": "bench/stress_menli.py"}

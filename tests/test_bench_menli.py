@@ -226,6 +226,38 @@ def test_stress_menli_with_another_nli_model_keeps_the_default_models_scores(tin
     assert again["scored"] == 0 and again["from_cache"] > 0
     assert ScoreStore(store_path).scores[f"menli@{model}"] == menli_scores  # the same probabilities, read back
 
+    # --partial scores nothing and gives, per metric, the verdicts of the tests whose rows are all stored
+    full = json.loads((tmp_path / "b" / "report.json").read_text())["tests"]
+    judged = sorted(t for t, e in full.items() if e["applicable"] and e["judged"])
+    assert judged == []  # two items: no test reaches the default 10 applied samples, hence --min-applied 1 below
+    again_full = subprocess.run([*base, "--metrics", "menli,chrf", "--nli-model", model, "--min-applied", "1",
+                                 "--out", str(tmp_path / "d")], env=env, capture_output=True, text=True)
+    assert again_full.returncode == 0, again_full.stderr[-2000:]
+    full = json.loads((tmp_path / "d" / "report.json").read_text())["tests"]
+    judged = sorted(t for t, e in full.items() if e["applicable"] and e["judged"])
+    assert len(judged) > 3
+    part = [*base, "--metrics", "menli,chrf", "--nli-model", model, "--partial", "--min-applied", "1"]
+    complete = subprocess.run([*part, "--out", str(tmp_path / "p")], env=env, capture_output=True, text=True)
+    assert complete.returncode == 0, complete.stderr[-2000:]
+    summary = json.loads((tmp_path / "p" / "partial.json").read_text())["summary"]
+    for name in ("chrf", f"menli@{model}"):
+        assert summary[name]["incomplete"] == [] and sorted(summary[name]["verdicts"]) == judged
+        assert summary[name]["verdicts"] == {t: full[t]["passed"][name] for t in judged}
+    # the last MENLI row stored goes missing: rows are stored in scoring order (gold rows, which every test reads,
+    # first; then test by test), so the last is a noised text of a late test only
+    cut = ScoreStore(store_path)
+    del cut.scores[f"menli@{model}"][list(cut.scores[f"menli@{model}"])[-1]]
+    cut.save()
+    before = store_path.read_bytes()
+    partial = subprocess.run([*part, "--out", str(tmp_path / "q")], env=env, capture_output=True, text=True)
+    assert partial.returncode == 0, partial.stderr[-2000:]
+    assert store_path.read_bytes() == before  # read only: nothing scored, nothing written to the store
+    summary = json.loads((tmp_path / "q" / "partial.json").read_text())["summary"]
+    menli = summary[f"menli@{model}"]
+    assert 1 <= len(menli["incomplete"]) < len(judged) and summary["chrf"]["incomplete"] == []
+    assert menli["verdicts"] == {t: full[t]["passed"][f"menli@{model}"] for t in judged if t not in menli["incomplete"]}
+    assert not (tmp_path / "q" / "report.json").exists()  # a runner's "set-up done" file is never written
+
 
 def test_stress_menli_summary_variant_scores_the_papers_summarisation_pooling(tiny):
     """menli-sum-s-mean is e-c with the candidate as premise (ref<-cand), the MENLI paper's reference-based
