@@ -43,6 +43,7 @@ from typing import Any, Callable, Sequence
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import REPO, data_dir  # noqa: E402
+from nlgmetrics.inputs import positive_int  # noqa: E402
 from nlgmetrics.nli import DEFAULT_NLI, PUBLISHED_NLI  # noqa: E402  (PUBLISHED_NLI: the stored reports' bare names)
 from nlgmetrics.stress.blindspot import DEFAULT_MIN_APPLIED  # noqa: E402
 from nlgmetrics.stress.report import passed_of_judged  # noqa: E402
@@ -297,7 +298,7 @@ def main() -> None:
                              "store; '' for none): pairs are appended as they are scored and read back on resume")
     parser.add_argument("--chunk", type=int, default=1000, help="rows scored between two saves")
     parser.add_argument("--limit", type=int, help="first N items (smoke runs)")
-    parser.add_argument("--min-applied", type=int, default=DEFAULT_MIN_APPLIED,
+    parser.add_argument("--min-applied", type=positive_int, default=DEFAULT_MIN_APPLIED,
                         help="judge a test only if it applies to at least this many items (as evaluate.py stress)")
     parser.add_argument("--partial", action="store_true",
                         help="score nothing: from the stored rows, the verdicts of the tests already complete per "
