@@ -45,7 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.common import REPO, data_dir  # noqa: E402
 from nlgmetrics.inputs import positive_int  # noqa: E402
 from nlgmetrics.nli import DEFAULT_NLI, PUBLISHED_NLI  # noqa: E402  (PUBLISHED_NLI: the stored reports' bare names)
-from nlgmetrics.stress.blindspot import DEFAULT_MIN_APPLIED  # noqa: E402
+from nlgmetrics.stress import DEFAULT_MIN_APPLIED  # noqa: E402
 from nlgmetrics.stress.report import passed_of_judged  # noqa: E402
 from nlgmetrics.stress.store import ScoreStore, row_key  # noqa: E402  (rows keyed without sources: see main)
 
@@ -87,6 +87,11 @@ def menli_store_name(variant: str, nli_model: str) -> str:
         raise SystemExit(f"--nli-model {nli_model!r}: a name with ':', '+' or ',' cannot key stored scores; "
                          "pass a packaged name or a folder path without those characters")
     return f"{variant}@{model}"
+
+
+def stored_name(name: str, nli_model: str) -> str:
+    """The name a metric of ``--metrics`` is stored under (MENLI variants carry their NLI model)."""
+    return menli_store_name(name, nli_model) if name in MENLI_VARIANTS else name
 
 
 def pair_file(store: Path, nli_model: str) -> Path:
@@ -212,6 +217,14 @@ def passed_table(reports: Sequence[str | Path]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def combination(spec: str, store: ScoreStore, cli_args: argparse.Namespace, shared: dict | None = None,
+                partial: bool = False) -> tuple[str, Callable]:
+    """One ``--combine`` spec: a mix recipe (``nli+a+b:recipe.json``) or a fixed-weight pair (``nli+m:w:stats``)."""
+    if spec.count(":") == 1:
+        return mixed_metric(spec, store, cli_args, shared, partial)
+    return combined_metric(spec, store, partial)
+
+
 def parts_of(spec: str) -> list[str]:
     """The stored names a ``--combine`` spec reads (``nli+a+b:recipe.json``, ``nli+metric:w:stats.json``)."""
     return spec.split(":", 1)[0].split("+")
@@ -253,11 +266,10 @@ def run_partial(args: argparse.Namespace, store: ScoreStore, cli_args: argparse.
     needs: dict[str, list[str]] = {}
     metrics: dict[str, Callable] = {}
     for name in filter(None, args.metrics.split(",")):
-        stored = menli_store_name(name, args.nli_model) if name in MENLI_VARIANTS else name
+        stored = stored_name(name, args.nli_model)
         metrics[stored], needs[stored] = lookup(stored), [stored]
     for spec in filter(None, args.combine.split(",")):
-        name, fn = (mixed_metric(spec, store, cli_args, partial=True) if spec.count(":") == 1
-                    else combined_metric(spec, store, partial=True))
+        name, fn = combination(spec, store, cli_args, partial=True)
         metrics[name], needs[name] = fn, parts_of(spec)
     read = list(dict.fromkeys(n for parts in needs.values() for n in parts))
     flags = {f"missing:{n}": missing(n) for n in read}
@@ -328,12 +340,12 @@ def main() -> None:
                               if "nli" in shared else {})
     metrics, described = {}, {}
     for name in filter(None, args.metrics.split(",")):
-        stored = menli_store_name(name, args.nli_model) if name in MENLI_VARIANTS else name
+        stored = stored_name(name, args.nli_model)
         fn = build_metric(name, cli_args, shared)  # reference-based: stored rows are keyed by (hyp, ref) only
         metrics[stored] = store.metric(stored, lambda h, r, _s, fn=fn: fn(h, r), args.chunk, sources=False)
         described[stored] = MENLI_VARIANTS.get(name, name)
     for spec in filter(None, args.combine.split(",")):
-        name, fn = mixed_metric(spec, store, cli_args, shared) if spec.count(":") == 1 else combined_metric(spec, store)
+        name, fn = combination(spec, store, cli_args, shared)
         metrics[name], described[name] = fn, name
     started = time.perf_counter()
     report = run_blindspot(metrics, gold, refs, srcs if any(srcs) else None, min_applied=args.min_applied)
