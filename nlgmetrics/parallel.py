@@ -8,9 +8,11 @@ user asks for CUDA, else CPU), scores its shard and sends back plain floats.
 Same scores as one process, bit for bit, because every model-facing batcher of the toolkit pads each text to a
 length fixed by its own token count (``nlgmetrics.modelroles.batching.bucketed_batches``), never by its
 neighbours in the batch; each process keeps the thread count of the parent (on CPU, intra-op thread
-counts can move float sums in the last bits); and ``import nlgmetrics`` puts MKL in its strict reproducible mode
-(``MKL_CBWR=AUTO,STRICT``), without which a head on a batch of few pooled vectors rounded differently for 1 to 3
-rows than for 8, so a shard's different batches changed the last bits (a 1-in-8 test failure, traced to this).
+counts can move float sums in the last bits); every head on one vector per text (the NLI classifier, SEScore's
+regressor) runs on batches filled to a multiple of 8 rows (``nlgmetrics.modelroles.batching.filled_rows``), since
+a head on 1 to 3 vectors rounded differently from the same rows among 8 (a 1-in-8 test failure, traced to this);
+and ``import nlgmetrics`` puts MKL in its strict reproducible mode (``MKL_CBWR=AUTO,STRICT``), which on the CPU
+of earlier sessions alone was enough and on an AMD EPYC is not.
 On CUDA, cuBLAS picks kernels by shape too: identical there is not tested here. Scorers whose score of an item
 depends on the other items (the set-level min-max normalisation of ``menli+<metric>``) are split by the caller
 into per-item parts first.

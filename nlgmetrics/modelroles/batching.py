@@ -1,7 +1,7 @@
 """Length-sorted batching shared by every model call: sort longest first, batch, restore order by index."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -51,6 +51,69 @@ def bucketed_batches(lengths: Sequence[int], batch_size: int, cap: int,
         out.append((order[start:stop], size))
         start = stop
     return out
+
+
+ROW_MULTIPLE = 8
+
+
+def filled_rows(batch: np.ndarray, multiple: int = ROW_MULTIPLE) -> np.ndarray:
+    """``batch`` followed by copies of its first index, up to a multiple of ``multiple`` rows.
+
+    Why: CPU matrix kernels pick their code path by the number of rows, and the paths round differently. A head on
+    1 to 3 pooled vectors, or a one-output head on a row count not divisible by 4, gives other last bits than the
+    same rows among 8, and on some CPUs MKL's strict mode does not change that (AMD EPYC with AVX-512, MKL 2024.2,
+    measured). Token-level products are safe (``bucketed_batches`` pads lengths to multiples of 8, so their row
+    counts are too); a head on one vector per text is not, unless its batch is filled like this. Callers keep the
+    first ``len(batch)`` outputs; the copies cost at most ``multiple - 1`` rows per batch.
+    """
+    if multiple < 1:
+        raise ValueError(f"multiple must be >= 1, got {multiple}")
+    batch = np.asarray(batch)
+    if not len(batch):
+        return batch
+    return np.concatenate([batch, np.repeat(batch[:1], (-len(batch)) % multiple)])
+
+
+def fill_vector_rows(model: Any, multiple: int = ROW_MULTIPLE) -> None:
+    """Make every linear layer of ``model`` that gets one vector per text run on a multiple of ``multiple`` rows.
+
+    A transformer's own layers see [batch, tokens, hidden] inputs, whose row count (batch x bucketed length) is
+    already a multiple of 8; its pooler and classifier head see [batch, hidden], whose row count is the batch's.
+    Hooks on each ``nn.Linear`` fill such 2-D inputs with copies of their first row and drop the copies' outputs, so
+    a head rounds each text the same whatever its batch (``filled_rows`` says why), at the cost of a few head rows
+    instead of a few whole texts through the encoder. Applied once per model (a flag on it); outputs are unchanged
+    where the row count already was a multiple.
+    """
+    from torch import nn
+
+    if getattr(model, "_nlgmetrics_filled_rows", None) == multiple:
+        return
+    for module in model.modules():
+        if isinstance(module, nn.Linear) and not hasattr(module, "_nlgmetrics_fill"):
+            module._nlgmetrics_fill = [multiple, None]  # [multiple, rows of the call in flight]
+            module.register_forward_pre_hook(_fill_before)
+            module.register_forward_hook(_cut_after)
+    model._nlgmetrics_filled_rows = multiple
+
+
+def _fill_before(module: Any, args: tuple) -> tuple | None:
+    import torch
+
+    state = module._nlgmetrics_fill
+    x = args[0] if args else None
+    state[1] = None
+    if x is None or x.dim() != 2 or not len(x) or len(x) % state[0] == 0:
+        return None
+    state[1] = len(x)
+    return (torch.cat([x, x[:1].expand((-len(x)) % state[0], -1)]), *args[1:])
+
+
+def _cut_after(module: Any, args: tuple, output: Any) -> Any:
+    rows = module._nlgmetrics_fill[1]
+    if rows is None:
+        return None
+    module._nlgmetrics_fill[1] = None
+    return output[:rows]
 
 
 LENGTH_CHUNK = 256

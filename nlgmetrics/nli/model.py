@@ -12,7 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from nlgmetrics.modelroles import ModelRoleError, fingerprint, pick_device, resolve
-from nlgmetrics.modelroles.batching import bucketed_batches, token_lengths
+from nlgmetrics.modelroles.batching import bucketed_batches, fill_vector_rows, token_lengths
 from nlgmetrics.nli.checkpoint import is_adapter_dir, load_adapter_model
 from nlgmetrics.nli.labels import canonical_order
 
@@ -111,9 +111,11 @@ def predict_proba(
     out = np.zeros((len(premises), 3), dtype=np.float64)
     if not len(premises):
         return out
-    # each pair padded to its own bucket length: its probabilities never depend on the batch it landed in
+    # each pair padded to its own bucket length, and the pooler and classifier head run on a multiple of 8 rows
+    # (fill_vector_rows): a pair's probabilities never depend on the batch it landed in
     batches = bucketed_batches(token_lengths(nli.tokenizer, premises, nli.max_length, hypotheses), batch_size,
                                nli.max_length)
+    fill_vector_rows(nli.model)
     order = torch.tensor(nli.order)
     with torch.inference_mode():
         for batch, padded in tqdm(batches, desc=desc, disable=not progress, unit="batch"):

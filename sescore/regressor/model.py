@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from nlgmetrics.modelroles import fingerprint, load_fresh
-from nlgmetrics.modelroles.batching import bucketed_batches, token_lengths
+from nlgmetrics.modelroles.batching import ROW_MULTIPLE, bucketed_batches, filled_rows, token_lengths
 from nlgmetrics.truncation import note_batch
 from sescore.regressor.scale import check_scale
 
@@ -296,9 +296,6 @@ def _padded(tokens: Sequence[torch.Tensor], rows: np.ndarray, like: torch.Tensor
     return out, mask
 
 
-ROW_MULTIPLE = 8
-
-
 def _pair_batches(cand_rows: np.ndarray, ref_rows: np.ndarray, tokens: Sequence[torch.Tensor] | None,
                   batch_size: int) -> list[tuple[np.ndarray, tuple[int, int] | None]]:
     """Pair batches whose shapes depend only on the pairs in them: with alignment, pairs are grouped by the
@@ -329,8 +326,8 @@ def scores_from_vectors(
 
     A pair's score must not depend on which other pairs share its call (chunked torchmetrics updates, DDP
     shards, batch sizes): token states are padded to bucket lengths fixed by the pair, and every batch is
-    filled up to a multiple of ``ROW_MULTIPLE`` rows (repeating its first pair), because one-row products take
-    a matrix-vector kernel that rounds differently from the matrix-matrix one.
+    filled up to a multiple of ``ROW_MULTIPLE`` rows (repeating its first pair; see ``filled_rows``), because
+    few-row products take kernels that round differently from the many-row one.
     """
     out = np.zeros(len(cand_rows), dtype=np.float64)
     aligned = regressor.config.alignment
@@ -341,8 +338,7 @@ def scores_from_vectors(
     batch_size = max(ROW_MULTIPLE, batch_size - batch_size % ROW_MULTIPLE)
     with torch.inference_mode():
         for pick, lengths in _pair_batches(cand_rows, ref_rows, tokens if aligned else None, batch_size):
-            filler = (-len(pick)) % ROW_MULTIPLE
-            padded_pick = np.concatenate([pick, np.repeat(pick[:1], filler)])
+            padded_pick = filled_rows(pick)
             cr, rr = cand_rows[padded_pick], ref_rows[padded_pick]
             c = torch.as_tensor(cr, device=vectors.device)
             r = torch.as_tensor(rr, device=vectors.device)
