@@ -7,7 +7,8 @@ from bench.bench_mkl_mode import summarise
 
 
 def _run(mode: str, menli_s: float, changed: int) -> dict:
-    return {"mkl_cbwr": mode, "few_row_products_invariant": changed == 0, "load_s": 1.0, "score_s": menli_s + 1.0,
+    return {"mkl_cbwr": mode, "few_row_products_invariant": changed == 0, "filled_products_invariant": True,
+            "load_s": 1.0, "score_s": menli_s + 1.0,
             "peak_rss_mb": 100.0,
             "metrics": {"menli": {"seconds": menli_s, "rows_changed_by_batch_size_1": changed,
                                   "max_abs_change": 1e-8 * changed},
@@ -23,6 +24,16 @@ def test_summary_takes_each_metrics_best_time_and_the_ratio_to_the_default_mode(
     assert rows["mkl-default", "menli"]["rows_changed_by_batch_size_1"] == 5
     assert rows["mkl-strict", "bertscore"]["time_ratio_to_default"] == 1.0
     assert rows["mkl-strict", "menli"]["few_row_products_invariant"] is True
+    assert rows["mkl-default", "menli"]["few_row_products_invariant"] is False
+    assert rows["mkl-default", "menli"]["filled_products_invariant"] is True
+
+
+def test_filling_the_rows_makes_few_row_products_invariant_in_this_process():
+    """The toolkit's own mode (strict, set on import) with filled rows: invariant on every CPU this has met."""
+    from bench.bench_mkl_mode import cpu_model, few_row_products_invariant
+
+    assert few_row_products_invariant(filled=True)
+    assert isinstance(cpu_model(), str) and cpu_model()
 
 
 def test_a_failed_mode_is_a_row_and_a_failed_default_stops():
