@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from nlgmetrics.metaeval.scorer import toolkit_version
-from nlgmetrics.modelroles.batching import length_sorted_batches
+from nlgmetrics.modelroles.batching import bucket_length, bucketed_batches, length_sorted_batches
 from nlgmetrics.modelroles.kvcache import returned_cache, with_cache
 
 
@@ -54,10 +54,11 @@ def encode_pair(tokenizer: Any, context: str, text: str, max_length: int) -> tup
     return ctx, txt
 
 
-def _left_padded(rows: Sequence[list[int]], pad: int) -> tuple[Any, Any, Any]:
+def _left_padded(rows: Sequence[list[int]], pad: int, width: int | None = None) -> tuple[Any, Any, Any]:
+    """Ids, mask and positions of ``rows`` left-padded to ``width`` (default: the longest row)."""
     import torch
 
-    width = max(len(r) for r in rows)
+    width = max(len(r) for r in rows) if width is None else width
     ids = torch.full((len(rows), width), pad, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
     for i, row in enumerate(rows):
@@ -83,16 +84,22 @@ def continuation_logprobs(lm: Any, contexts: Sequence[str], texts: Sequence[str]
     pairs = [encode_pair(lm.tokenizer, c, t, max_length) for c, t in zip(contexts, texts)]
     totals, counts = np.zeros(len(pairs)), np.array([len(t) for _, t in pairs], dtype=np.int64)
     pad = _pad_id(lm.tokenizer)
-    batches = length_sorted_batches([len(c) + len(t) for c, t in pairs], batch_size)
+    # a pair's log-probability must not depend on its batch (--devices shards, chunked metric updates): each pair is
+    # left-padded to its own bucket length and the logits are kept for a multiple of 8 positions, so every matrix
+    # product has a multiple of 8 rows (see bucketed_batches and filled_rows); with "pad to the batch's longest"
+    # the same pair's sum moved by up to 1.5e-5 (SmolLM2) between batches
+    batches = bucketed_batches([len(c) + len(t) for c, t in pairs], batch_size, max_length)
     device = lm.device
-    for batch in tqdm(batches, desc="LM log-likelihood", disable=not progress, leave=False):
-        keep = int(max(counts[batch]))
-        if keep == 0:
+    for batch, padded in tqdm(batches, desc="LM log-likelihood", disable=not progress, leave=False):
+        most = int(max(counts[batch]))
+        if most == 0:
             continue
-        ids, mask, positions = _left_padded([pairs[i][0] + pairs[i][1] for i in batch], pad)
+        kept = bucket_length(most + 1, padded)  # positions whose logits are computed: >= most + 1, <= padded
+        keep = kept - 1  # the last `keep` tokens get a prediction
+        ids, mask, positions = _left_padded([pairs[i][0] + pairs[i][1] for i in batch], pad, padded)
         with torch.inference_mode():
             logits = lm.model(input_ids=ids.to(device), attention_mask=mask.to(device),
-                              position_ids=positions.to(device), logits_to_keep=keep + 1).logits
+                              position_ids=positions.to(device), logits_to_keep=kept).logits
         targets = ids[:, -keep:].to(device)
         # one row's log-softmax at a time (it predicts the last `keep` tokens): a whole batch's would hold a second
         # [batch, keep, vocab] tensor beside the logits; each row's values are the same either way
