@@ -74,45 +74,44 @@ def filled_rows(batch: np.ndarray, multiple: int = ROW_MULTIPLE) -> np.ndarray:
     return np.concatenate([batch, np.repeat(batch[:1], (-len(batch)) % multiple)])
 
 
-def fill_vector_rows(model: Any, multiple: int = ROW_MULTIPLE) -> None:
-    """Make every linear layer of ``model`` that gets one vector per text run on a multiple of ``multiple`` rows.
+def fill_vector_rows(model: Any) -> None:
+    """Make every linear layer of ``model`` that gets one vector per text run on a multiple of ``ROW_MULTIPLE`` rows.
 
     A transformer's own layers see [batch, tokens, hidden] inputs, whose row count (batch x bucketed length) is
     already a multiple of 8; its pooler and classifier head see [batch, hidden], whose row count is the batch's.
-    Hooks on each ``nn.Linear`` fill such 2-D inputs with copies of their first row and drop the copies' outputs, so
-    a head rounds each text the same whatever its batch (``filled_rows`` says why), at the cost of a few head rows
-    instead of a few whole texts through the encoder. Applied once per model (a flag on it); outputs are unchanged
-    where the row count already was a multiple.
+    Hooks on each ``nn.Linear`` fill such 2-D inputs as ``filled_rows`` fills a batch and drop the copies' outputs,
+    so a head rounds each text the same whatever its batch, at the cost of a few head rows instead of a few whole
+    texts through the encoder. Applied once per model (a flag on it); outputs are unchanged where the row count
+    already was a multiple.
     """
     from torch import nn
 
-    if getattr(model, "_nlgmetrics_filled_rows", None) == multiple:
+    if getattr(model, "_nlgmetrics_filled_rows", False):
         return
     for module in model.modules():
-        if isinstance(module, nn.Linear) and not hasattr(module, "_nlgmetrics_fill"):
-            module._nlgmetrics_fill = [multiple, None]  # [multiple, rows of the call in flight]
+        if isinstance(module, nn.Linear) and not hasattr(module, "_nlgmetrics_rows"):
+            module._nlgmetrics_rows = None  # real rows of the call in flight, when its input was filled
             module.register_forward_pre_hook(_fill_before)
             module.register_forward_hook(_cut_after)
-    model._nlgmetrics_filled_rows = multiple
+    model._nlgmetrics_filled_rows = True
 
 
 def _fill_before(module: Any, args: tuple) -> tuple | None:
     import torch
 
-    state = module._nlgmetrics_fill
     x = args[0] if args else None
-    state[1] = None
-    if x is None or x.dim() != 2 or not len(x) or len(x) % state[0] == 0:
+    module._nlgmetrics_rows = None
+    if x is None or x.dim() != 2 or not len(x) or len(x) % ROW_MULTIPLE == 0:
         return None
-    state[1] = len(x)
-    return (torch.cat([x, x[:1].expand((-len(x)) % state[0], -1)]), *args[1:])
+    module._nlgmetrics_rows = len(x)
+    return (x[torch.as_tensor(filled_rows(np.arange(len(x))), device=x.device)], *args[1:])
 
 
 def _cut_after(module: Any, args: tuple, output: Any) -> Any:
-    rows = module._nlgmetrics_fill[1]
+    rows = module._nlgmetrics_rows
     if rows is None:
         return None
-    module._nlgmetrics_fill[1] = None
+    module._nlgmetrics_rows = None
     return output[:rows]
 
 
