@@ -50,19 +50,6 @@ def few_row_products_invariant(filled: bool = False) -> bool:
                for m, p in zip(range(1, 9), picks))
 
 
-def cpu_model() -> str:
-    """The processor's model name (Linux), because MKL's kernels and their rounding differ by CPU vendor."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    import platform
-
-    return platform.processor() or "unknown"
-
-
 def worker(args: argparse.Namespace) -> None:
     """Inside the fresh process: set the mode before the first MKL call, then time and compare both metrics."""
     os.environ["MKL_CBWR"] = MODES[args.worker]
@@ -146,8 +133,7 @@ def main() -> None:
         "(0 is what --devices and chunked updates need). time_ratio_to_default > 1 means strict mode is slower.",
         "few_row_products_invariant: a 768x768 linear layer on 1..8 rows gives each row the bits it gets among 8; "
         "filled_products_invariant: the same with the rows filled up to 8 (nlgmetrics.modelroles.batching."
-        "filled_rows), as the NLI classifier's and SEScore's head batches are.",
-        f"CPU: {cpu_model()}.",
+        "filled_rows), as the NLI classifier's and SEScore's head batches are. The CPU is the machine's processor.",
     ]
     write_results(args.name, {"n": args.n, "seed": args.seed, "repeats": args.repeats, "threads": args.threads,
                                "batch_size": args.batch_size,

@@ -33,11 +33,23 @@ def interleaved_best_times(fns: dict[str, Callable[[], Any]], repeats: int = 3) 
     return best
 
 
+def cpu_model() -> str:
+    """The processor's model name (Linux ``/proc/cpuinfo``), else the architecture: timings and, with MKL, the last
+    bits of results differ by CPU (bench_mkl_mode: an AMD EPYC rounds few-row products unlike the earlier CPU)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def machine() -> dict:
     import torch
 
     return {"python": platform.python_version(), "torch": torch.__version__, "threads": torch.get_num_threads(),
-            "cpus": os.cpu_count(), "processor": platform.processor() or platform.machine()}
+            "cpus": os.cpu_count(), "processor": cpu_model()}
 
 
 def write_results(name: str, result: dict, rows: list[dict], columns: list[str], title: str,

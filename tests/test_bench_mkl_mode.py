@@ -30,7 +30,8 @@ def test_summary_takes_each_metrics_best_time_and_the_ratio_to_the_default_mode(
 
 def test_filling_the_rows_makes_few_row_products_invariant_in_this_process():
     """The toolkit's own mode (strict, set on import) with filled rows: invariant on every CPU this has met."""
-    from bench.bench_mkl_mode import cpu_model, few_row_products_invariant
+    from bench.bench_mkl_mode import few_row_products_invariant
+    from bench.common import cpu_model
 
     assert few_row_products_invariant(filled=True)
     assert isinstance(cpu_model(), str) and cpu_model()
