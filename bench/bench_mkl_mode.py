@@ -123,8 +123,8 @@ def main() -> None:
     runs = runs_in_turns(Path(__file__), list(MODES), extra, args.repeats)
     rows = summarise(runs, args.n)
     columns = ["mode", "MKL_CBWR", "metric", "items", "seconds", "time_ratio_to_default",
-               "rows_changed_by_batch_size_1", "max_abs_change", "few_row_products_invariant", "filled_products_invariant",
-               "status"]
+               "rows_changed_by_batch_size_1", "max_abs_change", "few_row_products_invariant",
+               "filled_products_invariant", "status"]
     notes = [
         f"{args.n} WMT21 de-en system outputs against their first reference (one seeded-random system per item, "
         f"seed {args.seed}); default models (MENLI: {DEFAULT_NLI}, e <->; BERTScore: {DEFAULT_ENCODER}); batch size "
