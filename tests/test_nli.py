@@ -295,8 +295,12 @@ def test_mpnet_recipe_puts_lora_on_every_attention_and_ffn_projection_of_an_mpne
     trainable = {n for n, p in peft_model.named_parameters() if p.requires_grad}
     assert any("classifier" in n for n in trainable)
     assert not any("word_embeddings" in n for n in trainable)
-    default = wrap_with_lora(MPNetForSequenceClassification(config), LoraShape())
-    assert not any("attn.q" in n for n, _ in default.named_modules() if n.endswith("lora_A"))  # why the recipe says so
+    default = wrap_with_lora(MPNetForSequenceClassification(config), LoraShape())  # the shared default: the same set
+    assert {name.split("mpnet.encoder.")[1].rsplit(".lora_A", 1)[0]
+            for name, _ in default.named_modules() if name.endswith("lora_A")} == expected
+    bert_only = r".*encoder\.layer\.\d+\.(attention\.self\.(query|key|value)|attention\.output\.dense|output\.dense)"
+    with pytest.raises(ValueError, match="matches none of the model's 8 attention projections"):
+        wrap_with_lora(MPNetForSequenceClassification(config), LoraShape(target_modules=bert_only))
 
 
 # ------------------------------------------------------------------------------------------------ distillation

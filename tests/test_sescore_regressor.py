@@ -323,6 +323,33 @@ def test_lora_checkpoint_is_small_and_reloads(tiny, tmp_path):
                                sescore_scores(regressor, hyps, refs), atol=1e-5)
 
 
+def test_default_lora_adapts_every_attention_projection_of_bert_and_mpnet_encoders():
+    """``--model.encoder packaged:mpnet`` is an issue-13 lever: with a BERT-only pattern LoRA wrapped MPNet's
+    feed-forward layers and none of its attention (attn.q/k/v/o), silently. The default reaches both families'
+    six projections per block; a pattern that reaches no attention projection is refused by name."""
+    from transformers import BertConfig, BertModel, MPNetConfig, MPNetModel
+
+    from nlgmetrics.modelroles.lora import attention_adapters
+    from sescore.regressor.model import LoraSettings, add_lora
+
+    shape = dict(vocab_size=64, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+                 max_position_embeddings=40)
+    for encoder, names in ((MPNetModel(MPNetConfig(**shape)), ("attn.q", "attn.k", "attn.v", "attn.o")),
+                           (BertModel(BertConfig(**shape)),
+                            ("self.query", "self.key", "self.value", "output.dense"))):
+        wrapped = add_lora(encoder, LoraSettings(r=2, alpha=4))
+        adapted, unadapted = attention_adapters(wrapped)
+        assert unadapted == [] and len(adapted) == 8
+        assert {name.split("encoder.layer.")[1] for name in adapted} == {
+            f"{i}.attention.{part}" for i in range(2) for part in names}
+        ffn = {n.rsplit(".lora_A", 1)[0].split("encoder.layer.")[1] for n, _ in wrapped.named_modules()
+               if n.endswith("lora_A") and "attention" not in n}
+        assert ffn == {f"{i}.{part}" for i in range(2) for part in ("intermediate.dense", "output.dense")}
+    bert_only = r".*encoder\.layer\.\d+\.(attention\.self\.(query|key|value)|intermediate\.dense|output\.dense)"
+    with pytest.raises(ValueError, match=r"matches none of the model's 8 attention projections.*attn"):
+        add_lora(MPNetModel(MPNetConfig(**shape)), LoraSettings(r=2, alpha=4, target_modules=bert_only))
+
+
 def test_greedy_alignment_matches_a_loop_and_handles_empty_sides():
     from sescore.regressor.model import greedy_alignment
 

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from nlgmetrics.modelroles import ModelRoleError, fingerprint, resolve
+from nlgmetrics.modelroles.lora import LORA_TARGETS, require_attention_adapters
 from nlgmetrics.weightfiles import read_format_yaml, unreadable_reason
 
 CONFIG_NAME = "nli.yaml"
@@ -28,10 +29,7 @@ class LoraShape:
     r: int = 16
     alpha: int = 32
     dropout: float = 0.1
-    target_modules: str = (
-        r".*encoder\.layer\.\d+\.(attention\.self\.(query|key|value)|attention\.output\.dense"
-        r"|intermediate\.dense|output\.dense)"
-    )
+    target_modules: str = LORA_TARGETS
     modules_to_save: list[str] = field(default_factory=lambda: ["classifier", "pooler"])
 
 
@@ -87,7 +85,9 @@ def wrap_with_lora(model: Any, lora: LoraShape) -> Any:
         modules_to_save=list(lora.modules_to_save),
         bias="none",
     )
-    return get_peft_model(model, config)
+    wrapped = get_peft_model(model, config)
+    require_attention_adapters(wrapped, lora.target_modules)
+    return wrapped
 
 
 def save_adapter(peft_model: Any, config: AdapterConfig, out_dir: str | Path) -> Path:

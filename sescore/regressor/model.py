@@ -23,15 +23,13 @@ from torch import nn
 
 from nlgmetrics.modelroles import fingerprint, load_fresh
 from nlgmetrics.modelroles.batching import ROW_MULTIPLE, bucketed_batches, filled_rows, token_lengths
+from nlgmetrics.modelroles.lora import LORA_TARGETS, require_attention_adapters
 from nlgmetrics.truncation import note_batch
 from sescore.regressor.scale import check_scale
 
-# LoRA on the attention projections and feed-forward of every transformer block (BERT/RoBERTa/XLM-R naming);
-# the pooler is left out because SEScore pools the token states itself.
-DEFAULT_LORA_TARGETS = (
-    r".*encoder\.layer\.\d+\.(attention\.self\.(query|key|value)|attention\.output\.dense"
-    r"|intermediate\.dense|output\.dense)"
-)
+# LoRA on the attention projections and feed-forward of every transformer block (BERT/RoBERTa/XLM-R and MPNet
+# naming, nlgmetrics.modelroles.lora); the pooler is left out because SEScore pools the token states itself.
+DEFAULT_LORA_TARGETS = LORA_TARGETS
 
 
 @dataclass(frozen=True)
@@ -264,7 +262,9 @@ def add_lora(encoder: nn.Module, lora: LoraSettings) -> nn.Module:
 
     config = LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
                         target_modules=lora.target_modules, bias="none")
-    return get_peft_model(encoder, config)
+    wrapped = get_peft_model(encoder, config)
+    require_attention_adapters(wrapped, lora.target_modules)
+    return wrapped
 
 
 def build_regressor(config: RegressorConfig) -> SEScoreRegressor:

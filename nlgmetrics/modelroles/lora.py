@@ -1,0 +1,45 @@
+"""Which encoder modules get LoRA adapters: one pattern for every encoder family the toolkit ships.
+
+BERT, RoBERTa and XLM-R (MiniLM, me5-small) name a block's attention projections ``attention.self.query/key/value``
+and ``attention.output.dense``; MPNet names them ``attention.attn.q/k/v/o``. A pattern written for one family
+matches only the other's feed-forward layers, and peft does not complain: training then adapts no attention at
+all. The pattern below reaches all six projections of every block in both families, and the same modules as
+before in the BERT family. The pooler is left out (metrics pool token states themselves; NLI classifiers save it
+whole instead).
+"""
+from __future__ import annotations
+
+import re
+
+from torch import nn
+
+LORA_TARGETS = (
+    r".*encoder\.layer\.\d+\.(attention\.self\.(query|key|value)|attention\.output\.dense"
+    r"|attention\.attn\.(q|k|v|o)|intermediate\.dense|output\.dense)"
+)
+
+
+def attention_adapters(model: nn.Module) -> tuple[list[str], list[str]]:
+    """(adapted, unadapted): the attention projections (BERT- or MPNet-style names) of a peft-wrapped model with and
+    without a LoRA adapter. Adapted empty while unadapted is not means the pattern matched feed-forward layers only,
+    the silent mismatch described above."""
+    projection = re.compile(r".*\.attention\.(self\.(query|key|value)|output\.dense|attn\.(q|k|v|o))$")
+    linear = {name.removesuffix(".base_layer") for name, module in model.named_modules()
+              if isinstance(module, nn.Linear)}
+    wrapped = {name.removesuffix(".lora_A") for name, _ in model.named_modules() if name.endswith(".lora_A")}
+    attention = sorted(name for name in linear if projection.match(name))
+    return [n for n in attention if n in wrapped], [n for n in attention if n not in wrapped]
+
+
+def require_attention_adapters(model: nn.Module, pattern: str) -> None:
+    """Stop with an error naming the pattern when LoRA reached no attention projection of a model that has some
+    (e.g. a BERT-style pattern on MPNet): such a run would train without ever adapting attention, and nothing
+    else would say so. A pattern that adapts only some projections (say query and value) is the user's choice."""
+    adapted, unadapted = attention_adapters(model)
+    if unadapted and not adapted:
+        raise ValueError(f"LoRA target_modules {pattern!r} matches none of the model's {len(unadapted)} attention "
+                         f"projections (e.g. {unadapted[0]!r}); the toolkit's pattern for BERT-, XLM-R- and "
+                         f"MPNet-style encoders is {LORA_TARGETS!r}")
+
+
+__all__ = ["LORA_TARGETS", "attention_adapters", "require_attention_adapters"]
