@@ -11,6 +11,8 @@ set, paired item bootstrap, and the mix row (items resampled within each set). D
         --name sescore_ablation_me5_select        # the encoder lever: me5-small, untrained start and trained
     python bench/ablate_sescore.py --arms v2_me5 --init-logits 8 --init-encoder packaged:me5-small \
         --interpolate init_last8_me5-small:v2_me5:0.25,0.5,0.75 --name sescore_interpolation_me5_select
+    python bench/ablate_sescore.py --arms v2_mpnet --init-logits 8 --init-encoder packaged:mpnet \
+        --interpolate own:v2_mpnet:0.5 --name sescore_ablation_mpnet_select   # the encoder lever: mpnet
     python bench/ablate_sescore.py --arms v2_thumb --init-logits 8 --interpolate init_last8:v2_thumb:0.5 \
         --name sescore_ablation_thumb_select     # in-domain synthesis (THumB references, below)
     python bench/ablate_sescore.py --arms v2,v2_seed14,v2_seed15 --name sescore_seeds_select   # training-seed spread
@@ -95,6 +97,10 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
                  "runs/sescore/synthesis_offline_en_v2_thumb_1536", []),
     "v2_me5": ("v2 recipe on packaged:me5-small (the default BERTScore encoder) instead of MiniLM", V2_DATA,
                ["--model.encoder", "packaged:me5-small"]),
+    # the other encoder role; LoRA reaches MPNet's attention (attn.q/k/v/o) since the shared pattern of
+    # nlgmetrics.modelroles.lora (a BERT-only pattern adapted its feed-forward layers alone)
+    "v2_mpnet": ("v2 recipe on packaged:mpnet (all-mpnet-base-v2, 12 layers, 768-d) instead of MiniLM", V2_DATA,
+                 ["--model.encoder", "packaged:mpnet"]),
 }
 # The default (minilm-v2) averages three seeds, so its ablations are built the same way: each ablation arm with
 # training seeds 14 and 15 as well (`<arm>_seed14`, `<arm>_seed15`), then half-way points and their ensemble.
