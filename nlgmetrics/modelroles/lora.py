@@ -13,21 +13,23 @@ import re
 
 from torch import nn
 
-LORA_TARGETS = (
-    r".*encoder\.layer\.\d+\.(attention\.self\.(query|key|value)|attention\.output\.dense"
-    r"|attention\.attn\.(q|k|v|o)|intermediate\.dense|output\.dense)"
-)
+# a block's attention projections, BERT/XLM-R names then MPNet's: the one list both the pattern and the check read
+ATTENTION_PROJECTIONS = r"attention\.self\.(query|key|value)|attention\.output\.dense|attention\.attn\.(q|k|v|o)"
+LORA_TARGETS = r".*encoder\.layer\.\d+\.(" + ATTENTION_PROJECTIONS + r"|intermediate\.dense|output\.dense)"
+_PROJECTION = re.compile(rf".*\.({ATTENTION_PROJECTIONS})$")
 
 
 def attention_adapters(model: nn.Module) -> tuple[list[str], list[str]]:
     """(adapted, unadapted): the attention projections (BERT- or MPNet-style names) of a peft-wrapped model with and
     without a LoRA adapter. Adapted empty while unadapted is not means the pattern matched feed-forward layers only,
     the silent mismatch described above."""
-    projection = re.compile(r".*\.attention\.(self\.(query|key|value)|output\.dense|attn\.(q|k|v|o))$")
-    linear = {name.removesuffix(".base_layer") for name, module in model.named_modules()
-              if isinstance(module, nn.Linear)}
-    wrapped = {name.removesuffix(".lora_A") for name, _ in model.named_modules() if name.endswith(".lora_A")}
-    attention = sorted(name for name in linear if projection.match(name))
+    linear, wrapped = set(), set()
+    for name, module in model.named_modules():
+        if isinstance(module, nn.Linear):
+            linear.add(name.removesuffix(".base_layer"))
+        elif name.endswith(".lora_A"):
+            wrapped.add(name.removesuffix(".lora_A"))
+    attention = sorted(name for name in linear if _PROJECTION.match(name))
     return [n for n in attention if n in wrapped], [n for n in attention if n not in wrapped]
 
 
@@ -42,4 +44,4 @@ def require_attention_adapters(model: nn.Module, pattern: str) -> None:
                          f"MPNet-style encoders is {LORA_TARGETS!r}")
 
 
-__all__ = ["LORA_TARGETS", "attention_adapters", "require_attention_adapters"]
+__all__ = ["ATTENTION_PROJECTIONS", "LORA_TARGETS", "attention_adapters", "require_attention_adapters"]
