@@ -1053,6 +1053,51 @@ def test_ensemble_folder_scores_as_its_members_and_refuses_bad_packs(tiny, tmp_p
         SEScoreScorer(str(out)).checkpoints
 
 
+def test_pack_stores_float16_weights_that_score_like_the_float32_export(tiny, tmp_path):
+    """``train.py pack`` (and ``ensemble --dtype float16``) halve a checkpoint for shipping: the weights are stored as
+    float16, loaded as float32, so scores move only by that rounding; bad requests are refused and write nothing."""
+    from safetensors.torch import load_file
+
+    from nlgmetrics.cli.train import main as train_main
+    from sescore.regressor.checkpoint import CheckpointError, export_checkpoint, pack_checkpoint, read_hparams
+    from sescore.regressor.scoring import V1_CHECKPOINT, SEScoreScorer
+
+    regressor = _as_if_trained(_module(tiny["encoder"], lora_r=4, alignment=True).regressor.eval(), 1)
+    source = export_checkpoint(regressor, tmp_path / "run", {"dataset": str(Path.cwd() / "runs" / "data")})
+    out = tmp_path / "packed"
+    assert train_main(["pack", "--checkpoint", str(source), "--out", str(out), "--note", "best of one"]) == 0
+    stored = load_file(str(out / "model.safetensors"))
+    original = load_file(str(source / "model.safetensors"))
+    assert sorted(stored) == sorted(original) and all(v.dtype == torch.float16 for v in stored.values())
+    assert (out / "model.safetensors").stat().st_size < 0.6 * (source / "model.safetensors").stat().st_size
+    hparams = read_hparams(out)
+    assert hparams["weights"]["dtype"] == "float16" and hparams["record"]["dataset"] == "runs/data"
+    card = (out / "README.md").read_text()
+    assert "Chosen: best of one" in card and "stored as float16" in card
+    hyps = ["the cat runs .", "a dog sees the house", "house", "the the the"]
+    refs = ["the cat runs", "a big dog .", "the house", "the cat sat on the mat"]
+    full = np.asarray(SEScoreScorer(str(source), batch_size=2, device="cpu").score(hyps, refs))
+    half = np.asarray(SEScoreScorer(str(out), batch_size=2, device="cpu").score(hyps, refs))
+    assert not np.array_equal(full, half)  # the rounding is real ...
+    np.testing.assert_allclose(half, full, atol=2e-3)  # ... and small
+    ensemble = tmp_path / "ens16"
+    assert train_main(["ensemble", "--members", str(source), str(out), "--names", "a", "b", "--out", str(ensemble),
+                       "--dtype", "float16"]) == 0
+    assert all(v.dtype == torch.float16 for m in ("a", "b") for v in load_file(str(ensemble / m / "model.safetensors")).values())
+    with pytest.raises(CheckpointError, match="exists"):
+        pack_checkpoint(source, out)
+    with pytest.raises(CheckpointError, match="is an ensemble"):
+        pack_checkpoint(ensemble, tmp_path / "p1")
+    with pytest.raises(CheckpointError, match="dtype 'bfloat16'"):
+        pack_checkpoint(source, tmp_path / "p2", dtype="bfloat16")
+    with pytest.raises(CheckpointError, match="no such directory"):
+        pack_checkpoint(tmp_path / "missing", tmp_path / "p3")
+    with pytest.raises(ValueError, match="shipped"):
+        pack_checkpoint(source, Path(V1_CHECKPOINT).parent / "mine")
+    assert not any((tmp_path / f"p{i}").exists() for i in range(1, 4)) and not list(tmp_path.glob(".*partial"))
+    assert train_main(["pack", "--checkpoint", str(source), "--out", str(out)]) == 2
+
+
 def test_own_start_flags_of_the_ablation_bench_leave_the_initial_weights(tiny, dataset_dir, dev_file):
     """bench/ablate_sescore.py exports a run's own start by running its fit with OWN_START's learning rates: the
     steps must leave every weight where it started (LoRA's B exactly zero), so the export is the initialisation."""

@@ -1,4 +1,4 @@
-"""Training entry point: ``python train.py {nli,synthesize,fit,ensemble} ...``.
+"""Training entry point: ``python train.py {nli,synthesize,fit,ensemble,pack} ...``.
 
 Each sub-command composes the metric packages; the packages never import this file.
 """
@@ -10,12 +10,13 @@ import sys
 
 from nlgmetrics.cli.common import DefaultsHelpFormatter, version_string
 
-USAGE = """usage: train.py {nli,synthesize,fit,ensemble} [options]   (or nlgmetrics-train ...)
+USAGE = """usage: train.py {nli,synthesize,fit,ensemble,pack} [options]   (or nlgmetrics-train ...)
 
   nli          fine-tune the offline NLI cross-encoder (MENLI's model, SEScore's severity labeller)
   synthesize   SEScore stratified error synthesis: run (default), merge, calibrate
   fit          train the SEScore regressor (LightningCLI): fit --config CONFIG.yaml [overrides]
   ensemble     pack exported SEScore checkpoints into one folder that scores as their mean
+  pack         copy one exported SEScore checkpoint into a new folder, weights stored as float16
 
 'train.py COMMAND --help' shows each command's options; --version prints the toolkit version.
 """
@@ -74,12 +75,14 @@ def _ensemble(argv: list[str]) -> int:
     parser.add_argument("--names", nargs="+", help="sub-folder name per member (default: each folder's name)")
     parser.add_argument("--out", required=True, help="new folder to create (an existing one is never overwritten)")
     parser.add_argument("--note", default="", help="free text stored in ensemble.yaml (e.g. how it was chosen)")
+    parser.add_argument("--dtype", choices=["float32", "float16"], default="float32",
+                        help="how the members' weights are stored (float16: half the size; loaded as float32)")
     args = parser.parse_args(argv)
 
     from sescore.regressor.checkpoint import CheckpointError, pack_ensemble
 
     try:
-        out = pack_ensemble(args.members, args.out, args.names, args.note)
+        out = pack_ensemble(args.members, args.out, args.names, args.note, args.dtype)
     except CheckpointError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -87,7 +90,32 @@ def _ensemble(argv: list[str]) -> int:
     return 0
 
 
-COMMANDS = {"nli": _nli, "synthesize": _synthesize, "fit": _fit, "ensemble": _ensemble}
+def _pack(argv: list[str]) -> int:
+    """Copy one SEScore checkpoint into a new folder with its weights stored as float16 (or float32)."""
+    parser = argparse.ArgumentParser(
+        prog="train.py pack", formatter_class=DefaultsHelpFormatter,
+        description="Copy an exported SEScore checkpoint into a new folder, weights stored as --dtype (float16 "
+                    "halves a LoRA checkpoint on a base-size encoder; scoring loads them as float32), with "
+                    "machine paths removed from its record and its model card rendered.")
+    parser.add_argument("--checkpoint", required=True, help="exported checkpoint folder")
+    parser.add_argument("--out", required=True, help="new folder to create (an existing one is never overwritten)")
+    parser.add_argument("--dtype", choices=["float32", "float16"], default="float16")
+    parser.add_argument("--note", default="", help="free text stored in the record and the model card (e.g. how it "
+                                                     "was chosen)")
+    args = parser.parse_args(argv)
+
+    from sescore.regressor.checkpoint import CheckpointError, pack_checkpoint
+
+    try:
+        out = pack_checkpoint(args.checkpoint, args.out, args.dtype, args.note)
+    except CheckpointError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"checkpoint written to {out} ({args.dtype} weights)")
+    return 0
+
+
+COMMANDS = {"nli": _nli, "synthesize": _synthesize, "fit": _fit, "ensemble": _ensemble, "pack": _pack}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -79,10 +79,13 @@ def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[st
         + (", plus greedy token-alignment precision/recall/F1 (BERTScore-style) with a linear skip to the output"
            if regressor.get("alignment") else "") + ".",
         f"Weights: `{(hparams.get('weights') or {}).get('file')}` ({size_bytes / 2**20:.1f} MB, "
-        f"{(hparams.get('weights') or {}).get('contents')}); loading never unpickles.",
+        f"{(hparams.get('weights') or {}).get('contents')}, stored as {(hparams.get('weights') or {}).get('dtype')}); "
+        "loading never unpickles.",
         f"Output: `{(hparams.get('output_scale') or {}).get('formula')}` "
         f"({(hparams.get('output_scale') or {}).get('meaning')}).",
         "",
+        *([f"Chosen: {(hparams.get('record') or {}).get('note')}", ""]
+          if (hparams.get("record") or {}).get("note") else []),
         "```python",
         "from sescore import SEScoreScorer",
         "scores = SEScoreScorer(\"<this folder>\").score(candidates, [[ref] for ref in references])",
