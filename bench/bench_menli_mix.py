@@ -45,12 +45,14 @@ def worker(args: argparse.Namespace) -> None:
     import torch
 
     from nlgmetrics.cli.evaluate import build_scorer, make_parser
+    from sescore.regressor import MINILM_V2_CHECKPOINT
 
     torch.set_num_threads(args.threads)
     metric, dataset = args.worker.rsplit("@", 1)
     hyps, refs = pairs(dataset, args)
     cli = make_parser().parse_args(["score", "--metric", metric, "--hyps", "-", "--refs", "-", "--quiet",
-                                    "--encoder", "packaged:minilm"])
+                                    "--encoder", "packaged:minilm",
+                                    "--checkpoint", MINILM_V2_CHECKPOINT])  # the mix's SEScore part, alone too
     started = time.perf_counter()
     scorer = build_scorer(metric, cli)
     # loads every model; a pair outside the data, so no cache (MENLI keeps NLI pairs) holds a timed row

@@ -7,8 +7,10 @@ reference of every segment (2N texts), which is what a pair-at-a-time implementa
 Training: optimizer steps per second of ``SEScoreModule`` in a Lightning loop (forward, backward, AdamW).
 
     python bench/bench_sescore.py [--checkpoint sescore/checkpoints/minilm-news]   # v1, one model
-    python bench/bench_sescore.py --checkpoint sescore/checkpoints/minilm-v2 --train-steps 0 --name sescore_default
-        # the default ensemble: the rows above for its first member, plus the whole ensemble's scoring
+    python bench/bench_sescore.py --checkpoint sescore/checkpoints/mpnet-v2 --train-steps 0 --name sescore_default
+        # the default (one model on MPNet)
+    python bench/bench_sescore.py --checkpoint sescore/checkpoints/minilm-v2 --train-steps 0 --name sescore_minilm_v2
+        # an ensemble: the rows above for its first member, plus the whole ensemble's scoring
     python bench/bench_sescore.py --encoder packaged:minilm --untrained    # before the shipped model exists
 """
 from __future__ import annotations

@@ -327,8 +327,11 @@ def main() -> None:
     data = str(data_dir() / path)
     if args.limit:  # the last --limit given wins
         options = [*options, "--limit", str(args.limit)]
+    from sescore.regressor import MINILM_V2_CHECKPOINT
+
     cli_args = make_parser().parse_args(["stress", "--data", data, "--out", args.out, "--metric", "x", "--quiet",
                                          "--encoder", "packaged:minilm",  # the stored runs' BERTScore
+                                         "--checkpoint", MINILM_V2_CHECKPOINT,  # the packaged mix's SEScore part
                                          "--nli-model", args.nli_model, *options])
     gold, refs, rows, setup = _stress_rows(cli_args)
     srcs = [_source_text(r.get("src")) for r in rows]  # as evaluate.py stress: copy_source needs them

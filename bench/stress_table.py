@@ -29,12 +29,14 @@ Cell = tuple[str, str]  # (report folder under docs/stress, metric key in its su
 # One table per README block: its columns, then one row per data set with a cell (or None: no such set-up) per column.
 TABLES: dict[str, dict] = {
     "stress-main": {
-        "columns": ["BLEU", "chrF", "BERTScore-MiniLM", "SEScore (default, `minilm-v2`)", "SEScore v1", "MARS", "MENLI nli-minilm, text",
+        "columns": ["BLEU", "chrF", "BERTScore-MiniLM", "SEScore (default, `mpnet-v2`)", "SEScore `minilm-v2`",
+                    "SEScore v1", "MARS", "MENLI nli-minilm, text",
                     "MENLI nli-minilm, sentences", "MENLI nli-mpnet (default), sentences, `--task mt`",
                     "MENLI nli-mpnet, sentences, `--task summarization`", "MENLI nli-minilm + chrF @0.3",
                     "MENLI nli-minilm + BERTScore @0.2", "MENLI nli-mpnet + BERTScore @0.4 (robust)"],
         "rows": {
             "WMT21 de-en": [("wmt21_deen", "bleu"), ("wmt21_deen", "chrf"), ("wmt21_deen", "bertscore"),
+                            ("wmt21_deen_sescore_mpnet", "sescore"),
                             ("wmt21_deen_sescore_v2", "sescore"), ("wmt21_deen", "sescore"),
                             ("wmt21_deen_mars", "mars"), ("wmt21_deen", "menli"),
                             ("wmt21_deen_menli", "menli-s-mean"),
@@ -43,6 +45,7 @@ TABLES: dict[str, dict] = {
                             ("wmt21_deen_menli", "menli-s-mean+bertscore@0.2"),
                             ("wmt21_deen_menli_mpnet", "menli-s-mean@nli-mpnet+bertscore@0.4")],
             "TED-MT zh-en": [("tedmt_zhen", "bleu"), ("tedmt_zhen", "chrf"), ("tedmt_zhen", "bertscore"),
+                             ("tedmt_zhen_sescore_mpnet", "sescore"),
                              ("tedmt_zhen_sescore_v2", "sescore"), ("tedmt_zhen", "sescore"),
                              ("tedmt_zhen_mars", "mars"), ("tedmt_zhen", "menli"),
                              ("tedmt_zhen_menli", "menli-s-mean"),
@@ -52,6 +55,7 @@ TABLES: dict[str, dict] = {
                              ("tedmt_zhen_menli_mpnet", "menli-s-mean@nli-mpnet+bertscore@0.4")],
             "THumB CNN/DM, toolkit set-up": [
                 ("thumb_cnndm", "bleu"), ("thumb_cnndm", "chrf"), ("thumb_cnndm", "bertscore"),
+                ("thumb_cnndm_sescore_mpnet", "sescore"),
                 ("thumb_cnndm_sescore_v2", "sescore"), ("thumb_cnndm_sescore", "sescore"),
                 ("thumb_cnndm_mars", "mars"), ("thumb_cnndm", "menli"),
                 ("thumb_cnndm_menli", "menli-s-mean"), ("thumb_cnndm_menli_mpnet", "menli-s-mean@nli-mpnet"),
@@ -60,7 +64,8 @@ TABLES: dict[str, dict] = {
                 ("thumb_cnndm_menli_mpnet", "menli-s-mean@nli-mpnet+bertscore@0.4")],
             "THumB CNN/DM, paper set-up": [
                 ("thumb_cnndm_paper", "bleu"), ("thumb_cnndm_paper", "chrf"), ("thumb_cnndm_paper", "bertscore"),
-                ("thumb_cnndm_paper_sescore_v2", "sescore"), ("thumb_cnndm_paper_sescore", "sescore"),
+                ("thumb_cnndm_paper_sescore_mpnet", "sescore"), ("thumb_cnndm_paper_sescore_v2", "sescore"),
+                ("thumb_cnndm_paper_sescore", "sescore"),
                 None, None, None, None,
                 ("thumb_cnndm_paper_menli_mpnet", "menli-sum-s-mean@nli-mpnet"), None, None, None],
         },

@@ -64,7 +64,7 @@ SESCORE_SETS = [  # (file prefix, column title)
     ("summeval_relevance", "SummEval relevance"),
     ("webnlg_adequacy", "WebNLG-2020 adequacy"),
 ]
-SESCORE_METRICS = [("sescore", "SEScore (default `minilm-v2`, three models averaged)"),
+SESCORE_METRICS = [("sescore", "SEScore `minilm-v2` (three models averaged; the default until `mpnet-v2`)"),
                    ("sescore_v1", "SEScore v1 (`minilm-news`, the default before)"),
                    ("sescore_uniform", "SEScore v1 w/o severity"),
                    ("sescore_pooled", "SEScore v1 pooled-only head (no alignment)"),
@@ -118,13 +118,19 @@ BENCH = Path(__file__).resolve().parents[1] / "bench" / "results"
 # The report half of the dev mix: files written by bench/ablate_sescore.py (SEScore rows, under their arm names) and
 # by ``evaluate.py devmix`` (baselines); the first existing ablation file is read (the later one has more rows).
 REPORT_ABLATIONS = ["sescore_default_ablations_all_report", "sescore_default_ablations_report"]
-REPORT_SESCORE = [("default (minilm-v2)", "SEScore default (`minilm-v2`: three seeds' half-way points averaged)"),
-                  ("no_rank_seeds_own_w0.5", "default's recipe w/o ranking loss (`rank_weight 0`)"),
+REPORT_SESCORE = [("default (minilm-v2)",
+                   "SEScore `minilm-v2` (the default before: three MiniLM seeds' half-way points averaged)"),
+                  ("no_rank_seeds_own_w0.5", "`minilm-v2`'s recipe w/o ranking loss (`rank_weight 0`)"),
                   ("no_rules_seeds_own_w0.5",
-                   "default's recipe w/o new error types (v1 synthesis: LM fills, deletions)"),
-                  ("no_severity_seeds_own_w0.5", "default's recipe w/o severity (every edit -1)"),
-                  ("v1 (minilm-news)", "SEScore v1 (`minilm-news`, the default before)")]
-REPORT_BASELINES = [("devmix_chrf_report", "chrF"), ("devmix_bleu_report", "BLEU")]
+                   "`minilm-v2`'s recipe w/o new error types (v1 synthesis: LM fills, deletions)"),
+                  ("no_severity_seeds_own_w0.5", "`minilm-v2`'s recipe w/o severity (every edit -1)"),
+                  ("v1 (minilm-news)", "SEScore v1 (`minilm-news`, the default before `minilm-v2`)")]
+# rows from ``evaluate.py devmix --versus bertscore --versus-encoder packaged:minilm`` files: SEScore models on
+# another encoder, set against the same BERTScore-MiniLM as every other row (first in the table)
+REPORT_OTHER_ENCODERS = [("sescore_default_report_vs_minilm",
+                          "SEScore default (`mpnet-v2`: the v2 recipe on MPNet, one run half-way from its start)")]
+REPORT_BASELINES = [("devmix_chrf_report", "chrF"), ("devmix_bleu_report", "BLEU"),
+                    ("devmix_bertscore_mpnet_report", "BERTScore-mpnet (the default's encoder)")]
 REPORT_SETS = ["ted_zhen", "summeval_rel", "summeval_con", "webnlg"]
 
 
@@ -146,20 +152,27 @@ def sescore_report_table() -> list[str]:
         return []
     lines = ["| metric (dev mix, report half) | TED zh-en | SummEval rel. | SummEval con. | WebNLG "
              "| mix vs BERTScore-MiniLM [95% CI] | not better | TED zh-en system Pearson |", "|---|" + "---|" * 7]
-    reference = None
+    reference, rows = None, []
     for key, name in REPORT_SESCORE:
         result = ablations["details"].get(key)
         if result is not None:
-            lines.append(_report_row(name, result))
+            rows.append(_report_row(name, result))
             reference = reference or result
-    if reference is None:  # checked before any baseline row is compared with it
+    if reference is None:  # checked before any other row is compared with it
         raise SystemExit(f"{REPORT_ABLATIONS}: the ablation file has none of the rows {[k for k, _ in REPORT_SESCORE]}")
-    for stem, name in REPORT_BASELINES:
+
+    def checked(stem: str) -> dict | None:
         result = load(stem, BENCH)
+        if result is not None and result["versus_signature"] != reference["versus_signature"]:
+            raise SystemExit(f"{stem}: its BERTScore ({result['versus_signature']}) is not the SEScore rows' "
+                             f"({reference['versus_signature']})")
+        return result
+
+    others = [(name, checked(stem)) for stem, name in REPORT_OTHER_ENCODERS]
+    lines += [_report_row(name, result) for name, result in others if result is not None] + rows
+    for stem, name in REPORT_BASELINES:
+        result = checked(stem)
         if result is not None:
-            if result["versus_signature"] != reference["versus_signature"]:
-                raise SystemExit(f"{stem}: its BERTScore ({result['versus_signature']}) is not the SEScore rows' "
-                                 f"({reference['versus_signature']})")
             lines.append(_report_row(name, result))
     sets = {s["set"]: s for s in reference["sets"]}
     lines.append("| BERTScore-MiniLM (the reference of every row) | " + " | ".join(

@@ -3,7 +3,7 @@
     from sescore import SEScoreScorer, SEScore          # score with a checkpoint (Scorer shape / torchmetrics)
     from sescore.synthesis import run_synthesis          # raw sentences -> (reference, candidate, score) dataset
 """
-from sescore.regressor import DEFAULT_CHECKPOINT, SEScoreScorer, load_checkpoint, sescore_scores
+from sescore.regressor import DEFAULT_CHECKPOINT, MINILM_V2_CHECKPOINT, SEScoreScorer, load_checkpoint, sescore_scores
 
 
 def __getattr__(name: str):
@@ -14,4 +14,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'sescore' has no attribute '{name}'")
 
 
-__all__ = ["DEFAULT_CHECKPOINT", "SEScore", "SEScoreScorer", "load_checkpoint", "sescore_scores"]
+__all__ = ["DEFAULT_CHECKPOINT", "MINILM_V2_CHECKPOINT", "SEScore", "SEScoreScorer", "load_checkpoint", "sescore_scores"]

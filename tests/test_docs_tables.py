@@ -31,7 +31,8 @@ def test_readme_sescore_tables_match_the_rendered_results():
     readme = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
     missing = [row for row in rows if row not in readme]
     assert not missing, f"README rows differ from docs/tables.py sescore: {missing}"
-    assert any(row.startswith("| SEScore (default") for row in rows)
+    assert any(row.startswith("| SEScore `minilm-v2` (three models") for row in rows)
+    assert any(row.startswith("| SEScore default (`mpnet-v2`") for row in rows)
 
 
 def test_readme_compare_example_is_what_the_command_prints(tmp_path):
@@ -66,10 +67,18 @@ def test_the_report_half_table_reads_every_row_from_its_file_and_refuses_a_diffe
     (tmp_path / "sescore_default_ablations_report.json").write_text(json.dumps({"details": details}))
     (tmp_path / "devmix_chrf_report.json").write_text(json.dumps(_devmix_result(0.01)))
     lines = tables.sescore_report_table()
-    assert lines[2].startswith("| SEScore default") and "| +0.020 [+0.010, +0.030] | 25.0% | 0.500 |" in lines[2]
-    assert lines[3].startswith("| default's recipe w/o ranking loss") and "0.070 (-0.030)" in lines[3]
+    assert lines[2].startswith("| SEScore `minilm-v2`") and "| +0.020 [+0.010, +0.030] | 25.0% | 0.500 |" in lines[2]
+    assert lines[3].startswith("| `minilm-v2`'s recipe w/o ranking loss") and "0.070 (-0.030)" in lines[3]
     assert lines[4].startswith("| chrF |") and lines[5].startswith("| BERTScore-MiniLM") and len(lines) == 6
     assert lines[5].endswith("| 0.100 | 0.100 | 0.100 | 0.100 | - | - | 0.400 |")
+    (tmp_path / "sescore_default_report_vs_minilm.json").write_text(json.dumps(_devmix_result(0.04)))
+    with_default = tables.sescore_report_table()  # a model on another encoder: first, against the same BERTScore
+    assert with_default[2].startswith("| SEScore default (`mpnet-v2`") and "0.140 (+0.040)" in with_default[2]
+    assert with_default[3:] == lines[2:]
+    (tmp_path / "sescore_default_report_vs_minilm.json").write_text(json.dumps(_devmix_result(0.04, "bertscore|mp")))
+    with pytest.raises(SystemExit, match="sescore_default_report_vs_minilm: its BERTScore"):
+        tables.sescore_report_table()
+    (tmp_path / "sescore_default_report_vs_minilm.json").unlink()
     (tmp_path / "devmix_bleu_report.json").write_text(json.dumps(_devmix_result(-0.1, versus="bertscore|other")))
     with pytest.raises(SystemExit, match="devmix_bleu_report: its BERTScore"):
         tables.sescore_report_table()

@@ -531,5 +531,19 @@ def test_sescore_checkpoint_flag_takes_one_folder_or_an_ensemble():
     default = evaluate.build_scorer("sescore", evaluate.make_parser().parse_args(base))
     one = evaluate.build_scorer("sescore", evaluate.make_parser().parse_args(base + ["--checkpoint", "a"]))
     several = evaluate.build_scorer("sescore", evaluate.make_parser().parse_args(base + ["--checkpoint", "a", "b"]))
-    assert [Path(c).parent.name for c in default.checkpoints] == ["minilm-v2"] * 3  # the shipped ensemble folder
+    assert [Path(c).name for c in default.checkpoints] == ["mpnet-v2"]  # the shipped default, one model
     assert one.checkpoints == ["a"] and several.checkpoints == ["a", "b"]
+
+
+def test_sescore_in_a_menli_mix_defaults_to_the_model_the_packaged_recipe_was_fitted_with():
+    """The packaged menli+sescore+lm-ratio recipe names the MiniLM ensemble; with the mpnet default as its part the
+    documented command would find no recipe. An explicit --checkpoint still wins (and is checked by the recipe)."""
+    base = ["score", "--metric", "menli+sescore+lm-ratio", "--hyps", "h", "--refs", "r", "--normalization", "set",
+            "--weights", "0.1,0.6,0.3"]
+    mixed = evaluate.build_scorer("menli+sescore+lm-ratio", evaluate.make_parser().parse_args(base))
+    assert [Path(c).parent.name for c in mixed.partners[0].checkpoints] == ["minilm-v2"] * 3
+    mine = evaluate.build_scorer("menli+sescore+lm-ratio",
+                                 evaluate.make_parser().parse_args(base + ["--checkpoint", "a"]))
+    assert mine.partners[0].checkpoints == ["a"]
+    alone = evaluate.build_scorer("sescore", evaluate.make_parser().parse_args(base[:2] + ["sescore"] + base[3:7]))
+    assert [Path(c).name for c in alone.checkpoints] == ["mpnet-v2"]

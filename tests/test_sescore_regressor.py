@@ -568,31 +568,37 @@ def test_scorer_restores_order_takes_max_over_references_and_signs(fitted):
 
 
 def test_default_checkpoint_constant_points_into_the_package():
-    from sescore.regressor import DEFAULT_CHECKPOINT
+    from sescore.regressor import DEFAULT_CHECKPOINT, MINILM_V2_CHECKPOINT
     from sescore.regressor.scoring import V1_CHECKPOINT
 
-    assert Path(DEFAULT_CHECKPOINT).parts[-3:] == ("sescore", "checkpoints", "minilm-v2")
+    assert Path(DEFAULT_CHECKPOINT).parts[-3:] == ("sescore", "checkpoints", "mpnet-v2")
+    assert Path(MINILM_V2_CHECKPOINT).parts[-3:] == ("sescore", "checkpoints", "minilm-v2")
     assert Path(V1_CHECKPOINT).parts[-3:] == ("sescore", "checkpoints", "minilm-news")
 
 
-@pytest.mark.parametrize("which", ["default", "v1"])
+@pytest.mark.parametrize("which", ["default", "minilm-v2", "v1"])
 def test_shipped_checkpoints_are_small_load_offline_and_penalise_errors(which):
-    """The embedded models (the default ensemble of three, and v1): every file under 12 MiB, each model rebuilt
-    over the packaged MiniLM with a model card, and the metric ranks an untouched candidate above the same
-    sentence with a negated verb, a wrong number and a dropped phrase."""
-    from sescore.regressor import DEFAULT_CHECKPOINT
+    """The embedded models (the default on MPNet, stored as float16; the MiniLM ensemble of three; v1): every file
+    under 12 MiB, each model rebuilt over its packaged encoder with a model card, and the metric ranks an untouched
+    candidate above the same sentence with a negated verb, a wrong number and a dropped phrase."""
+    from sescore.regressor import DEFAULT_CHECKPOINT, MINILM_V2_CHECKPOINT
+    from sescore.regressor.checkpoint import read_hparams
     from sescore.regressor.scoring import V1_CHECKPOINT, SEScoreScorer, checkpoint_folders
 
-    folder = Path(DEFAULT_CHECKPOINT if which == "default" else V1_CHECKPOINT)
+    folder = Path({"default": DEFAULT_CHECKPOINT, "minilm-v2": MINILM_V2_CHECKPOINT, "v1": V1_CHECKPOINT}[which])
     assert all(f.stat().st_size < 12 * 2**20 for f in folder.rglob("*") if f.is_file())
     members = checkpoint_folders(folder)
-    assert len(members) == (3 if which == "default" else 1)
+    assert len(members) == (3 if which == "minilm-v2" else 1)
     assert (folder / "README.md").is_file() and all((Path(m) / "README.md").is_file() for m in members)
+    encoders = {read_hparams(m)["encoder"] for m in members}
+    assert encoders == ({"packaged:mpnet"} if which == "default" else {"packaged:minilm"})
+    if which == "default":
+        assert read_hparams(folder)["weights"]["dtype"] == "float16"
     refs = ["The company reported a profit of 12 million dollars in the third quarter.",
             "Police said the two men were arrested on Friday night near the station."]
     bad = ["The company did not report a profit of 12 million dollars in the third quarter.",
            "Police said the nine men were arrested on Friday night."]
-    scorer = SEScoreScorer(str(folder), device="cpu") if which == "v1" else SEScoreScorer(device="cpu")
+    scorer = SEScoreScorer(device="cpu") if which == "default" else SEScoreScorer(str(folder), device="cpu")
     scores = scorer.score(refs + bad, refs + refs)
     assert all(0.0 <= s <= 1.0 for s in scores)
     assert scores[0] > scores[2] and scores[1] > scores[3], scores

@@ -82,9 +82,10 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
                    help="causal_lm role value for lm-likelihood / lm-ratio (GPT-PPL-style fluency); offline: "
                         "packaged:smollm2, or opt-in packaged:gemma3-270m (Gemma Terms of Use, not an OSI licence)")
     g.add_argument("--checkpoint", nargs="+", default=None,
-                   help="sescore: checkpoint folder (default: the shipped sescore/checkpoints/minilm-v2, itself an "
-                        "ensemble folder of three models), or several: the mean of their scores (e.g. the training "
-                        "seeds of one recipe; train.py ensemble packs them into one folder)")
+                   help="sescore: checkpoint folder (default: the shipped sescore/checkpoints/mpnet-v2; in a "
+                        "menli+...+sescore mix: sescore/checkpoints/minilm-v2, the model the packaged mix recipe was "
+                        "fitted with), or several: the mean of their scores (e.g. the training seeds of one recipe; "
+                        "train.py ensemble packs them into one folder)")
     g.add_argument("--mars-config", default=None, help="mars: YAML config (default: configs/mars/offline.yaml)")
     g.add_argument("--ablation", default=None,
                    help="mars: full, no_planning, no_context, no_planning_no_context or naive")
@@ -197,6 +198,12 @@ def _mixed_scorer(name: str, partners: Sequence[str], args: argparse.Namespace) 
             raise InputError(f"--normalization: {error}") from None
     if recipe == "set" and weights is None:
         raise InputError(f"{name} with --normalization set needs --weights (MENLI first, summing to 1)")
+    if "sescore" in partners and args.checkpoint is None:
+        # MENLI's packaged mix was fitted with the MiniLM ensemble (the SEScore default when it was measured); the
+        # recipe names its parts' models, so the current default would find no recipe and stop
+        from sescore.regressor import MINILM_V2_CHECKPOINT
+
+        args = argparse.Namespace(**{**vars(args), "checkpoint": [MINILM_V2_CHECKPOINT]})
     try:
         scorer = MixedScorer(build_scorer("menli", args), [build_scorer(p, args) for p in partners], weights, recipe)
         if args.normalization == "auto" and scorer.resolve_recipe(warn=False) is None:

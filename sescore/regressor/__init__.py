@@ -10,7 +10,7 @@ from typing import Any
 from sescore.regressor.checkpoint import CheckpointError, export_checkpoint, load_checkpoint, read_hparams
 from sescore.regressor.model import LoraSettings, RegressorConfig, SEScoreRegressor, build_regressor
 from sescore.regressor.scale import OUTPUT_SCALES, to_target
-from sescore.regressor.scoring import DEFAULT_CHECKPOINT, SEScoreScorer, sescore_scores
+from sescore.regressor.scoring import DEFAULT_CHECKPOINT, MINILM_V2_CHECKPOINT, SEScoreScorer, sescore_scores
 from sescore.regressor.split import split_by_reference
 
 _LAZY = {
@@ -32,7 +32,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "DEFAULT_CHECKPOINT", "OUTPUT_SCALES", "CheckpointError", "DevTauLike", "ExportBest", "LoraSettings",
+    "DEFAULT_CHECKPOINT", "MINILM_V2_CHECKPOINT", "OUTPUT_SCALES", "CheckpointError", "DevTauLike", "ExportBest", "LoraSettings",
     "RegressorConfig", "SEScore", "SEScoreDataModule", "SEScoreModule", "SEScoreRegressor", "SEScoreScorer",
     "build_regressor", "export_checkpoint", "fit_main", "load_checkpoint", "read_hparams", "sescore_scores",
     "split_by_reference", "to_target",
