@@ -69,6 +69,8 @@ def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[st
     metrics = record.get("metrics") or {}
     regressor = hparams.get("regressor") or {}
     lora = regressor.get("lora")
+    weights = hparams.get("weights") or {}
+    note = (hparams.get("record") or {}).get("note")
     lines = [
         "# SEScore regressor checkpoint",
         "",
@@ -78,14 +80,12 @@ def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[st
         + (" layer-mixed" if regressor.get("layer_mix") else "") + " token states"
         + (", plus greedy token-alignment precision/recall/F1 (BERTScore-style) with a linear skip to the output"
            if regressor.get("alignment") else "") + ".",
-        f"Weights: `{(hparams.get('weights') or {}).get('file')}` ({size_bytes / 2**20:.1f} MB, "
-        f"{(hparams.get('weights') or {}).get('contents')}, stored as {(hparams.get('weights') or {}).get('dtype')}); "
-        "loading never unpickles.",
+        f"Weights: `{weights.get('file')}` ({size_bytes / 2**20:.1f} MB, {weights.get('contents')}, stored as "
+        f"{weights.get('dtype')}); loading never unpickles.",
         f"Output: `{(hparams.get('output_scale') or {}).get('formula')}` "
         f"({(hparams.get('output_scale') or {}).get('meaning')}).",
         "",
-        *([f"Chosen: {(hparams.get('record') or {}).get('note')}", ""]
-          if (hparams.get("record") or {}).get("note") else []),
+        *([f"Chosen: {note}", ""] if note else []),
         "```python",
         "from sescore import SEScoreScorer",
         "scores = SEScoreScorer(\"<this folder>\").score(candidates, [[ref] for ref in references])",

@@ -167,15 +167,15 @@ def _check_dtype(dtype: str) -> None:
         raise CheckpointError(f"dtype {dtype!r}: checkpoints store weights as one of {', '.join(STORED_DTYPES)}")
 
 
-def _copy_checkpoint(folder: Path, dest: Path, dtype: str, note: str = "") -> dict[str, Any]:
-    """Copy one checked checkpoint folder to ``dest`` (weights cast to ``dtype``, training-record paths made
-    relative, ``note`` added to the record, model card rendered); returns the written hparams."""
+def _copy_checkpoint(folder: Path, state: dict[str, Any], dest: Path, dtype: str, note: str = "") -> dict[str, Any]:
+    """Copy one checkpoint folder, whose tensors ``state`` the caller has checked (``_checked_state``), to ``dest``
+    (weights cast to ``dtype``, training-record paths made relative, ``note`` added to the record, model card
+    rendered); returns the written hparams."""
     import torch
     from safetensors.torch import save_file
 
     from sescore.regressor.card import write_model_card
 
-    _, state = _checked_state(folder)
     raw = read_hparams(folder)
     target = getattr(torch, dtype)
     stored = {k: (v.to(target) if v.is_floating_point() else v).contiguous() for k, v in state.items()}
@@ -210,12 +210,13 @@ def pack_checkpoint(folder: str | Path, out_dir: str | Path, dtype: str = "float
         raise CheckpointError(f"SEScore checkpoint output {out} exists; choose a new folder (nothing is overwritten)")
     if ensemble_members(source) is not None:
         raise CheckpointError(f"{source} is an ensemble; pack its members with pack_ensemble(dtype=...) instead")
+    _, state = _checked_state(source)
     tmp = out.with_name(f".{out.name}.partial")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.parent.mkdir(parents=True, exist_ok=True)
     try:
-        _copy_checkpoint(source, tmp, dtype, note)
+        _copy_checkpoint(source, state, tmp, dtype, note)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -253,19 +254,21 @@ def pack_ensemble(members: list[str | Path], out_dir: str | Path, names: list[st
         raise CheckpointError(f"member names must be distinct plain folder names, got {names}")
     if len({f.resolve() for f in folders}) != len(folders):
         raise CheckpointError("a member folder is listed twice (its scores would count double)")
-    scales = set()
+    scales, states = set(), []
     for folder in folders:
         if ensemble_members(folder) is not None:
             raise CheckpointError(f"{folder} is itself an ensemble; list its member folders instead")
-        config, _ = _checked_state(folder)
+        config, state = _checked_state(folder)
         scales.add(config.output_scale)
+        states.append(state)
     if len(scales) > 1:
         raise CheckpointError(f"cannot pack checkpoints with different output scales {sorted(scales)}")
     tmp = out.with_name(f".{out.name}.partial")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    written = {name: _copy_checkpoint(folder, tmp / name, dtype) for folder, name in zip(folders, names)}
+    written = {name: _copy_checkpoint(folder, state, tmp / name, dtype)
+               for folder, state, name in zip(folders, states, names)}
     write_ensemble(tmp, names, note)
     (tmp / "README.md").write_text(render_ensemble_card(written, note), encoding="utf-8")
     tmp.rename(out)
