@@ -23,7 +23,7 @@ from sescore.regressor.scale import bound_to_range
 # its report half (README, "SEScore").
 DEFAULT_CHECKPOINT = str(Path(__file__).resolve().parents[1] / "checkpoints" / "mpnet-v2")
 # The default before mpnet-v2: an ensemble folder of three v2 runs on MiniLM (training seeds 13-15), each half-way
-# from its own initialisation. About a quarter of mpnet-v2's CPU time; MENLI's packaged three-way mix was fitted
+# from its own initialisation. About half of mpnet-v2's CPU time; MENLI's packaged three-way mix was fitted
 # with it.
 MINILM_V2_CHECKPOINT = str(Path(__file__).resolve().parents[1] / "checkpoints" / "minilm-v2")
 # The first shipped model (`train.py fit --config configs/sescore/fit_offline.yaml`), the default until minilm-v2.
