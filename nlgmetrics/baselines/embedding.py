@@ -6,6 +6,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from nlgmetrics.modelroles.batching import bucketed_batches, token_lengths, window_cap
+from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, forward_precision
 from nlgmetrics.truncation import note_batch
 
 
@@ -23,10 +24,12 @@ def token_embeddings(
     batch_size: int = 64,
     max_length: int = 256,
     progress: bool = False,
+    precision: str = DEFAULT_PRECISION,
 ) -> list[np.ndarray]:
     """Per text, a [tokens, hidden] array of contextual embeddings without special tokens.
 
     ``layer`` indexes ``hidden_states`` (None = last layer); BERTScore picks a model-specific layer.
+    ``precision``: the forward pass's (``nlgmetrics.modelroles.precision``); the arrays are float32 either way.
     """
     import torch
     from tqdm.auto import tqdm
@@ -46,7 +49,8 @@ def token_embeddings(
             note_batch("encoder texts", tokenizer, enc["attention_mask"].sum(1).tolist(), max_length,
                        [texts[i] for i in batch])
             enc = enc.to(device)
-            result = model(**enc, output_hidden_states=layer is not None)
+            with forward_precision(device, precision):
+                result = model(**enc, output_hidden_states=layer is not None)
             hidden = result.hidden_states[layer] if layer is not None else result.last_hidden_state
             keep = enc["attention_mask"].bool().cpu() & ~special
             hidden = hidden.float().cpu()
@@ -59,7 +63,8 @@ def token_embeddings(
 
 
 def mean_pooled(
-    loaded: Any, texts: Sequence[str], batch_size: int = 64, max_length: int = 256, progress: bool = False
+    loaded: Any, texts: Sequence[str], batch_size: int = 64, max_length: int = 256, progress: bool = False,
+    precision: str = DEFAULT_PRECISION,
 ) -> np.ndarray:
     """[N, hidden] mean of token embeddings (all-MiniLM-L6-v2's own pooling; SEScore's and MARS's too).
 
@@ -86,7 +91,8 @@ def mean_pooled(
             ).to(device)
             note_batch("encoder texts", tokenizer, enc["attention_mask"].sum(1).tolist(), max_length,
                        [texts[i] for i in batch])
-            hidden = model(**enc).last_hidden_state
+            with forward_precision(device, precision):
+                hidden = model(**enc).last_hidden_state.float()  # pooled in float32 (see forward_precision)
             mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             out[batch] = pooled.float().cpu().numpy()

@@ -14,6 +14,7 @@ from nlgmetrics.baselines.embedding import mean_pooled, token_embeddings
 from nlgmetrics.inputs import check_pairs
 from nlgmetrics.metaeval.compare import CorpusStatistic
 from nlgmetrics.metaeval.scorer import toolkit_version
+from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision, precision_tag
 from nlgmetrics.modelroles.resolve import DEFAULT_ENCODER
 
 _VERSION = toolkit_version()
@@ -102,6 +103,7 @@ class _EncoderScorer:
 
     ``chunk_texts`` bounds the distinct texts whose embeddings are held at once (memory stays flat on 50k
     segments); scores do not depend on it, because each text's embedding does not depend on its batch.
+    ``precision``: the encoder's forward pass, float32 or bfloat16 (``nlgmetrics.modelroles.precision``).
     """
 
     encoder: str = DEFAULT_ENCODER
@@ -110,6 +112,10 @@ class _EncoderScorer:
     progress: bool = False
     _loaded: object = field(default=None, repr=False)
     chunk_texts: int = 1024
+    precision: str = DEFAULT_PRECISION
+
+    def __post_init__(self) -> None:
+        check_precision(self.precision)
 
     def _model(self):
         if self._loaded is None:
@@ -150,7 +156,7 @@ class BERTScorer(_EncoderScorer):
     name: str = "bertscore"
 
     def _similarities(self, texts: list[str]):
-        vectors = token_embeddings(self._model(), texts, self.layer, self.batch_size)
+        vectors = token_embeddings(self._model(), texts, self.layer, self.batch_size, precision=self.precision)
         normed = {}
         for text, v in zip(texts, vectors):  # in place: a normalised copy would double the chunk's memory
             v /= np.linalg.norm(v, axis=1, keepdims=True).clip(1e-12)
@@ -159,7 +165,8 @@ class BERTScorer(_EncoderScorer):
 
     def signature(self) -> str:
         m = self._model()
-        return f"{self.name}|encoder:{self.encoder}@{m.hash}|layer:{self.layer}|idf:no|version:{_VERSION}"
+        return (f"{self.name}|encoder:{self.encoder}@{m.hash}|layer:{self.layer}|idf:no"
+                f"{precision_tag(self.precision)}|version:{_VERSION}")
 
 
 def bertscore_prf(hyp: np.ndarray, ref: np.ndarray) -> tuple[float, float, float]:
@@ -183,7 +190,7 @@ class CosineScorer(_EncoderScorer):
     name: str = "cosine"
 
     def _similarities(self, texts: list[str]):
-        pooled = mean_pooled(self._model(), texts, self.batch_size)
+        pooled = mean_pooled(self._model(), texts, self.batch_size, precision=self.precision)
         pooled /= np.linalg.norm(pooled, axis=1, keepdims=True).clip(1e-12)
         row = {t: i for i, t in enumerate(texts)}
         return lambda h, r: float(pooled[row[h]] @ pooled[row[r]])
@@ -192,4 +199,5 @@ class CosineScorer(_EncoderScorer):
         loaded = self._model()
         prefix = getattr(loaded, "sentence_prefix", "")  # e5 folders name one; it changes every score
         shown = f"|prefix:{prefix.strip()}" if prefix else ""
-        return f"{self.name}|encoder:{self.encoder}@{loaded.hash}|pool:mean{shown}|version:{_VERSION}"
+        return (f"{self.name}|encoder:{self.encoder}@{loaded.hash}|pool:mean{shown}{precision_tag(self.precision)}"
+                f"|version:{_VERSION}")

@@ -30,6 +30,9 @@ def add_parser(sub: Any, add_metric_options: Callable[[argparse.ArgumentParser],
                    help="encoder role value for the baseline (default: --encoder); compares encoders, e.g. "
                         "--metric bertscore --encoder packaged:me5-small --versus bertscore "
                         "--versus-encoder packaged:minilm")
+    p.add_argument("--versus-precision", default=None, choices=("float32", "bfloat16"),
+                   help="forward-pass precision of the baseline (default: --precision); compares precisions, e.g. "
+                        "--metric sescore --precision bfloat16 --versus sescore --versus-precision float32")
     p.add_argument("--limit-items", type=int, help="at most N items of each set's half (cheap trial runs)")
     p.add_argument("--bootstrap", type=int, default=1000, help="item resamples")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
@@ -99,6 +102,8 @@ def cmd_devmix(args: argparse.Namespace, build_scorer: Callable, row_scores: Cal
     versus_args = argparse.Namespace(**vars(args))
     if args.versus_encoder:
         versus_args.encoder = args.versus_encoder
+    if args.versus_precision:
+        versus_args.precision = args.versus_precision
     other = build_scorer(args.versus, versus_args)
     results, mix_sets = [], []
     for entry in entries:
@@ -122,6 +127,8 @@ def cmd_devmix(args: argparse.Namespace, build_scorer: Callable, row_scores: Cal
     if args.versus_encoder and args.versus_encoder != args.encoder:  # two encoders: say which side has which
         label_b = f"{args.versus} ({args.versus_encoder})"
         label_a = f"{args.metric} ({args.encoder})" if _uses_encoder(args.metric) else args.metric
+    if args.versus_precision and args.versus_precision != args.precision:  # two precisions: name both
+        label_a, label_b = f"{label_a} {args.precision}", f"{label_b} {args.versus_precision}"
     result = {"metric": args.metric, "versus": args.versus, "label_a": label_a, "label_b": label_b,
               "signature": scorer.signature(),
               "versus_signature": other.signature(), "half": args.half, "split_seed": mix["split_seed"],

@@ -192,10 +192,11 @@ class SEScoreRegressor(nn.Module):
         special = encoded.pop("special_tokens_mask", None)
         with torch.set_grad_enabled(encoder_grad and torch.is_grad_enabled()):
             output = self.encoder(**encoded, output_hidden_states=self.layer_mix is not None)
+        # float32 from here on whatever the encoder ran in (bfloat16 scoring: nlgmetrics.modelroles.precision)
         if self.layer_mix is not None:
-            hidden = self.layer_mix(output.hidden_states)
+            hidden = self.layer_mix([states.float() for states in output.hidden_states])
         else:
-            hidden = output.last_hidden_state
+            hidden = output.last_hidden_state.float()
         pooled = masked_mean(hidden, encoded["attention_mask"])
         if not self.config.alignment:
             return TextStates(pooled)

@@ -14,6 +14,7 @@ import numpy as np
 
 from nlgmetrics.inputs import check_pairs
 from nlgmetrics.metaeval.scorer import toolkit_version
+from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision, forward_precision, precision_tag
 from sescore.regressor.checkpoint import checkpoint_hash, ensemble_members, load_checkpoint
 from sescore.regressor.model import SEScoreRegressor, scores_from_vectors
 from sescore.regressor.scale import bound_to_range
@@ -43,15 +44,18 @@ def sescore_scores(
     refs: Sequence[str] | Sequence[Sequence[str]],
     batch_size: int = 64,
     progress: bool = False,
+    precision: str = DEFAULT_PRECISION,
 ) -> np.ndarray:
     """[N] scores on the checkpoint's output scale (inside its declared range), in input order; multi-reference
-    -> max."""
+    -> max. ``precision``: the encoder's forward pass (``nlgmetrics.modelroles.precision``); the head and the
+    alignment run in float32 either way."""
     ref_lists = reference_lists(hyps, refs)
     if not len(hyps):
         return np.zeros(0, dtype=np.float64)
     unique = list(dict.fromkeys(list(hyps) + [r for rs in ref_lists for r in rs]))
     row = {text: i for i, text in enumerate(unique)}
-    vectors, tokens = regressor.encode_texts(unique, batch_size, progress=progress)
+    with forward_precision(regressor.device, precision):
+        vectors, tokens = regressor.encode_texts(unique, batch_size, progress=progress)
     owner = np.asarray([i for i, rs in enumerate(ref_lists) for _ in rs], dtype=np.int64)
     cand_rows = np.asarray([row[hyps[i]] for i in owner], dtype=np.int64)
     ref_rows = np.asarray([row[r] for rs in ref_lists for r in rs], dtype=np.int64)
@@ -84,6 +88,7 @@ def ensemble_scores(
     refs: Sequence[str] | Sequence[Sequence[str]],
     batch_size: int = 64,
     progress: bool = False,
+    precision: str = DEFAULT_PRECISION,
 ) -> np.ndarray:
     """[N] mean of several checkpoints' scores (each as ``sescore_scores`` gives it: max over references).
 
@@ -99,7 +104,7 @@ def ensemble_scores(
                          "scale")
     total = np.zeros(len(hyps), dtype=np.float64)
     for regressor in regressors:
-        total += sescore_scores(regressor, hyps, refs, batch_size, progress)
+        total += sescore_scores(regressor, hyps, refs, batch_size, progress, precision)
     return total / len(regressors)
 
 
@@ -108,6 +113,7 @@ class SEScoreScorer:
     """SEScore in the common Scorer shape (``evaluate.py``, the protocols, stress tests).
 
     ``checkpoint`` is one exported folder, or several: then the score is the mean of theirs (``ensemble_scores``).
+    ``precision``: the encoders' forward pass, float32 or bfloat16 (``nlgmetrics.modelroles.precision``).
     """
 
     checkpoint: str | Sequence[str] = DEFAULT_CHECKPOINT
@@ -116,6 +122,10 @@ class SEScoreScorer:
     name: str = "sescore"
     progress: bool = False
     _regressors: Any = field(default=None, repr=False)
+    precision: str = DEFAULT_PRECISION
+
+    def __post_init__(self) -> None:
+        check_precision(self.precision)
 
     @property
     def checkpoints(self) -> list[str]:
@@ -139,7 +149,8 @@ class SEScoreScorer:
         if refs is None:
             raise ValueError("SEScore needs references")
         # one checkpoint: the mean of one score is that score, bit for bit
-        return [float(s) for s in ensemble_scores(self.regressors, hyps, refs, self.batch_size, self.progress)]
+        return [float(s) for s in ensemble_scores(self.regressors, hyps, refs, self.batch_size, self.progress,
+                                                  self.precision)]
 
     def signature(self) -> str:
         parts = []
@@ -147,4 +158,4 @@ class SEScoreScorer:
             parts.append(f"ckpt:{Path(folder).name}@{checkpoint_hash(folder)}"
                          f"|encoder:{r.config.encoder}@{r.encoder_hash}|scale:{r.config.output_scale}")
         combined = "|".join(parts) if len(parts) == 1 else f"ensemble:mean[{';'.join(parts)}]"
-        return f"{self.name}|{combined}|refs:max|version:{_VERSION}"
+        return f"{self.name}|{combined}|refs:max{precision_tag(self.precision)}|version:{_VERSION}"

@@ -1,0 +1,128 @@
+"""bfloat16 forward passes (``--precision``): products in bfloat16, metric arithmetic and outputs in float32, scores
+close to float32's but not equal, and signatures that keep the two apart (tiny random models)."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from tests.cli_helpers import run
+
+HYPS = ["the cat runs home .", "a dog sees the old house", "rain falls", "she reads a long story today .",
+        "the man walks", "two birds sing in the tree ."]
+REFS = ["the cat runs .", ["a dog sees the big house", "the dog saw a house"], "the rain is falling",
+        "she reads a story .", "a man walks", "birds sing in a tree ."]
+
+
+def test_forward_precision_rounds_products_inside_only_and_names_its_choices():
+    from nlgmetrics.modelroles.precision import check_precision, forward_precision, precision_tag
+
+    a, b = torch.randn(4, 8), torch.randn(8, 3)
+    with forward_precision("cpu", "bfloat16"):
+        inside = a @ b
+    with forward_precision(torch.device("cpu"), "float32"):
+        plain = a @ b
+    assert inside.dtype == torch.bfloat16 and plain.dtype == torch.float32 and (a @ b).dtype == torch.float32
+    assert torch.allclose(inside.float(), plain, atol=0.1) and not torch.equal(inside.float(), plain)
+    assert precision_tag("float32") == "" and precision_tag("bfloat16") == "|precision:bfloat16"
+    with pytest.raises(ValueError, match="unknown precision 'float16': choose float32 or bfloat16"):
+        check_precision("float16")
+
+
+def _sescore_checkpoint(tiny, root, **overrides) -> str:
+    from sescore.regressor.checkpoint import export_checkpoint
+    from sescore.regressor.module import SEScoreModule
+
+    torch.manual_seed(0)
+    module = SEScoreModule(encoder=str(tiny["encoder"]), hidden_sizes=[16], **overrides)
+    with torch.no_grad():  # a head that does not start at zero, so the head's part of the score is seen too
+        module.regressor.head[-1].weight.normal_(0.0, 0.5)
+    return str(export_checkpoint(module.regressor.eval(), root))
+
+
+def _scorers(tiny, tmp_path, precision: str) -> dict:
+    from menli import MENLIScorer
+    from nlgmetrics.baselines import BERTScorer, CosineScorer
+    from sescore.regressor import SEScoreScorer
+
+    mix = _sescore_checkpoint(tiny, tmp_path / "mix", layer_mix=True)
+    align = _sescore_checkpoint(tiny, tmp_path / "align", layer_mix=False, alignment=True)
+    return {
+        "bertscore": BERTScorer(str(tiny["encoder"]), precision=precision),
+        "cosine": CosineScorer(str(tiny["encoder"]), precision=precision),
+        "sescore-layer-mix": SEScoreScorer(mix, precision=precision),
+        "sescore-alignment": SEScoreScorer(align, precision=precision),
+        "sescore-ensemble": SEScoreScorer([mix, align], precision=precision),
+        "menli": MENLIScorer(str(tiny["nli"]), precision=precision),
+    }
+
+
+def test_bfloat16_scores_are_close_to_float32_not_equal_and_signed_apart(tiny, tmp_path):
+    full = _scorers(tiny, tmp_path / "a", "float32")
+    half = _scorers(tiny, tmp_path / "b", "bfloat16")
+    for name in full:
+        a, b = np.asarray(full[name].score(HYPS, REFS)), np.asarray(half[name].score(HYPS, REFS))
+        assert a.dtype == b.dtype == np.float64, name
+        assert np.abs(a - b).max() < 0.05, (name, a, b)
+        assert not np.array_equal(a, b), name  # the forward really ran in bfloat16
+        assert len(set(b.tolist())) == len(set(a.tolist())), name  # no ties from rounding the arithmetic
+        sig_a, sig_b = full[name].signature(), half[name].signature()
+        assert "precision" not in sig_a, name  # float32 signatures (and the score caches keyed by them) unchanged
+        assert sig_b == sig_a.replace("|version:", "|precision:bfloat16|version:"), name
+
+
+def test_unknown_precision_is_refused_before_any_model_loads():
+    from menli import MENLIScorer
+    from nlgmetrics.baselines import BERTScorer
+    from sescore.regressor import SEScoreScorer
+
+    for make in (lambda: BERTScorer("nowhere", precision="fp16"), lambda: SEScoreScorer("nowhere", precision="fp16"),
+                 lambda: MENLIScorer("nowhere", precision="fp16")):
+        with pytest.raises(ValueError, match="unknown precision 'fp16'"):
+            make()
+
+
+def test_stored_mix_ranges_apply_whatever_the_partner_precision():
+    from menli.scorer import metric_fitted_with
+
+    fp32 = "sescore|ckpt:mpnet-v2@ab|encoder:packaged:mpnet@cd|scale:unit|refs:max|version:0.1.0"
+    bf16 = "sescore|ckpt:mpnet-v2@ab|encoder:packaged:mpnet@cd|scale:unit|refs:max|precision:bfloat16|version:0.1.0"
+    assert metric_fitted_with(bf16) == metric_fitted_with(fp32) == "sescore|ckpt:mpnet-v2@ab|encoder:packaged:mpnet@cd|scale:unit|refs:max"
+
+
+def test_cli_precision_reaches_the_scorer_and_is_refused_where_not_implemented(capsys, tmp_path, tiny):
+    hyps, refs = tmp_path / "h.txt", tmp_path / "r.txt"
+    hyps.write_text("\n".join(["the cat runs home .", "rain falls"]) + "\n", encoding="utf-8")
+    refs.write_text("\n".join(["the cat runs .", "the rain is falling"]) + "\n", encoding="utf-8")
+    base = ["score", "--hyps", str(hyps), "--refs", str(refs), "--quiet"]
+    code, out, err = run(capsys, *base, "--metric", "bertscore", "--encoder", str(tiny["encoder"]),
+                         "--precision", "bfloat16")
+    assert code == 0, err
+    assert "|precision:bfloat16|" in json.loads(out[-1])["signature"]
+    code, _, err = run(capsys, *base, "--metric", "lm-ratio", "--causal-lm", str(tiny["llama"]),
+                       "--precision", "bfloat16")
+    assert code != 0 and any("--precision bfloat16 is implemented for menli, sescore, bertscore and cosine; "
+                             "lm-ratio runs in float32" in line for line in err)
+    with pytest.raises(SystemExit):
+        run(capsys, *base, "--metric", "bertscore", "--precision", "float16")
+    assert "invalid choice: 'float16'" in capsys.readouterr().err
+
+
+def test_devmix_versus_precision_compares_one_metric_in_two_precisions(capsys, tmp_path, tiny):
+    from tests.test_devmix import _write_mix
+
+    mix = _write_mix(tmp_path)
+    cache = tmp_path / "cache"
+    code, out, err = run(capsys, "devmix", "--mix", str(mix), "--data-root", str(tmp_path), "--metric", "bertscore",
+                         "--versus", "bertscore", "--encoder", str(tiny["encoder"]), "--precision", "bfloat16",
+                         "--versus-precision", "float32", "--half", "select", "--bootstrap", "20", "--quiet",
+                         "--sets", "two", "--cache", str(cache))
+    assert code == 0, err
+    result = json.loads(out[-1])
+    assert result["label_a"] == "bertscore bfloat16" and result["label_b"] == "bertscore float32"
+    assert "precision:bfloat16" in result["signature"] and "precision" not in result["versus_signature"]
+    stored = [json.loads(p.read_text())["scores"] for p in sorted(cache.iterdir())]
+    assert len(stored) == 2 and stored[0] != stored[1]
+    assert np.abs(np.subtract(*stored)).max() < 0.05
