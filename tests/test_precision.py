@@ -73,6 +73,20 @@ def test_bfloat16_scores_are_close_to_float32_not_equal_and_signed_apart(tiny, t
         assert sig_b == sig_a.replace("|version:", "|precision:bfloat16|version:"), name
 
 
+def test_a_loops_bfloat16_autocast_scores_as_precision_bfloat16_does(tiny, tmp_path):
+    """Inside a caller's autocast (Lightning's bf16-mixed validation) the encoder runs in bfloat16 and the head and
+    alignment still in float32: the same scores as ``precision="bfloat16"``, bit for bit."""
+    from sescore.regressor import load_checkpoint
+    from sescore.regressor.scoring import sescore_scores
+
+    regressor = load_checkpoint(_sescore_checkpoint(tiny, tmp_path / "align", layer_mix=True, alignment=True))
+    asked = sescore_scores(regressor, HYPS, REFS, precision="bfloat16")
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        in_loop = sescore_scores(regressor, HYPS, REFS)
+    np.testing.assert_array_equal(in_loop, asked)
+    assert not np.array_equal(asked, sescore_scores(regressor, HYPS, REFS))
+
+
 def test_unknown_precision_is_refused_before_any_model_loads():
     from menli import MENLIScorer
     from nlgmetrics.baselines import BERTScorer

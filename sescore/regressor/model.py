@@ -328,7 +328,9 @@ def scores_from_vectors(
     A pair's score must not depend on which other pairs share its call (chunked torchmetrics updates, DDP
     shards, batch sizes): token states are padded to bucket lengths fixed by the pair, and every batch is
     filled up to a multiple of ``ROW_MULTIPLE`` rows (repeating its first pair; see ``filled_rows``), because
-    few-row products take kernels that round differently from the many-row one.
+    few-row products take kernels that round differently from the many-row one. The head and the alignment run in
+    float32 even inside a caller's bfloat16 autocast (a training loop's ``bf16-mixed``): rounded alignment F1s
+    would tie close candidates.
     """
     out = np.zeros(len(cand_rows), dtype=np.float64)
     aligned = regressor.config.alignment
@@ -337,7 +339,7 @@ def scores_from_vectors(
     if aligned:
         batch_size = min(batch_size, 128)
     batch_size = max(ROW_MULTIPLE, batch_size - batch_size % ROW_MULTIPLE)
-    with torch.inference_mode():
+    with torch.inference_mode(), torch.autocast(vectors.device.type, enabled=False):
         for pick, lengths in _pair_batches(cand_rows, ref_rows, tokens if aligned else None, batch_size):
             padded_pick = filled_rows(pick)
             cr, rr = cand_rows[padded_pick], ref_rows[padded_pick]
