@@ -59,8 +59,10 @@ def _regressor(args: argparse.Namespace):
     return load_checkpoint(members[0], "cpu"), what, members
 
 
-def _train_steps_per_second(args: argparse.Namespace, hyps: list[str], refs: list[str], human: list[float]) -> dict:
-    """Median wall time of optimizer steps after a warm-up, in a real Lightning fit."""
+def _train_steps_per_second(args: argparse.Namespace, hyps: list[str], refs: list[str], human: list[float],
+                            precision: str = "32-true") -> dict:
+    """Median CPU time of optimizer steps after a warm-up, in a real Lightning fit (``precision``: Lightning's, e.g.
+    bf16-mixed; ``bench_precision.py`` times both)."""
     import pytorch_lightning as pl
     from datasets import Dataset
 
@@ -91,12 +93,14 @@ def _train_steps_per_second(args: argparse.Namespace, hyps: list[str], refs: lis
         timer = StepTimer()
         trainer = pl.Trainer(accelerator="cpu", devices=1, max_steps=args.train_steps + 3, limit_val_batches=0,
                              logger=False, enable_checkpointing=False, enable_progress_bar=False,
-                             enable_model_summary=False, num_sanity_val_steps=0, callbacks=[timer])
+                             enable_model_summary=False, num_sanity_val_steps=0, callbacks=[timer],
+                             precision=precision)
         trainer.fit(module, data)
     steady, steady_cpu = timer.times[3:] or timer.times, timer.cpu[3:] or timer.cpu
     return {"what": f"training step (batch {args.train_batch_size}, fwd+bwd+AdamW)", "items": len(steady),
             "unit": "steps", "wall_seconds": sum(steady), "cpu_seconds": sum(steady_cpu),
-            "per_second": 1.0 / statistics.median(steady_cpu), "ratio_to_bare": None}
+            "per_second": 1.0 / statistics.median(steady_cpu), "ratio_to_bare": None,
+            "median_wall_seconds": statistics.median(steady), "median_cpu_seconds": statistics.median(steady_cpu)}
 
 
 def _dev_file() -> Path:
