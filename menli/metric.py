@@ -14,6 +14,7 @@ from menli.granularity import check_granularity
 from menli.pooling import check_strategy
 from menli.scorer import DEFAULT_NLI
 from nlgmetrics.inputs import InputError
+from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision, forward_precision
 from nlgmetrics.textmetric import TextScoreMetric
 
 
@@ -21,7 +22,8 @@ class MENLI(TextScoreMetric):
     """Mean MENLI score of all updates (or every per-sample score with ``per_sample=True``).
 
     ``model`` is an NLI role value (default: the packaged adapter); ``nli`` passes a loaded model instead (its
-    ``spec`` is kept for reloading after pickling when it has one).
+    ``spec`` is kept for reloading after pickling when it has one). ``precision``: the NLI model's forward pass,
+    float32 or bfloat16 (``nlgmetrics.modelroles.precision``).
     """
 
     def __init__(
@@ -36,9 +38,14 @@ class MENLI(TextScoreMetric):
         granularity: str = "auto",
         sentence_reduce: str = "mean",
         sentence_candidates: int = 0,
+        precision: str = DEFAULT_PRECISION,
         **kwargs: Any,
     ) -> None:
         super().__init__(per_sample=per_sample, **kwargs)
+        try:
+            self.precision = check_precision(precision)
+        except ValueError as error:
+            raise InputError(str(error)) from None
         self.formula, self.direction = check_strategy(formula, direction)
         if aggregation not in AGGREGATIONS:
             raise InputError(f"unknown multi-reference aggregation '{aggregation}'; choose from {AGGREGATIONS}")
@@ -58,9 +65,10 @@ class MENLI(TextScoreMetric):
         return load_nli(self.model_spec, str(self.device))
 
     def _score(self, hyps: list[str], refs: list[list[str]], srcs: Sequence[str | None] | None) -> Sequence[float]:
-        return menli_scores(self._model(), hyps, refs, self.formula, self.direction, self.aggregation,
-                            self.batch_size, granularity=self.granularity, sentence_reduce=self.sentence_reduce,
-                            sentence_candidates=self.sentence_candidates)
+        with forward_precision(self.device, self.precision):
+            return menli_scores(self._model(), hyps, refs, self.formula, self.direction, self.aggregation,
+                                self.batch_size, granularity=self.granularity, sentence_reduce=self.sentence_reduce,
+                                sentence_candidates=self.sentence_candidates)
 
 
 class MENLIMix(TextScoreMetric):

@@ -140,3 +140,25 @@ def test_devmix_versus_precision_compares_one_metric_in_two_precisions(capsys, t
     stored = [json.loads(p.read_text())["scores"] for p in sorted(cache.iterdir())]
     assert len(stored) == 2 and stored[0] != stored[1]
     assert np.abs(np.subtract(*stored)).max() < 0.05
+
+
+def test_the_torchmetrics_metrics_take_a_precision_and_score_as_their_scorers(tiny, tmp_path):
+    from menli import MENLI, MENLIScorer
+    from nlgmetrics.inputs import InputError
+    from sescore import SEScore
+    from sescore.regressor import SEScoreScorer
+
+    folder = _sescore_checkpoint(tiny, tmp_path / "ckpt", layer_mix=True, alignment=True)
+    hyps, refs = HYPS[:4], [r if isinstance(r, list) else [r] for r in REFS[:4]]
+    for metric, scorer in ((SEScore(folder, per_sample=True, precision="bfloat16"),
+                            SEScoreScorer(folder, precision="bfloat16")),
+                           (MENLI(str(tiny["nli"]), per_sample=True, precision="bfloat16"),
+                            MENLIScorer(str(tiny["nli"]), precision="bfloat16"))):
+        metric.update(hyps, refs)
+        np.testing.assert_array_equal(metric.compute().numpy(), scorer.score(hyps, refs))
+    plain = SEScore(folder, per_sample=True)
+    plain.update(hyps, refs)
+    assert not np.array_equal(plain.compute().numpy(), SEScoreScorer(folder, precision="bfloat16").score(hyps, refs))
+    for make in (lambda: SEScore(folder, precision="half"), lambda: MENLI(str(tiny["nli"]), precision="half")):
+        with pytest.raises(InputError, match="unknown precision 'half'"):
+            make()

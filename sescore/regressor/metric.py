@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from nlgmetrics.inputs import InputError
+from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision
 from nlgmetrics.textmetric import TextScoreMetric
 from sescore.regressor.scoring import DEFAULT_CHECKPOINT, checkpoint_folders, ensemble_scores
 
@@ -19,7 +20,9 @@ class SEScore(TextScoreMetric):
 
     ``checkpoint`` is a folder of ``export_checkpoint`` (default: the shipped one), or several: then each sample's
     score is the mean of theirs (``ensemble_scores``); ``regressor`` passes a loaded model (or a list) instead (then
-    ``checkpoint`` should name its folders, or the metric cannot reload after pickling).
+    ``checkpoint`` should name its folders, or the metric cannot reload after pickling). ``precision``: the
+    encoders' forward pass, float32 or bfloat16 (``nlgmetrics.modelroles.precision``); inside a loop's own bfloat16
+    autocast the forward runs in bfloat16 either way, the head and alignment in float32.
     """
 
     def __init__(
@@ -28,9 +31,14 @@ class SEScore(TextScoreMetric):
         batch_size: int = 64,
         per_sample: bool = False,
         regressor: Any = None,
+        precision: str = DEFAULT_PRECISION,
         **kwargs: Any,
     ) -> None:
         super().__init__(per_sample=per_sample, **kwargs)
+        try:
+            self.precision = check_precision(precision)
+        except ValueError as error:
+            raise InputError(str(error)) from None
         self.checkpoint = checkpoint if checkpoint is not None or regressor is not None else DEFAULT_CHECKPOINT
         self.batch_size = batch_size
         self._set_model(regressor)
@@ -53,4 +61,4 @@ class SEScore(TextScoreMetric):
         return regressors
 
     def _score(self, hyps: list[str], refs: list[list[str]], srcs: Sequence[str | None] | None) -> Sequence[float]:
-        return ensemble_scores(self._model(), hyps, refs, self.batch_size)
+        return ensemble_scores(self._model(), hyps, refs, self.batch_size, precision=self.precision)
