@@ -68,12 +68,10 @@ def _train_step_seconds(precision: str, hyps: list[str], refs: list[str], human:
                         batch_size: int) -> tuple[float, float]:
     """Median wall and CPU seconds of an optimizer step of the shipped default's architecture, after 3 warm-ups
     (``bench_sescore.py``'s Lightning timing, in 32-true or bf16-mixed)."""
-    import yaml
-
     from bench.bench_sescore import _train_steps_per_second
-    from sescore.regressor import DEFAULT_CHECKPOINT
+    from sescore.regressor import DEFAULT_CHECKPOINT, read_hparams
 
-    config = yaml.safe_load((Path(DEFAULT_CHECKPOINT) / "hparams.yaml").read_text())["regressor"]
+    config = read_hparams(DEFAULT_CHECKPOINT)["regressor"]
     lora = config.get("lora") or {}
     settings = argparse.Namespace(
         encoder=config["encoder"], layer_mix=config["layer_mix"], alignment=config["alignment"],
@@ -94,6 +92,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import numpy as np
+    import torch
     from scipy.stats import kendalltau
 
     from nlgmetrics.metaeval import read_jsonl, tau_like
@@ -133,8 +132,6 @@ def main() -> None:
                         "what": f"median of {args.train_steps} optimizer steps, batch {args.train_batch_size}",
                         "cpu_seconds": cpu, "wall_seconds": wall, "cpu_ratio_to_float32": cpu / base})
     with forward_precision("cpu", "bfloat16"):
-        import torch
-
         probe = (torch.ones(2, 2) @ torch.ones(2, 2)).dtype
     notes.append(f"inside forward_precision('cpu', 'bfloat16') a float32 product comes out as {probe}; metric "
                  "arithmetic after the model runs in float32")

@@ -42,10 +42,7 @@ class MENLI(TextScoreMetric):
         **kwargs: Any,
     ) -> None:
         super().__init__(per_sample=per_sample, **kwargs)
-        try:
-            self.precision = check_precision(precision)
-        except ValueError as error:
-            raise InputError(str(error)) from None
+        self.precision = check_precision(precision)
         self.formula, self.direction = check_strategy(formula, direction)
         if aggregation not in AGGREGATIONS:
             raise InputError(f"unknown multi-reference aggregation '{aggregation}'; choose from {AGGREGATIONS}")

@@ -1125,3 +1125,11 @@ def test_own_start_flags_of_the_ablation_bench_leave_the_initial_weights(tiny, d
         assert torch.allclose(value, before[key], atol=1e-25, rtol=0), key
         if "lora_B" in key:
             assert not value.any(), key
+
+
+def test_the_train_cli_offers_exactly_the_stored_dtypes():
+    """train.py writes the dtype choices out (no model import for --help); they must not drift from the loader's."""
+    from nlgmetrics.cli.train import STORED_DTYPES as offered
+    from sescore.regressor.checkpoint import STORED_DTYPES
+
+    assert offered == STORED_DTYPES

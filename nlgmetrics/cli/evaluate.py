@@ -100,7 +100,7 @@ def _add_metric_options(parser: argparse.ArgumentParser, metric: bool = True) ->
     g.add_argument("--precision", default="float32", choices=("float32", "bfloat16"),
                    help="the models' forward pass for menli, sescore, bertscore and cosine: bfloat16 is about twice "
                         "as fast on CPUs with AVX-512 BF16 or AMX and on recent GPUs, scores move slightly (README, "
-                        "'Precision'); metric arithmetic stays float32")
+                        "Scoring: --precision); metric arithmetic stays float32")
     g.add_argument("--quiet", action="store_true",
                    help="no progress bars and no library warnings (transformers, Lightning, datasets)")
 

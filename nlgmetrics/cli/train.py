@@ -7,8 +7,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
+from typing import Callable
 
 from nlgmetrics.cli.common import DefaultsHelpFormatter, version_string
+
+# sescore.regressor.checkpoint.STORED_DTYPES, written out: importing it would load the model stack for every --help
+STORED_DTYPES = ("float32", "float16")
 
 USAGE = """usage: train.py {nli,synthesize,fit,ensemble,pack} [options]   (or nlgmetrics-train ...)
 
@@ -75,19 +80,14 @@ def _ensemble(argv: list[str]) -> int:
     parser.add_argument("--names", nargs="+", help="sub-folder name per member (default: each folder's name)")
     parser.add_argument("--out", required=True, help="new folder to create (an existing one is never overwritten)")
     parser.add_argument("--note", default="", help="free text stored in ensemble.yaml (e.g. how it was chosen)")
-    parser.add_argument("--dtype", choices=["float32", "float16"], default="float32",
+    parser.add_argument("--dtype", choices=STORED_DTYPES, default="float32",
                         help="how the members' weights are stored (float16: half the size; loaded as float32)")
     args = parser.parse_args(argv)
 
-    from sescore.regressor.checkpoint import CheckpointError, pack_ensemble
+    from sescore.regressor.checkpoint import pack_ensemble
 
-    try:
-        out = pack_ensemble(args.members, args.out, args.names, args.note, args.dtype)
-    except CheckpointError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    print(f"ensemble of {len(args.members)} checkpoints written to {out}")
-    return 0
+    return _write_checkpoint(lambda: pack_ensemble(args.members, args.out, args.names, args.note, args.dtype),
+                             f"ensemble of {len(args.members)} checkpoints written to {{out}}")
 
 
 def _pack(argv: list[str]) -> int:
@@ -99,19 +99,28 @@ def _pack(argv: list[str]) -> int:
                     "machine paths removed from its record and its model card rendered.")
     parser.add_argument("--checkpoint", required=True, help="exported checkpoint folder")
     parser.add_argument("--out", required=True, help="new folder to create (an existing one is never overwritten)")
-    parser.add_argument("--dtype", choices=["float32", "float16"], default="float16")
+    parser.add_argument("--dtype", choices=STORED_DTYPES, default="float16")
     parser.add_argument("--note", default="", help="free text stored in the record and the model card (e.g. how it "
                                                      "was chosen)")
     args = parser.parse_args(argv)
 
-    from sescore.regressor.checkpoint import CheckpointError, pack_checkpoint
+    from sescore.regressor.checkpoint import pack_checkpoint
+
+    return _write_checkpoint(lambda: pack_checkpoint(args.checkpoint, args.out, args.dtype, args.note),
+                             f"checkpoint written to {{out}} ({args.dtype} weights)")
+
+
+def _write_checkpoint(write: Callable[[], Path], done: str) -> int:
+    """Run a checkpoint writer: ``done`` (with ``{out}``) on success, one ``error:`` line and exit 2 on a
+    CheckpointError (nothing is left behind: the writers build beside their output and rename at the end)."""
+    from sescore.regressor.checkpoint import CheckpointError
 
     try:
-        out = pack_checkpoint(args.checkpoint, args.out, args.dtype, args.note)
+        out = write()
     except CheckpointError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"checkpoint written to {out} ({args.dtype} weights)")
+    print(done.format(out=out))
     return 0
 
 

@@ -19,9 +19,11 @@ DEFAULT_PRECISION = "float32"
 
 
 def check_precision(precision: str) -> str:
-    """``precision`` if known; otherwise a ValueError naming the choices (before any model loads)."""
+    """``precision`` if known; otherwise an InputError (a ValueError) naming the choices, before any model loads."""
+    from nlgmetrics.inputs import InputError
+
     if precision not in PRECISIONS:
-        raise ValueError(f"unknown precision '{precision}': choose {' or '.join(PRECISIONS)}")
+        raise InputError(f"unknown precision '{precision}': choose {' or '.join(PRECISIONS)}")
     return precision
 
 

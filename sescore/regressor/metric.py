@@ -35,10 +35,7 @@ class SEScore(TextScoreMetric):
         **kwargs: Any,
     ) -> None:
         super().__init__(per_sample=per_sample, **kwargs)
-        try:
-            self.precision = check_precision(precision)
-        except ValueError as error:
-            raise InputError(str(error)) from None
+        self.precision = check_precision(precision)
         self.checkpoint = checkpoint if checkpoint is not None or regressor is not None else DEFAULT_CHECKPOINT
         self.batch_size = batch_size
         self._set_model(regressor)
