@@ -20,10 +20,27 @@ def test_timed_step_keeps_the_exit_code_and_the_output_in_its_log(tmp_path):
 
 
 def test_demo_passes_its_nli_model_to_the_menli_rows_only(tiny):
-    done = subprocess.run([sys.executable, str(REPO / "examples" / "demo.py"), "--nli-model", str(tiny["nli"])],
+    done = subprocess.run([sys.executable, str(REPO / "examples" / "demo.py"), "--nli-model", str(tiny["nli"]),
+                           "--metrics", "menli,menli+bertscore,bertscore,chrf"],
                           capture_output=True, text=True,
                           env={**os.environ, "HF_HUB_OFFLINE": "1", "NLGMETRICS_THREADS": "1"})
     assert done.returncode == 0, done.stderr[-2000:]
     lines = {line.split(":")[0].strip(): line for line in done.stdout.splitlines() if ": system " in line}
     assert f"nli:{tiny['nli']}@" in lines["menli"] and f"nli:{tiny['nli']}@" in lines["menli+bertscore"]
-    assert "nli:" not in lines["bertscore"] and len(done.stdout.strip().splitlines()) == 5 + 1 + 1 + 8
+    assert "nli:" not in lines["bertscore"] and len(done.stdout.strip().splitlines()) == 4 + 1 + 1 + 8
+    header = done.stdout.strip().splitlines()[5]
+    assert [c.strip() for c in header.split("|")][:4] == ["menli", "menli+bertscore", "bertscore", "chrf"]
+
+
+def test_demo_runs_every_metric_family_and_names_a_metric_it_cannot_run(tmp_path):
+    """The main job shows SEScore, MENLI and MARS beside the peers; a bad --metrics entry stops it by name after the
+    rows before it were printed."""
+    sys.path.insert(0, str(REPO / "examples"))
+    from demo import METRICS
+
+    assert {"sescore", "menli", "mars"} <= set(METRICS)
+    done = subprocess.run([sys.executable, str(REPO / "examples" / "demo.py"), "--metrics", "chrf,nonsense"],
+                          capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode != 0
+    assert done.stdout.lstrip().startswith("chrf: system ")
+    assert "nonsense: error: unknown metric 'nonsense'" in done.stderr
