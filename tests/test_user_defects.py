@@ -274,3 +274,24 @@ def test_synthesis_counts_below_one_are_a_usage_error_not_a_traceback(capsys, ar
         train.main(argv)
     err = capsys.readouterr().err
     assert stopped.value.code == 2 and "expected a positive integer" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["fit", "--config", "no-such-recipe.yaml"], "config file not found: no-such-recipe.yaml (neither as a path"),
+    (["nli", "--config", "no-such-recipe.yaml"], "config file not found: no-such-recipe.yaml (neither as a path"),
+    (["nli", "--config", "{tmp}/unknown_key.yaml"], "unknown NLI training keys ['bogus']"),
+    (["nli", "--config", "{tmp}/broken.yaml"], "while parsing a flow sequence"),
+    (["synthesize", "calibrate", "--config", "no-such-recipe.yaml"], "config file not found: no-such-recipe.yaml"),
+    (["synthesize", "calibrate", "--config", "sescore/offline_en.yaml", "--pairs", "{tmp}/missing_pairs.yaml"],
+     "No such file or directory"),
+])
+def test_a_training_recipe_that_cannot_be_read_is_an_error_line_not_a_traceback(capsys, tmp_path, argv, message):
+    """train.py fit/nli/synthesize calibrate used to end in a traceback for a mistyped --config (or --pairs): exit 2
+    with `error: ...` naming the file, before any model or Lightning trainer is built."""
+    from nlgmetrics.cli.train import main
+
+    (tmp_path / "unknown_key.yaml").write_text("bogus: 1\n")
+    (tmp_path / "broken.yaml").write_text("epochs: [1, 2\n")
+    code = main([a.replace("{tmp}", str(tmp_path)) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and message in err and "Traceback" not in err, err

@@ -40,6 +40,7 @@ def _nli(argv: list[str]) -> int:
     parser.add_argument("--wandb", action="store_true", help="log to Weights & Biases (WANDB_MODE=offline works)")
     args = parser.parse_args(argv)
 
+    import yaml
     from pytorch_lightning.loggers import CSVLogger, WandbLogger
 
     from nlgmetrics.nli.training import NLITrainConfig, train_nli
@@ -48,7 +49,11 @@ def _nli(argv: list[str]) -> int:
                                    "resume_from": args.resume}.items() if v}
     if args.commercial_only:
         overrides["commercial_only"] = True
-    config = NLITrainConfig.from_yaml(args.config, overrides)
+    try:
+        config = NLITrainConfig.from_yaml(args.config, overrides)
+    except (FileNotFoundError, ValueError, TypeError, yaml.YAMLError) as error:  # the recipe the user named
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     logger = WandbLogger(project="nlgmetrics-nli") if args.wandb else CSVLogger("runs", name="nli")
     report = train_nli(config, logger=logger, recipe=(args.config,))
     print(json.dumps(report))

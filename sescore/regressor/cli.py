@@ -10,6 +10,7 @@ for Weights & Biases (``WANDB_MODE=offline`` works without network).
 """
 from __future__ import annotations
 
+import sys
 import warnings
 from typing import Sequence
 
@@ -45,7 +46,15 @@ class SEScoreCLI(LightningCLI):
 
 
 def fit_main(argv: Sequence[str]) -> int:
-    """Run ``fit`` with the given arguments (everything after ``train.py fit``)."""
+    """Run ``fit`` with the given arguments (everything after ``train.py fit``).
+
+    A ``--config`` that is neither a file nor a packaged recipe is one ``error:`` line and exit 2 (the same as an
+    unknown option in LightningCLI), not a traceback."""
+    try:
+        argv = _packaged_config(argv)
+    except FileNotFoundError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     with warnings.catch_warnings():
         # train.py hands over sys.argv explicitly; LightningCLI warns about that combination
         warnings.filterwarnings("ignore", message="LightningCLI's args parameter")
@@ -67,7 +76,6 @@ def _packaged_config(argv: Sequence[str]) -> list[str]:
 
 
 def _run(argv: Sequence[str]) -> None:
-    argv = _packaged_config(argv)
     SEScoreCLI(
         SEScoreModule,
         SEScoreDataModule,

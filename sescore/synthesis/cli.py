@@ -98,6 +98,8 @@ def _merge(argv: list[str]) -> int:
 
 
 def _calibrate(argv: list[str]) -> int:
+    import yaml
+
     from nlgmetrics.nli import load_nli
 
     from sescore.synthesis.calibration import calibrate, load_pairs, write_threshold
@@ -112,9 +114,13 @@ def _calibrate(argv: list[str]) -> int:
     parser.add_argument("--device")
     parser.add_argument("--write", action="store_true", help="store threshold + record in the config file")
     args = parser.parse_args(argv)
-    config = load_config(args.config)
+    try:  # the config and the pairs file before the NLI model loads; a bad one is one line, not a traceback
+        config = load_config(args.config)
+        pairs = load_pairs(args.pairs)
+    except (*_user_errors(), FileNotFoundError, ValueError, yaml.YAMLError) as error:
+        return _fail(error)
     spec = args.nli or config.severity.nli
-    report = calibrate(load_nli(spec, device=args.device), load_pairs(args.pairs), args.mode or config.severity.mode,
+    report = calibrate(load_nli(spec, device=args.device), pairs, args.mode or config.severity.mode,
                        config.severity.batch_size)
     if args.write:
         if spec != config.severity.nli:
