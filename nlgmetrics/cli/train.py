@@ -52,8 +52,7 @@ def _nli(argv: list[str]) -> int:
     try:
         config = NLITrainConfig.from_yaml(args.config, overrides)
     except (FileNotFoundError, ValueError, TypeError, yaml.YAMLError) as error:  # the recipe the user named
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return _error(error)
     logger = WandbLogger(project="nlgmetrics-nli") if args.wandb else CSVLogger("runs", name="nli")
     report = train_nli(config, logger=logger, recipe=(args.config,))
     print(json.dumps(report))
@@ -123,10 +122,15 @@ def _write_checkpoint(write: Callable[[], Path], done: str) -> int:
     try:
         out = write()
     except CheckpointError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return _error(error)
     print(done.format(out=out))
     return 0
+
+
+def _error(error: Exception) -> int:
+    """A user's input problem: one ``error:`` line on stderr and exit status 2, never a traceback."""
+    print(f"error: {error}", file=sys.stderr)
+    return 2
 
 
 COMMANDS = {"nli": _nli, "synthesize": _synthesize, "fit": _fit, "ensemble": _ensemble, "pack": _pack}
