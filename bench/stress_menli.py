@@ -312,6 +312,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, help="first N items (smoke runs)")
     parser.add_argument("--min-applied", type=positive_int, default=DEFAULT_MIN_APPLIED,
                         help="judge a test only if it applies to at least this many items (as evaluate.py stress)")
+    parser.add_argument("--no-plots", action="store_true",
+                        help="report.json and report.md only (as evaluate.py stress --no-plots)")
     parser.add_argument("--partial", action="store_true",
                         help="score nothing: from the stored rows, the verdicts of the tests already complete per "
                              "metric, in <out>/partial.json and partial.md (safe beside the run filling the store)")
@@ -364,7 +366,7 @@ def main() -> None:
         name: {"rows_stored": len(store.scores[name]), "rows_recorded": int(store.costs.get(name, {}).get("rows", 0)),
                **{k: v for k, v in store.costs.get(name, {}).items() if k != "rows"}}
         for name in metrics if name in store.scores}
-    write_report(report, args.out)
+    write_report(report, args.out, plots=not args.no_plots)
     print(json.dumps({"out": args.out, "seconds": round(time.perf_counter() - started, 1),
                       "summary": report["summary"]}), flush=True)
 

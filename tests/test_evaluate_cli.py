@@ -409,6 +409,17 @@ def test_stress_too_few_items_are_shown_not_judged_and_a_stored_report_can_be_re
         "chrf": {**truncation["metrics"]["chrf"], "passed": True}}  # same curve, new verdict only
     assert "| 1/1 |" in (tmp_path / "re" / "report.md").read_text()
     assert (out / "report.json").read_text() == stored  # --out elsewhere leaves the original alone
+    assert (out / "plots" / "truncation.png").is_file() and (tmp_path / "re" / "plots" / "truncation.png").is_file()
+
+    # --no-plots: the same report and table, no PNG
+    code, stdout, _ = run(capsys, "stress-report", "--report", str(out), "--min-applied", "3", "--out",
+                          str(tmp_path / "bare"), "--no-plots")
+    assert code == 0 and json.loads(stdout[-1]) == rejudged
+    assert sorted(p.name for p in (tmp_path / "bare").iterdir()) == ["report.json", "report.md"]
+    code, stdout, _ = run(capsys, "stress", "--metric", "chrf", "--data", str(_multiref(tmp_path)), "--tests",
+                          "truncation", "--seeds", "1", "--out", str(tmp_path / "bare2"), "--quiet", "--no-plots")
+    assert code == 0 and json.loads(stdout[-1])["tests"] == report["tests"]
+    assert not (tmp_path / "bare2" / "plots").exists()
 
     (tmp_path / "bad.json").write_text("{not json")
     for argv, message in (

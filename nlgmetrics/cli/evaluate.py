@@ -8,8 +8,8 @@
     python evaluate.py adversarial --metric NAME --data F.jsonl [--reference-free]
     python evaluate.py stress      --metric NAME[,NAME...] --data F.jsonl [--tests T,...] [--limit N] --out DIR
                                    [--gold-system NAME] [--ref-index N|all]   (NAME may be bertscore-p/-r/-f)
-                                   [--min-applied N]
-    python evaluate.py stress-report --report DIR/report.json [--min-applied N] [--out DIR]
+                                   [--min-applied N] [--no-plots]
+    python evaluate.py stress-report --report DIR/report.json [--min-applied N] [--out DIR] [--no-plots]
     python evaluate.py make-adversarial --data F.jsonl --out F.jsonl [--types T,...] [--seed S]
     python evaluate.py robustness  --metric NAME[,NAME...] --data F.jsonl --out F.json [--markdown F.md] [--seed S]
 
@@ -37,6 +37,8 @@ from nlgmetrics.inputs import positive_int
 from nlgmetrics.modelroles.resolve import DEFAULT_ENCODER
 from nlgmetrics.nli.model import DEFAULT_NLI
 
+NO_PLOTS_HELP = ("write report.json and report.md only, no plots/<test>.png (about 0.3 s per test; a plots/ folder "
+                 "of an earlier run is left as it was)")
 BASE_METRICS = ("menli", "sescore", "mars", "bleu", "chrf", "bertscore", "cosine", "lm-likelihood", "lm-ratio")
 
 
@@ -708,7 +710,7 @@ def cmd_stress(args: argparse.Namespace) -> dict:
                                          **store.costs.get(signatures[name], {})} if signatures[name] else
                                   {"scores": "not stored (set normalisation: one call over all rows)"}
                                   for name in names}
-    write_report(report, args.out)
+    write_report(report, args.out, plots=not args.no_plots)
     return report
 
 
@@ -732,7 +734,7 @@ def cmd_stress_report(args: argparse.Namespace) -> dict:
     if not isinstance(stored, dict) or not {"protocol", "metrics", "tests"} <= stored.keys():
         raise InputError(f"{path}: not a blind-spot report (needs 'protocol', 'metrics' and 'tests')")
     report = judge(stored, args.min_applied or DEFAULT_MIN_APPLIED)
-    write_report(report, args.out or path.parent)
+    write_report(report, args.out or path.parent, plots=not args.no_plots)
     return report
 
 
@@ -833,12 +835,14 @@ def make_parser() -> argparse.ArgumentParser:
                    help="judge a test only if it applies to at least this many items (default: stress.DEFAULT_MIN_APPLIED)")
     p.add_argument("--chunk", type=positive_int, default=4096,
                    help="rows scored between saves of <out>/scores.json (a rerun with the same --out resumes there)")
+    p.add_argument("--no-plots", action="store_true", help=NO_PLOTS_HELP)
     _add_metric_options(p)
     p = sub.add_parser("stress-report", help="re-judge a stored stress report.json and rewrite its table and plots")
     p.add_argument("--report", required=True, help="report.json written by 'stress', or its folder")
     p.add_argument("--out", help="folder to write (default: the report's own folder)")
     p.add_argument("--min-applied", type=positive_int,
                    help="judge a test only if it applies to at least this many items (default: stress.DEFAULT_MIN_APPLIED)")
+    p.add_argument("--no-plots", action="store_true", help=NO_PLOTS_HELP)
     p = sub.add_parser("make-adversarial", help="MENLI-format adversarial rows from a set with paraphrase references")
     p.add_argument("--data", required=True, help="JSONL with paraphrase references")
     p.add_argument("--out", required=True, help="adversarial JSONL to write")
