@@ -7,9 +7,19 @@
 """
 from menli.combine import CombinationStats, MinMax, MixPart, MixRecipe, combine, mix, packaged_recipe, packaged_stats
 from menli.functional import menli_scores
-from menli.metric import MENLI, MENLIMix
 from menli.pooling import ALL_STRATEGIES, DIRECTIONS, FORMULAS, PAPER_CHOICES, TASKS, pool, task_strategy
 from menli.scorer import CombinedScorer, MENLIScorer, MixedScorer, fitted_with
+
+
+def __getattr__(name: str):
+    # the torchmetrics classes are imported on first use: importing torchmetrics takes ~4 s (it loads its audio,
+    # image and text modules, scipy.signal, transformers), which every CLI run and --devices worker paid for nothing
+    if name in ("MENLI", "MENLIMix"):
+        from menli import metric
+
+        return getattr(metric, name)
+    raise AttributeError(f"module 'menli' has no attribute '{name}'")
+
 
 __all__ = [
     "ALL_STRATEGIES", "CombinationStats", "CombinedScorer", "DIRECTIONS", "FORMULAS", "MENLI", "MENLIMix",

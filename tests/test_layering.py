@@ -109,3 +109,20 @@ def test_packaged_config_lookup(tmp_path, monkeypatch):
     assert config_path("configs/mars/offline.yaml").resolve() == own  # a user's own file wins
     with pytest.raises(FileNotFoundError, match="mars/offline.yaml"):
         config_path("configs/mars/nope.yaml")
+
+
+def test_scoring_imports_leave_torchmetrics_and_lightning_unloaded():
+    """Importing the metric packages and building a scorer's CLI module does not load torchmetrics (~4 s: it imports
+    its audio/image/text modules, scipy.signal and transformers) or Lightning: every evaluate.py run and every
+    --devices worker process paid that for classes scoring never uses. The torchmetrics classes still import."""
+    import subprocess
+    import sys
+
+    code = ("import sys, menli, mars, sescore, nlgmetrics.cli.evaluate\n"
+            "print(sorted(m for m in ('torchmetrics', 'pytorch_lightning', 'lightning') if m in sys.modules))\n"
+            "from menli import MENLI, MENLIMix\nfrom mars import MARS\nfrom sescore import SEScore\n"
+            "import torchmetrics\n"
+            "print(all(issubclass(c, torchmetrics.Metric) for c in (MENLI, MENLIMix, MARS, SEScore)))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["[]", "True"], done.stdout
