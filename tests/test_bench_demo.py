@@ -22,15 +22,15 @@ def test_timed_step_keeps_the_exit_code_and_the_output_in_its_log(tmp_path):
 
 def test_demo_passes_its_nli_model_to_the_menli_rows_only(tiny):
     done = subprocess.run([sys.executable, str(REPO / "examples" / "demo.py"), "--nli-model", str(tiny["nli"]),
-                           "--metrics", "menli,menli+bertscore,bertscore,chrf"],
+                           "--metrics", "menli,menli+chrf,chrf"],  # chrf: no real encoder to load (~13 s each)
                           capture_output=True, text=True,
                           env={**os.environ, "HF_HUB_OFFLINE": "1", "NLGMETRICS_THREADS": "1"})
     assert done.returncode == 0, done.stderr[-2000:]
     lines = {line.split(":")[0].strip(): line for line in done.stdout.splitlines() if ": system " in line}
-    assert f"nli:{tiny['nli']}@" in lines["menli"] and f"nli:{tiny['nli']}@" in lines["menli+bertscore"]
-    assert "nli:" not in lines["bertscore"] and len(done.stdout.strip().splitlines()) == 4 + 1 + 1 + 8
-    header = done.stdout.strip().splitlines()[5]
-    assert [c.strip() for c in header.split("|")][:4] == ["menli", "menli+bertscore", "bertscore", "chrf"]
+    assert f"nli:{tiny['nli']}@" in lines["menli"] and f"nli:{tiny['nli']}@" in lines["menli+chrf"]
+    assert "nli:" not in lines["chrf"] and len(done.stdout.strip().splitlines()) == 3 + 1 + 1 + 8
+    header = done.stdout.strip().splitlines()[4]
+    assert [c.strip() for c in header.split("|")][:3] == ["menli", "menli+chrf", "chrf"]
 
 
 def test_demo_runs_every_metric_family_and_names_a_metric_it_cannot_run():
