@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import re
 import shlex
 from pathlib import Path
@@ -35,8 +36,14 @@ def readme_commands(path: Path = REPO / "README.md", program: str = "evaluate.py
 
 
 def markdown_files() -> list[Path]:
-    """The project's own Markdown (README, docs/, the packages' READMEs), not the virtual environment's."""
-    return [p for p in sorted(REPO.rglob("*.md")) if not {".venv", "runs", ".git"} & set(p.relative_to(REPO).parts)]
+    """The project's own Markdown (README, docs/, the packages' READMEs), not the virtual environment's.
+
+    The skipped folders are pruned before the walk enters them (an rglob over .venv's site-packages took ~0.5 s)."""
+    found = []
+    for folder, subfolders, files in os.walk(REPO):
+        subfolders[:] = [d for d in subfolders if d not in {".venv", "runs", ".git"}]
+        found += [Path(folder) / f for f in files if f.endswith(".md")]
+    return sorted(found)
 
 
 def test_every_readme_evaluate_command_parses():
