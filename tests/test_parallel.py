@@ -37,7 +37,10 @@ def _scores(capsys, tmp_path, tiny, devices: int, metric: str, extra: list[str])
 def test_two_cpu_processes_score_exactly_like_one(capsys, tmp_path, tiny, metric):
     """menli+bertscore: a set-normalised combination, each part sharded; sescore: the regressor end to end;
     mars: augmentation by a causal LM in each process (a fresh cache folder per run)."""
-    extra = ["--nli-model", str(tiny["nli"]), "--encoder", str(tiny["encoder"]), "--granularity", "text"]
+    # 'set' named outright: 'auto' would resolve to it for tiny models only after asking each part's signature in a
+    # process of its own (two more spawns; that path is test_signature_before_scoring_builds_no_model_in_the_parent)
+    extra = ["--nli-model", str(tiny["nli"]), "--encoder", str(tiny["encoder"]), "--granularity", "text",
+             "--normalization", "set"]
     if metric == "sescore":
         from sescore.regressor.checkpoint import export_checkpoint
         from sescore.regressor.module import SEScoreModule
