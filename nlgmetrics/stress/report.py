@@ -138,7 +138,8 @@ def write_report(report: Mapping[str, Any], out_dir: str | Path, plots: bool = T
     """Write ``report.json``, ``report.md`` and ``plots/<test>.png`` (applicable tests) under ``out_dir``.
 
     ``plots=False`` skips the PNGs (about 0.3 s each, 24 tests: most of a small run's time); a ``plots/`` folder an
-    earlier run wrote is left as it was, not deleted.
+    earlier run wrote is left as it was, not deleted (its legends keep that run's verdicts: re-judging in place
+    with ``plots=False`` leaves them stale, which the CLI help says).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
