@@ -9,17 +9,10 @@ from mars.config import ABLATIONS, MARSConfig, load_config
 from mars.functional import geometric_weights, mars_score, mean_pooled_embeddings, weighted_cosine
 from mars.knapsack import solve_knapsack
 from mars.scorer import MARSScorer, build, package_version
+from nlgmetrics.lazy import lazy_exports
 
 __version__ = package_version()
-
-
-def __getattr__(name: str):
-    if name == "MARS":  # torchmetrics class: imported on first use (torchmetrics itself takes ~4 s to import)
-        from mars.metric import MARS
-
-        return MARS
-    raise AttributeError(f"module 'mars' has no attribute '{name}'")
-
+__getattr__ = lazy_exports("mars", {"MARS": "mars.metric"})  # torchmetrics class: imported on first use
 
 __all__ = [
     "ABLATIONS", "MARS", "MARSConfig", "MARSScorer", "build", "geometric_weights", "load_config", "mars_score",

@@ -9,17 +9,10 @@ from menli.combine import CombinationStats, MinMax, MixPart, MixRecipe, combine,
 from menli.functional import menli_scores
 from menli.pooling import ALL_STRATEGIES, DIRECTIONS, FORMULAS, PAPER_CHOICES, TASKS, pool, task_strategy
 from menli.scorer import CombinedScorer, MENLIScorer, MixedScorer, fitted_with
+from nlgmetrics.lazy import lazy_exports
 
-
-def __getattr__(name: str):
-    # the torchmetrics classes are imported on first use: importing torchmetrics takes ~4 s (it loads its audio,
-    # image and text modules, scipy.signal, transformers), which every CLI run and --devices worker paid for nothing
-    if name in ("MENLI", "MENLIMix"):
-        from menli import metric
-
-        return getattr(metric, name)
-    raise AttributeError(f"module 'menli' has no attribute '{name}'")
-
+# the torchmetrics classes: imported on first use (nlgmetrics.lazy says why)
+__getattr__ = lazy_exports("menli", {"MENLI": "menli.metric", "MENLIMix": "menli.metric"})
 
 __all__ = [
     "ALL_STRATEGIES", "CombinationStats", "CombinedScorer", "DIRECTIONS", "FORMULAS", "MENLI", "MENLIMix",

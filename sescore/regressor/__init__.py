@@ -5,8 +5,7 @@ SEScoreScorer`` stays light and nothing loads a model at import time.
 """
 from __future__ import annotations
 
-from typing import Any
-
+from nlgmetrics.lazy import lazy_exports
 from sescore.regressor.checkpoint import CheckpointError, export_checkpoint, load_checkpoint, read_hparams
 from sescore.regressor.model import LoraSettings, RegressorConfig, SEScoreRegressor, build_regressor
 from sescore.regressor.scale import OUTPUT_SCALES, to_target
@@ -21,14 +20,7 @@ _LAZY = {
     "DevTauLike": "sescore.regressor.selection",
     "fit_main": "sescore.regressor.cli",
 }
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'sescore.regressor' has no attribute '{name}'")
+__getattr__ = lazy_exports("sescore.regressor", _LAZY)
 
 
 __all__ = [
