@@ -37,8 +37,8 @@ from nlgmetrics.inputs import positive_int
 from nlgmetrics.modelroles.resolve import DEFAULT_ENCODER
 from nlgmetrics.nli.model import DEFAULT_NLI
 
-NO_PLOTS_HELP = ("write report.json and report.md only, no plots/<test>.png (about 0.3 s per test); a plots/ folder "
-                 "of an earlier run is left as it was, legends and verdicts included")
+NO_PLOTS_HELP = ("write report.json and report.md only, no plots/<test>.png (24 tests took ~5 s of a two-item run "
+                 "here); a plots/ folder of an earlier run is left as it was, legends and verdicts included")
 BASE_METRICS = ("menli", "sescore", "mars", "bleu", "chrf", "bertscore", "cosine", "lm-likelihood", "lm-ratio")
 
 

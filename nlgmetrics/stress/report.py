@@ -137,7 +137,7 @@ def plot_test(report: Mapping[str, Any], name: str, path: str | Path) -> Path:
 def write_report(report: Mapping[str, Any], out_dir: str | Path, plots: bool = True) -> dict[str, Path]:
     """Write ``report.json``, ``report.md`` and ``plots/<test>.png`` (applicable tests) under ``out_dir``.
 
-    ``plots=False`` skips the PNGs (about 0.3 s each, 24 tests: most of a small run's time); a ``plots/`` folder an
+    ``plots=False`` skips the PNGs (24 of them took ~5 s of a two-item run's ~16 s here); a ``plots/`` folder an
     earlier run wrote is left as it was, not deleted (its legends keep that run's verdicts: re-judging in place
     with ``plots=False`` leaves them stale, which the CLI help says).
     """
