@@ -2,7 +2,8 @@
 
 Batches are plain text (the model tokenises with its own tokenizer), so the data side does not depend on the
 encoder. Validation has up to two loaders: the held-out synthetic pairs (``val_loss``) and the dev judgments
-(``val_tau_like``). Both are sorted longest first; training batches are length-bucketed in a seeded order.
+(``val_tau_like``). Both keep rows that share texts together, longest first (``grouped_longest_first``);
+training batches are length-bucketed in a seeded order.
 """
 from __future__ import annotations
 
@@ -80,6 +81,28 @@ def _pair_length(record: dict[str, Any]) -> int:
 
 def _longest_first(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(records, key=_pair_length, reverse=True)
+
+
+def _text_group(record: dict[str, Any]) -> tuple:
+    """Rows that share texts: one dev item's candidates and references, or one reference's variants."""
+    if "item" in record:
+        return ("item", record.get("set", 0), record["item"])
+    return ("reference", record["reference"])
+
+
+def grouped_longest_first(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Validation order: rows sharing texts (``_text_group``) next to each other, groups longest first by their
+    longest row, rows within a group longest first; ties keep input order (a pure function of the rows).
+
+    Validation encodes each distinct text of a batch once (``SEScoreRegressor.forward_distinct``), so a batch
+    that holds whole items encodes each reference once instead of once per candidate; sorting by the longest row
+    keeps padding as low as the plain longest-first order did.
+    """
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for record in records:
+        groups.setdefault(_text_group(record), []).append(record)
+    ordered = sorted(groups.values(), key=lambda rows: max(_pair_length(r) for r in rows), reverse=True)
+    return [record for rows in ordered for record in _longest_first(rows)]
 
 
 class SEScoreDataModule(pl.LightningDataModule):
@@ -187,12 +210,13 @@ class SEScoreDataModule(pl.LightningDataModule):
         self.train_records = [records[i] for i in train]
         if self.group_variants:
             self.train_records = group_by_reference(self.train_records, self.group_variants)
-        self.val_records = _longest_first([records[i] for i in val])
+        self.val_records = grouped_longest_first([records[i] for i in val])
         if self.dev_mix:
-            self.dev_records = _longest_first(load_dev_mix(self.dev_mix, self.dev_half, self.dev_items_per_set,
-                                                           max_refs=self.dev_max_refs))
+            self.dev_records = grouped_longest_first(load_dev_mix(self.dev_mix, self.dev_half, self.dev_items_per_set,
+                                                                  max_refs=self.dev_max_refs))
         elif self.dev_judgments:
-            self.dev_records = _longest_first(load_dev_judgments(self.dev_judgments, self.dev_score, self.dev_items))
+            self.dev_records = grouped_longest_first(load_dev_judgments(self.dev_judgments, self.dev_score,
+                                                                        self.dev_items))
         if not self.val_records and not self.dev_records:
             raise ValueError("no validation data for model selection: set val_fraction > 0 or give dev_judgments")
 

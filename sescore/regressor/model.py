@@ -223,6 +223,24 @@ class SEScoreRegressor(nn.Module):
         n = len(candidates)
         return self.predict_states(states.rows(slice(0, n)), states.rows(slice(n, None)))
 
+    def forward_distinct(self, candidates: Sequence[str], references: Sequence[str]) -> torch.Tensor:
+        """``forward`` without encoder gradients, each distinct text of the batch encoded once.
+
+        For validation: a dev batch repeats each reference for every candidate of its item (the dev mix's select
+        half is 8,720 pair texts but 1,712 distinct ones), and the encoder is the cost. The padded length is the
+        same as ``forward``'s (the longest text is among the distinct ones), so scores match it up to the last
+        bits of a batch of another row count. Not for training: under dropout each copy of a text draws its own
+        mask in ``forward``, and sharing one would change the recipe.
+        """
+        if len(candidates) != len(references):
+            raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
+        texts = list(dict.fromkeys([*candidates, *references]))
+        row = {text: i for i, text in enumerate(texts)}
+        states = self.encode(self.tokenize(texts), encoder_grad=False)
+        index = torch.as_tensor([row[t] for t in (*candidates, *references)], device=states.pooled.device)
+        n = len(candidates)
+        return self.predict_states(states.rows(index[:n]), states.rows(index[n:]))
+
     @torch.inference_mode()
     def encode_texts(
         self, texts: Sequence[str], batch_size: int = 64, progress: bool = False

@@ -133,10 +133,15 @@ class SEScoreModule(pl.LightningModule):
     def encoder_frozen(self) -> bool:
         return self.global_step < self.frozen_steps
 
-    def pair_loss(self, batch: dict[str, Any], encoder_grad: bool) -> tuple[torch.Tensor, torch.Tensor]:
-        """Logistic loss and accuracy of judged pairs: both candidates in one batched pass."""
+    def pair_loss(self, batch: dict[str, Any], encoder_grad: bool,
+                  distinct: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logistic loss and accuracy of judged pairs: both candidates in one batched pass (``distinct``:
+        validation, each distinct text encoded once, see ``SEScoreRegressor.forward_distinct``)."""
         n = len(batch["better"])
-        preds = self.regressor(batch["better"] + batch["worse"], batch["reference"] * 2, encoder_grad=encoder_grad)
+        if distinct:
+            preds = self.regressor.forward_distinct(batch["better"] + batch["worse"], batch["reference"] * 2)
+        else:
+            preds = self.regressor(batch["better"] + batch["worse"], batch["reference"] * 2, encoder_grad=encoder_grad)
         margin = preds[:n] - preds[n:]
         loss = F.softplus(-margin / self.hparams.pair_scale).mean()
         return loss, (margin > 0).float().mean()
@@ -167,12 +172,12 @@ class SEScoreModule(pl.LightningModule):
 
     def validation_step(self, batch: dict[str, Any], batch_idx: int, dataloader_idx: int = 0) -> None:
         if "better" in batch:
-            loss, accuracy = self.pair_loss(batch, encoder_grad=False)
+            loss, accuracy = self.pair_loss(batch, encoder_grad=False, distinct=True)
             size = len(batch["better"])
             self.log("val_loss", loss, batch_size=size, sync_dist=True, add_dataloader_idx=False, prog_bar=True)
             self.log("val_pair_acc", accuracy, batch_size=size, sync_dist=True, add_dataloader_idx=False)
             return
-        preds = self.regressor(batch["candidate"], batch["reference"], encoder_grad=False)
+        preds = self.regressor.forward_distinct(batch["candidate"], batch["reference"])
         if "human" in batch:
             self.dev_tau.update(preds, batch["row"], batch["human"], batch["item"], batch.get("set"))
         else:
