@@ -5,9 +5,9 @@ candidate-reference pairs, 40 items per set, at most 2 references each) to pick 
 that check as it ran before: pairs longest first, batches of ``eval_batch_size`` pairs, both texts of every pair
 through the encoder (``SEScoreRegressor.forward``). The toolkit's check (``SEScoreModule.validation_step``) keeps
 each item's pairs together (``grouped_longest_first``) and encodes each distinct text of a batch once
-(``SEScoreRegressor.forward_distinct``). Both run the same weights, as a fit validates them (LoRA unmerged, eval
-mode, float32), one after the other in this process; the table gives their tau-like, the largest difference of
-any pair's score, and the CPU-time ratio.
+(``SEScoreRegressor.forward`` with ``distinct``). Both run the same weights, as a fit validates them (LoRA
+unmerged, eval mode, float32), one after the other in this process; the table gives their tau-like, the largest
+difference of any pair's score, and the CPU-time ratio.
 
     python bench/bench_sescore_devcheck.py [--checkpoint sescore/checkpoints/mpnet-v2] [--name sescore_devcheck]
 
@@ -41,7 +41,7 @@ def run_check(regressor, records: list[dict], batch_size: int, distinct: bool) -
             chunk = records[start : start + batch_size]
             batch = collate_pairs(chunk)
             if distinct:
-                preds = regressor.forward_distinct(batch["candidate"], batch["reference"])
+                preds = regressor(batch["candidate"], batch["reference"], encoder_grad=False, distinct=True)
                 texts += len(set(batch["candidate"]) | set(batch["reference"]))
             else:
                 preds = regressor(batch["candidate"], batch["reference"], encoder_grad=False)

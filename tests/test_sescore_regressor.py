@@ -640,13 +640,13 @@ def test_validation_encodes_each_distinct_text_once_and_scores_as_forward(tiny, 
             batch = collate_pairs(records[start : start + 6])
             with torch.no_grad():
                 pairwise = module.regressor(batch["candidate"], batch["reference"], encoder_grad=False)
-                distinct = module.regressor.forward_distinct(batch["candidate"], batch["reference"])
+                distinct = module.regressor(batch["candidate"], batch["reference"], encoder_grad=False, distinct=True)
             torch.testing.assert_close(distinct, pairwise, atol=1e-6, rtol=0)
             assert encoded[-2:] == [2 * len(batch["candidate"]),
                                     len(set(batch["candidate"]) | set(batch["reference"]))]
     assert sum(encoded[1::2]) < 0.75 * sum(encoded[0::2]), encoded  # whole items per batch: references shared
     with pytest.raises(ValueError, match="2 candidates but 1 references"):
-        module.regressor.forward_distinct(["a", "b"], ["a"])
+        module.regressor(["a", "b"], ["a"], encoder_grad=False, distinct=True)
 
 
 def test_grouped_validation_order_is_a_pure_function_of_the_rows():

@@ -94,9 +94,9 @@ def grouped_longest_first(records: Sequence[dict[str, Any]]) -> list[dict[str, A
     """Validation order: rows sharing texts (``_text_group``) next to each other, groups longest first by their
     longest row, rows within a group longest first; ties keep input order (a pure function of the rows).
 
-    Validation encodes each distinct text of a batch once (``SEScoreRegressor.forward_distinct``), so a batch
-    that holds whole items encodes each reference once instead of once per candidate; sorting by the longest row
-    keeps padding as low as the plain longest-first order did.
+    Validation encodes each distinct text of a batch once (``SEScoreRegressor.forward`` with ``distinct``), so a
+    batch that holds whole items encodes each reference once instead of once per candidate; sorting by the longest
+    row keeps padding as low as the plain longest-first order did.
     """
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for record in records:

@@ -215,29 +215,23 @@ class SEScoreRegressor(nn.Module):
         align = greedy_alignment(cand.tokens, cand.mask, ref.tokens, ref.mask).to(features.dtype)
         return (self.head(torch.cat([features, align], dim=-1)) + self.align_skip(align)).squeeze(-1)
 
-    def forward(self, candidates: Sequence[str], references: Sequence[str], encoder_grad: bool = True) -> torch.Tensor:
-        """Scores [B] for text pairs; both sides go through the encoder in one call (one padded batch)."""
-        if len(candidates) != len(references):
-            raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
-        states = self.encode(self.tokenize(list(candidates) + list(references)), encoder_grad)
-        n = len(candidates)
-        return self.predict_states(states.rows(slice(0, n)), states.rows(slice(n, None)))
+    def forward(self, candidates: Sequence[str], references: Sequence[str], encoder_grad: bool = True,
+                distinct: bool = False) -> torch.Tensor:
+        """Scores [B] for text pairs; both sides go through the encoder in one call (one padded batch).
 
-    def forward_distinct(self, candidates: Sequence[str], references: Sequence[str]) -> torch.Tensor:
-        """``forward`` without encoder gradients, each distinct text of the batch encoded once.
-
-        For validation: a dev batch repeats each reference for every candidate of its item (the dev mix's select
-        half is 8,720 pair texts but 1,712 distinct ones), and the encoder is the cost. The padded length is the
-        same as ``forward``'s (the longest text is among the distinct ones), so scores match it up to the last
-        bits of a batch of another row count. Not for training: under dropout each copy of a text draws its own
-        mask in ``forward``, and sharing one would change the recipe.
+        ``distinct`` encodes each distinct text of the batch once. For validation: a dev batch repeats each
+        reference for every candidate of its item (the dev mix's select half is 8,720 pair texts but 1,712
+        distinct ones), and the encoder is the cost. The padded length stays the same (the longest text is among
+        the distinct ones), so scores match up to the last bits of a batch of another row count. Not for
+        training: under dropout each copy of a text draws its own mask, and sharing one would change the recipe.
         """
         if len(candidates) != len(references):
             raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
-        texts = list(dict.fromkeys([*candidates, *references]))
-        row = {text: i for i, text in enumerate(texts)}
-        states = self.encode(self.tokenize(texts), encoder_grad=False)
-        index = torch.as_tensor([row[t] for t in (*candidates, *references)], device=states.pooled.device)
+        texts = [*candidates, *references]
+        encoded = list(dict.fromkeys(texts)) if distinct else texts
+        row = {text: i for i, text in enumerate(encoded)}
+        states = self.encode(self.tokenize(encoded), encoder_grad)
+        index = torch.as_tensor([row[t] for t in texts] if distinct else range(len(texts)), device=states.pooled.device)
         n = len(candidates)
         return self.predict_states(states.rows(index[:n]), states.rows(index[n:]))
 

@@ -136,12 +136,10 @@ class SEScoreModule(pl.LightningModule):
     def pair_loss(self, batch: dict[str, Any], encoder_grad: bool,
                   distinct: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
         """Logistic loss and accuracy of judged pairs: both candidates in one batched pass (``distinct``:
-        validation, each distinct text encoded once, see ``SEScoreRegressor.forward_distinct``)."""
+        validation, each distinct text encoded once, see ``SEScoreRegressor.forward``)."""
         n = len(batch["better"])
-        if distinct:
-            preds = self.regressor.forward_distinct(batch["better"] + batch["worse"], batch["reference"] * 2)
-        else:
-            preds = self.regressor(batch["better"] + batch["worse"], batch["reference"] * 2, encoder_grad=encoder_grad)
+        preds = self.regressor(batch["better"] + batch["worse"], batch["reference"] * 2, encoder_grad=encoder_grad,
+                               distinct=distinct)
         margin = preds[:n] - preds[n:]
         loss = F.softplus(-margin / self.hparams.pair_scale).mean()
         return loss, (margin > 0).float().mean()
@@ -177,7 +175,7 @@ class SEScoreModule(pl.LightningModule):
             self.log("val_loss", loss, batch_size=size, sync_dist=True, add_dataloader_idx=False, prog_bar=True)
             self.log("val_pair_acc", accuracy, batch_size=size, sync_dist=True, add_dataloader_idx=False)
             return
-        preds = self.regressor.forward_distinct(batch["candidate"], batch["reference"])
+        preds = self.regressor(batch["candidate"], batch["reference"], encoder_grad=False, distinct=True)
         if "human" in batch:
             self.dev_tau.update(preds, batch["row"], batch["human"], batch["item"], batch.get("set"))
         else:
