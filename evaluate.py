@@ -1,4 +1,5 @@
 """``python evaluate.py ...``: the same command as the installed ``nlgmetrics-evaluate`` (see nlgmetrics/cli)."""
+
 import sys
 
 from nlgmetrics.cli.evaluate import main

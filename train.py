@@ -1,4 +1,5 @@
 """``python train.py ...``: the same command as the installed ``nlgmetrics-train`` (see nlgmetrics/cli)."""
+
 import sys
 
 from nlgmetrics.cli.train import main

@@ -15,14 +15,18 @@ take: the best select-half mean tau-like among the weights whose dev adversarial
 ``--adversarial-goal`` (the MENLI issue's 0.70). Its fixed ranges are what ``bench/stress_menli.py --combine``
 reads from the result file, so the blind-spot suite sees exactly this combination.
 
-    python bench/ablate_menli_bertscore_weight.py [--nli-model packaged:nli-mpnet] [--sets ted_zhen,webnlg]
+    python bench/ablate_menli_bertscore_weight.py [--nli-model packaged:nli-mpnet] [--sets ted_zhen,webnlg] \
+        [--save-stats FILE.json]
 
-Writes bench/results/menli_bertscore_weight_<model>.{json,md}.
+Cost: seconds after ``ablate_menli_pooling.py`` filled the caches (an hour on 2 cores before). Writes
+bench/results/menli_bertscore_weight_<model>.{json,md}; ``bench/stress_menli.py --combine`` and
+``docs/reproduce_menli.sh`` read that file, and the packaged ``nli-mpnet+bertscore-minilm.json`` ranges must be
+its ranges (``tests/test_bench_menli.py`` checks that they are).
 """
+
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -31,23 +35,47 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.ablate_menli_combiner import (  # noqa: E402
-    WEIGHTS, adversarial_accuracy, adversarial_rows, all_items, choose, combined, fit_ranges, mean_tau, meets_goal,
-    reference_scores, versus_bertscore,
+    WEIGHTS,
+    adversarial_accuracy,
+    adversarial_rows,
+    all_items,
+    choose,
+    combined,
+    fit_ranges,
+    mean_tau,
+    meets_goal,
+    reference_scores,
+    versus_bertscore,
 )
 from bench.ablate_menli_pooling import (  # noqa: E402
-    add_set_options, check_sets, load_halves, pair_probabilities, strategy_scores,
+    add_set_options,
+    check_sets,
+    load_halves,
+    pair_probabilities,
+    strategy_scores,
 )
-from bench.common import RESULTS, data_dir, machine  # noqa: E402
+from bench.harness import metric, read_data, write_document  # noqa: E402
 
 NAMES = ("menli", "bertscore")
 
 
 def combiner_sets(halves: dict[str, list[dict]], formula: str, direction: str) -> dict[str, list[dict]]:
     """The pooling ablation's halves in the combiner's shape: per set, the MENLI and BERTScore score arrays."""
-    return {half: [{"set": s["set"], "human": s["human"], "items": s["items"],
-                    "scores": {"menli": strategy_scores(s["forward"], s["backward"], formula, direction),
-                               "bertscore": s["bertscore"]}} for s in sets]
-            for half, sets in halves.items()}
+    return {
+        half: [
+            {
+                "set": s["set"],
+                "human": s["human"],
+                "items": s["items"],
+                "scores": {
+                    "menli": strategy_scores(s["forward"], s["backward"], formula, direction),
+                    "bertscore": s["bertscore"],
+                },
+            }
+            for s in sets
+        ]
+        for half, sets in halves.items()
+    }
 
 
 def variants(best_weight: float, robust_weight: float | None = None) -> dict[str, float]:
@@ -60,8 +88,9 @@ def variants(best_weight: float, robust_weight: float | None = None) -> dict[str
     return out
 
 
-def robust_choice(select_sets: list[dict], ranges: dict, adversarial_grid: dict[float, float] | None,
-                  goal: float) -> float | None:
+def robust_choice(
+    select_sets: list[dict], ranges: dict, adversarial_grid: dict[float, float] | None, goal: float
+) -> float | None:
     """The best select-half weight among those whose adversarial accuracy reaches ``goal``; None if none does or
     the suite was not run. Same tie rule as the unconstrained choice."""
     if not adversarial_grid:
@@ -79,21 +108,26 @@ def main() -> None:
     parser.add_argument("--all-items-set", default="ted_zhen", help="the set also reported on all its items")
     parser.add_argument("--formula", default="e")
     parser.add_argument("--direction", default="<->")
-    parser.add_argument("--adversarial-goal", type=float, default=0.70,
-                        help="the robust weight's floor on the dev adversarial suite's mean accuracy")
+    parser.add_argument(
+        "--adversarial-goal",
+        type=float,
+        default=0.70,
+        help="the robust weight's floor on the dev adversarial suite's mean accuracy",
+    )
     parser.add_argument("--name", help="result file stem (default menli_bertscore_weight_<model>)")
-    parser.add_argument("--save-stats", metavar="JSON",
-                        help="also write the fitted ranges as evaluate.py --normalization reads them, with what they "
-                             "were fitted on (configs/menli/ holds the shipped ones)")
+    parser.add_argument(
+        "--save-stats",
+        metavar="JSON",
+        help="also write the fitted ranges as evaluate.py --normalization reads them, with what they "
+        "were fitted on (configs/menli/ holds the shipped ones)",
+    )
     args = parser.parse_args()
 
     import torch
 
     torch.set_num_threads(int(os.environ.get("NLGMETRICS_THREADS", "2")))
     from menli.pooling import check_strategy
-    from nlgmetrics.cli.devmix import _cached_scores
-    from nlgmetrics.cli.evaluate import build_scorer, make_parser
-    from nlgmetrics.metaeval import read_jsonl, tau_like
+    from nlgmetrics.metaeval import tau_like
     from nlgmetrics.metaeval.devmix import load_mix
     from nlgmetrics.nli import load_nli
 
@@ -102,9 +136,7 @@ def main() -> None:
     wanted = check_sets(parser, mix, args.sets)
     if args.all_items_set not in wanted:
         parser.error(f"--all-items-set {args.all_items_set} is not one of --sets ({', '.join(wanted)})")
-    cli = make_parser().parse_args(["devmix", "--half", "select", "--metric", "bertscore", "--quiet",
-                                    "--encoder", "packaged:minilm"])  # the published BERTScore rows' encoder
-    bertscore = build_scorer("bertscore", cli)
+    bertscore = metric("bertscore", encoder="packaged:minilm", progress=False)  # the published rows' encoder
     nli = load_nli(args.nli_model)
     started = time.perf_counter()
     halves = load_halves(mix, wanted, nli, bertscore, Path(args.cache), Path(args.score_cache), args.limit_items)
@@ -118,56 +150,78 @@ def main() -> None:
     if args.adversarial:
         import numpy as np
 
-        rows = read_jsonl(data_dir() / args.adversarial)
+        rows = read_data(args.adversarial)
         pairs, n_good, types = adversarial_rows(rows)
         forward, backward = pair_probabilities(nli, pairs, Path(args.cache))
-        adv_scores = {"menli": strategy_scores(forward, backward, formula, direction),
-                      "bertscore": np.asarray(_cached_scores(bertscore, pairs, reference_scores,
-                                                             Path(args.score_cache),
-                                                             f"refonly-{Path(args.adversarial).stem}"))}
+        adv_scores = {
+            "menli": strategy_scores(forward, backward, formula, direction),
+            "bertscore": np.asarray(
+                reference_scores(bertscore, pairs, Path(args.score_cache), f"refonly-{Path(args.adversarial).stem}")
+            ),
+        }
 
-        adversarial = {"data": args.adversarial, "rows": len(rows), "goal": args.adversarial_goal,
-                       "grid": {w: adversarial_accuracy(combined(adv_scores, ranges, "bertscore", w), n_good, types)
-                                for w in WEIGHTS}}  # float keys: JSON writes them as "0.1", like select_grid
-    robust = robust_choice(sets["select"], ranges, adversarial["grid"] if adversarial else None,
-                           args.adversarial_goal)
+        adversarial = {
+            "data": args.adversarial,
+            "rows": len(rows),
+            "goal": args.adversarial_goal,
+            "grid": {
+                w: adversarial_accuracy(combined(adv_scores, ranges, "bertscore", w), n_good, types) for w in WEIGHTS
+            },
+        }  # float keys: JSON writes them as "0.1", like select_grid
+    robust = robust_choice(sets["select"], ranges, adversarial["grid"] if adversarial else None, args.adversarial_goal)
 
     report = []
     for label, weight in variants(best["bertscore"], robust).items():
-        report.append({
-            "variant": label, "weight": weight, "chosen": weight == best["bertscore"], "robust": weight == robust,
-            "select_mean_tau": mean_tau(sets["select"], ranges, "bertscore", weight),
-            "report_tau": {s["set"]: tau_like(combined(s["scores"], ranges, "bertscore", weight), s["human"],
-                                              s["items"]) for s in sets["report"]},
-            "report_mean_tau": mean_tau(sets["report"], ranges, "bertscore", weight),
-            "vs_bertscore": versus_bertscore(sets["report"], ranges, "bertscore", weight, args.bootstrap),
-            "all_items_tau": tau_like(combined(whole["scores"], ranges, "bertscore", weight), whole["human"],
-                                      whole["items"]),
-            "all_items_vs_bertscore": versus_bertscore([whole], ranges, "bertscore", weight, args.bootstrap),
-        })
+        report.append(
+            {
+                "variant": label,
+                "weight": weight,
+                "chosen": weight == best["bertscore"],
+                "robust": weight == robust,
+                "select_mean_tau": mean_tau(sets["select"], ranges, "bertscore", weight),
+                "report_tau": {
+                    s["set"]: tau_like(combined(s["scores"], ranges, "bertscore", weight), s["human"], s["items"])
+                    for s in sets["report"]
+                },
+                "report_mean_tau": mean_tau(sets["report"], ranges, "bertscore", weight),
+                "vs_bertscore": versus_bertscore(sets["report"], ranges, "bertscore", weight, args.bootstrap),
+                "all_items_tau": tau_like(
+                    combined(whole["scores"], ranges, "bertscore", weight), whole["human"], whole["items"]
+                ),
+                "all_items_vs_bertscore": versus_bertscore([whole], ranges, "bertscore", weight, args.bootstrap),
+            }
+        )
 
     if adversarial:
         adversarial["accuracy"] = {row["variant"]: adversarial["grid"][row["weight"]] for row in report}
 
     result = {
-        "mix": args.mix, "sets": wanted, "split_seed": mix["split_seed"], "limit_items": args.limit_items,
-        "nli_model": args.nli_model, "strategy": f"{formula} {direction}", "bertscore": bertscore.signature(),
+        "mix": args.mix,
+        "sets": wanted,
+        "split_seed": mix["split_seed"],
+        "limit_items": args.limit_items,
+        "nli_model": args.nli_model,
+        "strategy": f"{formula} {direction}",
+        "bertscore": bertscore.signature(),
         "ranges": {name: {"low": r.low, "high": r.high} for name, r in ranges.items()},
-        "select_grid": {str(w): v for w, v in grid["bertscore"].items()}, "weights": list(WEIGHTS),
-        "chosen_weight": best["bertscore"], "robust_weight": robust, "all_items_set": args.all_items_set, "report": report,
-        "adversarial": adversarial, "seconds": round(time.perf_counter() - started, 1), "machine": machine(),
+        "select_grid": {str(w): v for w, v in grid["bertscore"].items()},
+        "weights": list(WEIGHTS),
+        "chosen_weight": best["bertscore"],
+        "robust_weight": robust,
+        "all_items_set": args.all_items_set,
+        "report": report,
+        "adversarial": adversarial,
+        "seconds": round(time.perf_counter() - started, 1),
     }
     if args.save_stats:
-        from menli import CombinationStats, MENLIScorer, fitted_with
+        from menli import MENLIScorer, MixRecipe, fitted_with
 
-        menli_signature = MENLIScorer(args.nli_model, formula, direction, _nli=nli).signature()
-        CombinationStats(ranges["menli"], ranges["bertscore"], fitted_with(menli_signature, bertscore.signature()),
-                         ).save(args.save_stats)
-    stem = args.name or "menli_bertscore_weight_" + args.nli_model.split(":")[-1].replace("/", "_")
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=1, default=str))
-    (RESULTS / f"{stem}.md").write_text(markdown(result))
-    print(markdown(result))
+        menli_signature = MENLIScorer(args.nli_model, formula, direction).signature()  # the loaded model's hash
+        records = fitted_with(menli_signature, bertscore.signature())
+        MixRecipe.from_ranges([ranges["menli"], ranges["bertscore"]], records).save(args.save_stats)
+    write_document(
+        args.name or "menli_bertscore_weight_" + args.nli_model.split(":")[-1].replace("/", "_"), result, markdown
+    )
 
 
 def _boot(b: dict) -> str:
@@ -176,41 +230,60 @@ def _boot(b: dict) -> str:
 
 def markdown(result: dict) -> str:
     sets, whole = result["sets"], result["all_items_set"]
-    lines = [f"# MENLI ({result['nli_model']}, `{result['strategy']}`) + BERTScore-MiniLM: the weight chosen on the "
-             f"select half, reported on the report half (split seed {result['split_seed']})", "",
-             "| variant | select mean tau | " + " | ".join(f"report {s}" for s in sets)
-             + " | report mean vs BERTScore [95% CI] | P(not better) | "
-             + f"{whole} all items | vs BERTScore [95% CI] | P(not better) | adversarial acc. |",
-             "|---|" + "---|" * (len(sets) + 8)]
+    lines = [
+        f"# MENLI ({result['nli_model']}, `{result['strategy']}`) + BERTScore-MiniLM: the weight chosen on the "
+        f"select half, reported on the report half (split seed {result['split_seed']})",
+        "",
+        "| variant | select mean tau | "
+        + " | ".join(f"report {s}" for s in sets)
+        + " | report mean vs BERTScore [95% CI] | P(not better) | "
+        + f"{whole} all items | vs BERTScore [95% CI] | P(not better) | adversarial acc. |",
+        "|---|" + "---|" * (len(sets) + 8),
+    ]
     for row in result["report"]:
         adv = (result["adversarial"] or {}).get("accuracy", {}).get(row["variant"])
         name = f"**{row['variant']}** (chosen)" if row["chosen"] else row["variant"]
-        lines.append(f"| {name} | {row['select_mean_tau']:.4f} | "
-                     + " | ".join(f"{row['report_tau'][s]:.4f}" for s in sets)
-                     + f" | {_boot(row['vs_bertscore'])} | {row['all_items_tau']:.4f} | "
-                     + f"{_boot(row['all_items_vs_bertscore'])} | " + (f"{adv:.3f}" if adv is not None else "-") + " |")
+        lines.append(
+            f"| {name} | {row['select_mean_tau']:.4f} | "
+            + " | ".join(f"{row['report_tau'][s]:.4f}" for s in sets)
+            + f" | {_boot(row['vs_bertscore'])} | {row['all_items_tau']:.4f} | "
+            + f"{_boot(row['all_items_vs_bertscore'])} | "
+            + (f"{adv:.3f}" if adv is not None else "-")
+            + " |"
+        )
     grid = " ".join(f"{w}: {v:.4f}" for w, v in result["select_grid"].items())
     adversarial = result["adversarial"]
     robust = result.get("robust_weight")
     ranges = ", ".join(f"{k} [{v['low']:.4g}, {v['high']:.4g}]" for k, v in result["ranges"].items())
-    lines += ["", f"- Select-half mean tau-like by MENLI weight w: {grid}.",
-              f"- Ranges (min-max on the pooled select half, then fixed): {ranges}.",
-              *([f"- Adversarial accuracy by MENLI weight w: "
-                 + " ".join(f"{w}: {a:.3f}" for w, a in adversarial["grid"].items()) + ".",
-                 f"- Robust weight (best select mean tau among weights with adversarial accuracy >= "
-                 f"{adversarial['goal']:.2f}): " + (f"w = {robust}." if robust is not None else "none reaches it.")]
-                if adversarial and "grid" in adversarial else []),
-              "- vs BERTScore: tau-like(variant) - tau-like(BERTScore, same rows), mean over sets; items resampled "
-              "within each set; P(not better) = share of resamples with difference <= 0.",
-              f"- {whole} all items = its select and report halves together: the weight was chosen on the select "
-              "half (with the other sets), so this column is not held out; the report columns are. Its rows are the "
-              "dev mix's (the set's exclude_systems, e.g. TED's human reference ref-A, left out).",
-              "- Scores: text-level NLI probabilities per (reference, candidate) pair from the pooling ablation's "
-              "cache (pairs over the NLI window truncated), max over references; BERTScore rows from the dev-mix "
-              "cache.",
-              "- Adversarial: mean preference accuracy over error types, reference-based, with the same ranges."
-              if result["adversarial"] else "- Adversarial suite not run.",
-              f"- BERTScore: `{result['bertscore']}`", f"- {result['seconds']:.0f} s; machine {result['machine']}"]
+    lines += [
+        "",
+        f"- Select-half mean tau-like by MENLI weight w: {grid}.",
+        f"- Ranges (min-max on the pooled select half, then fixed): {ranges}.",
+        *(
+            [
+                "- Adversarial accuracy by MENLI weight w: "
+                + " ".join(f"{w}: {a:.3f}" for w, a in adversarial["grid"].items())
+                + ".",
+                f"- Robust weight (best select mean tau among weights with adversarial accuracy >= "
+                f"{adversarial['goal']:.2f}): " + (f"w = {robust}." if robust is not None else "none reaches it."),
+            ]
+            if adversarial and "grid" in adversarial
+            else []
+        ),
+        "- vs BERTScore: tau-like(variant) - tau-like(BERTScore, same rows), mean over sets; items resampled "
+        "within each set; P(not better) = share of resamples with difference <= 0.",
+        f"- {whole} all items = its select and report halves together: the weight was chosen on the select "
+        "half (with the other sets), so this column is not held out; the report columns are. Its rows are the "
+        "dev mix's (the set's exclude_systems, e.g. TED's human reference ref-A, left out).",
+        "- Scores: text-level NLI probabilities per (reference, candidate) pair from the pooling ablation's "
+        "cache (pairs over the NLI window truncated), max over references; BERTScore rows from the dev-mix "
+        "cache.",
+        "- Adversarial: mean preference accuracy over error types, reference-based, with the same ranges."
+        if result["adversarial"]
+        else "- Adversarial suite not run.",
+        f"- BERTScore: `{result['bertscore']}`",
+        f"- {result['seconds']:.0f} s; machine {result['machine']}",
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -19,13 +19,15 @@ with), so the same combination can be scored on any data.
     python bench/ablate_menli_combiner.py --partners bertscore,chrf,lm-ratio,sescore --name menli_combiner_sescore \
         --save-stats bench/results/menli_combiner_sescore.stats.json
 
-Scores are cached per set and half (the same cache `evaluate.py devmix --cache` uses), so a rerun is cheap.
-Writes bench/results/menli_combiner.{json,md}.
+Scores are cached per row, set and half (``nlgmetrics.scorecache``, the cache ``evaluate.py devmix --cache``
+uses), so a rerun is cheap. Cost of a first run on 2 cores: about an hour with nli-minilm (the SEScore partner run
+took 4,660 s); a rerun from the cache, seconds. Writes bench/results/<name>.{json,md} (default menli_combiner);
+``docs/reproduce_menli.sh`` reads ``menli_combiner_sescore.stats.json``.
 """
+
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -34,19 +36,20 @@ from typing import Callable, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import REPO, RESULTS, data_dir, machine  # noqa: E402
+from bench.harness import REPO, data_dir, metric, read_data, write_document  # noqa: E402
 
 PARTNERS = ("bertscore", "chrf", "lm-ratio")
 WEIGHTS = tuple(round(0.1 * k, 1) for k in range(11))
 
 
-def reference_scores(scorer, rows: list[dict]) -> list[float]:
+def reference_scores(scorer, rows: list[dict], cache: Path | None = None, tag: str = "") -> list[float]:
     """One score per judged row against its references only: sources never enter (``lm-ratio`` is meant as a
     fluency signal, not as the source-conditioned likelihood it becomes when given the article or MT source);
-    each distinct (hypothesis, references) is scored once (``evaluate.py``'s row scoring, sources blanked)."""
-    from nlgmetrics.cli.evaluate import _row_scores
+    each distinct (hypothesis, references) is scored once, and with ``cache`` read from or added to the score
+    cache under ``tag`` (the file ``evaluate.py devmix --cache`` keeps for those rows)."""
+    from nlgmetrics.scorecache import cached_row_scores
 
-    return [float(s) for s in _row_scores(scorer, [{**r, "src": None} for r in rows])]
+    return cached_row_scores(scorer, rows, cache, tag, sources=False)
 
 
 def adversarial_rows(rows: list[dict]) -> tuple[list[dict], int, list]:
@@ -88,16 +91,20 @@ def all_items(sets: dict[str, list[dict]], name: str) -> dict:
     parts = [s for half in ("select", "report") for s in sets[half] if s["set"] == name]
     if not parts:
         raise ValueError(f"no set named {name!r} in the halves")
-    return {"set": name, "human": [h for p in parts for h in p["human"]],
-            "items": [i for p in parts for i in p["items"]],
-            "scores": {k: np.concatenate([p["scores"][k] for p in parts]) for k in parts[0]["scores"]}}
+    return {
+        "set": name,
+        "human": [h for p in parts for h in p["human"]],
+        "items": [i for p in parts for i in p["items"]],
+        "scores": {k: np.concatenate([p["scores"][k] for p in parts]) for k in parts[0]["scores"]},
+    }
 
 
 def combined(scores: dict, ranges: dict, partner: str, weight: float):
-    """MENLI's combination of stored scores with the fixed ranges (``menli.combine``)."""
-    from menli import CombinationStats, combine
+    """MENLI's combination of stored scores with the fixed ranges: ``weight * MENLI + (1 - weight) * partner``, each
+    min-max normalised (``menli.mix`` with ``menli.pair_weights``, what ``menli+<partner> --weight`` scores)."""
+    from menli import mix, pair_weights
 
-    return combine(scores["menli"], scores[partner], weight, CombinationStats(ranges["menli"], ranges[partner]))
+    return mix([scores["menli"], scores[partner]], pair_weights(weight), [ranges["menli"], ranges[partner]])
 
 
 def mean_tau_of(sets: Sequence[dict], combination: Callable[[dict], Sequence[float]]) -> float:
@@ -130,8 +137,9 @@ def versus_bertscore(sets: Sequence[dict], ranges: dict, partner: str, weight: f
     return bootstrap_of(sets, lambda scores: combined(scores, ranges, partner, weight), resamples)
 
 
-def choose(sets: Sequence[dict], ranges: dict, partners: Sequence[str] = PARTNERS,
-           weights: Sequence[float] = WEIGHTS) -> tuple[dict, dict, str]:
+def choose(
+    sets: Sequence[dict], ranges: dict, partners: Sequence[str] = PARTNERS, weights: Sequence[float] = WEIGHTS
+) -> tuple[dict, dict, str]:
     """(grid of mean tau-like per partner and weight, best weight per partner, best partner) on ``sets``.
 
     Ties go to the weight nearer 0.5, then to the earlier partner: a tie is no evidence for an extreme.
@@ -147,12 +155,20 @@ def check_all_items_set(mix_path: str, name: str) -> str | None:
     from nlgmetrics.metaeval.devmix import load_mix
 
     names = [entry["name"] for entry in load_mix(mix_path)["sets"]]
-    return None if not name or name in names else f"--all-items-set {name}: no such set in {mix_path} " \
-        f"({', '.join(names)})"
+    return (
+        None if not name or name in names else f"--all-items-set {name}: no such set in {mix_path} ({', '.join(names)})"
+    )
 
 
-def load_scores(mix_path: str, names: Sequence[str], nli_model: str, checkpoint: Sequence[str] | None,
-                cache: Path, limit_items: int | None, adversarial: str) -> dict:
+def load_scores(
+    mix_path: str,
+    names: Sequence[str],
+    nli_model: str,
+    checkpoint: Sequence[str] | None,
+    cache: Path,
+    limit_items: int | None,
+    adversarial: str,
+) -> dict:
     """Every metric's reference-only scores on the mix's select and report halves (and the adversarial suite's
     rows), read from or written to the dev-mix cache: what the combiner and the fluency-term ablation compute from.
 
@@ -164,25 +180,24 @@ def load_scores(mix_path: str, names: Sequence[str], nli_model: str, checkpoint:
     import torch
 
     torch.set_num_threads(int(os.environ.get("NLGMETRICS_THREADS", "2")))
-    from nlgmetrics.cli.devmix import _cached_scores
-    from nlgmetrics.cli.evaluate import build_scorer, make_parser
-    from nlgmetrics.metaeval import read_jsonl
     from nlgmetrics.metaeval.devmix import load_mix, set_rows
 
     mix = load_mix(mix_path)
-    cli = make_parser().parse_args(["devmix", "--half", "select", "--metric", "menli", "--quiet",
-                                    "--encoder", "packaged:minilm",  # the published rows' BERTScore encoder
-                                    "--nli-model", nli_model, *(["--checkpoint", *checkpoint]
-                                                                if checkpoint else [])])
-    cli.reference_free_scoring = False
-    scorers = {name: build_scorer(name, cli) for name in names}
+    # one setting for every metric, as one command line's flags: MiniLM is the published rows' BERTScore encoder
+    settings = {
+        "nli_model": nli_model,
+        "encoder": "packaged:minilm",
+        "progress": False,
+        **({"checkpoint": list(checkpoint)} if checkpoint else {}),
+    }
+    scorers = {name: metric(name, **settings) for name in names}
     root = data_dir()
 
     def scores_of(rows: list[dict], tag: str, what: str) -> dict:
         out = {}
         for name in names:
             t0 = time.perf_counter()
-            out[name] = np.asarray(_cached_scores(scorers[name], rows, reference_scores, cache, tag))
+            out[name] = np.asarray(reference_scores(scorers[name], rows, cache, tag))
             print(f"{what} {name}: {len(rows)} rows, {time.perf_counter() - t0:.0f} s", flush=True)
         return out
 
@@ -192,12 +207,17 @@ def load_scores(mix_path: str, names: Sequence[str], nli_model: str, checkpoint:
         for entry in mix["sets"]:
             rows = set_rows(entry, root, half, int(mix["split_seed"]), limit_items)
             tag = f"refonly-{Path(entry['path']).stem}-{half}-{mix['split_seed']}"
-            halves[half].append({"set": entry["name"], "human": [float(r["scores"][entry["human"]]) for r in rows],
-                                 "items": [(r.get("lp"), r.get("item_id")) for r in rows],
-                                 "scores": scores_of(rows, tag, f"{half} {entry['name']}")})
-    out = {"halves": halves, "scorers": scorers, "mix": mix, "nli_model": cli.nli_model}
+            halves[half].append(
+                {
+                    "set": entry["name"],
+                    "human": [float(r["scores"][entry["human"]]) for r in rows],
+                    "items": [(r.get("lp"), r.get("item_id")) for r in rows],
+                    "scores": scores_of(rows, tag, f"{half} {entry['name']}"),
+                }
+            )
+    out = {"halves": halves, "scorers": scorers, "mix": mix, "nli_model": nli_model}
     if adversarial:
-        rows = read_jsonl(root / adversarial)
+        rows = read_data(adversarial)
         pairs, n_good, types = adversarial_rows(rows)
         out["adversarial"] = (scores_of(pairs, f"refonly-{Path(adversarial).stem}", "adversarial"), n_good, types)
         out["adversarial_rows"] = len(rows)
@@ -210,38 +230,52 @@ def load_checked(parser: argparse.ArgumentParser, args: argparse.Namespace, name
     bad_set = check_all_items_set(args.mix, args.all_items_set)
     if bad_set:
         parser.error(bad_set)
-    return load_scores(args.mix, names, args.nli_model, args.checkpoint, Path(args.cache), args.limit_items,
-                       args.adversarial)
+    return load_scores(
+        args.mix, names, args.nli_model, args.checkpoint, Path(args.cache), args.limit_items, args.adversarial
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mix", default="devmix/default.yaml")
     parser.add_argument("--cache", default=str(REPO / "runs" / "devmix_cache"))
-    parser.add_argument("--adversarial", default="adversarial/adv_menli_wmt20_de.jsonl",
-                        help="adversarial suite under the data folder ('' to skip)")
+    parser.add_argument(
+        "--adversarial",
+        default="adversarial/adv_menli_wmt20_de.jsonl",
+        help="adversarial suite under the data folder ('' to skip)",
+    )
     parser.add_argument("--limit-items", type=int, help="at most N items per set and half (smoke runs)")
     parser.add_argument("--bootstrap", type=int, default=1000)
     parser.add_argument("--name", default="menli_combiner", help="result file stem under bench/results")
-    parser.add_argument("--partners", default=",".join(PARTNERS),
-                        help="comma-separated partner metrics (evaluate.py names); bertscore must be among them "
-                             "(the report half's baseline)")
+    parser.add_argument(
+        "--partners",
+        default=",".join(PARTNERS),
+        help="comma-separated partner metrics (evaluate.py names); bertscore must be among them "
+        "(the report half's baseline)",
+    )
     parser.add_argument("--checkpoint", nargs="+", help="SEScore checkpoint folder(s) of the sescore partner")
-    parser.add_argument("--nli-model", default="packaged:nli-minilm",
-                        help="MENLI's NLI role value (default: nli-minilm, the published table's; the toolkit's "
-                             "default is nli-mpnet); scores are cached by signature, so another model never reads "
-                             "another's cached scores")
-    parser.add_argument("--all-items-set", default="ted_zhen",
-                        help="the set also reported on all its items ('' for none)")
-    parser.add_argument("--save-stats", metavar="JSON",
-                        help="also write the chosen combination's fixed ranges as evaluate.py --normalization reads "
-                             "them")
+    parser.add_argument(
+        "--nli-model",
+        default="packaged:nli-minilm",
+        help="MENLI's NLI role value (default: nli-minilm, the published table's; the toolkit's "
+        "default is nli-mpnet); scores are cached by signature, so another model never reads "
+        "another's cached scores",
+    )
+    parser.add_argument(
+        "--all-items-set", default="ted_zhen", help="the set also reported on all its items ('' for none)"
+    )
+    parser.add_argument(
+        "--save-stats",
+        metavar="JSON",
+        help="also write the chosen combination's fixed ranges as evaluate.py --normalization reads them",
+    )
     args = parser.parse_args()
 
     partners = tuple(p for p in args.partners.split(",") if p)
     if "bertscore" not in partners or len(set(partners)) != len(partners):
-        raise SystemExit(f"--partners {args.partners!r}: distinct names, bertscore among them (the report half's "
-                         "baseline)")
+        raise SystemExit(
+            f"--partners {args.partners!r}: distinct names, bertscore among them (the report half's baseline)"
+        )
     names = ("menli", *partners)
     started = time.perf_counter()
     scored = load_checked(parser, args, names)
@@ -261,21 +295,30 @@ def main() -> None:
     report_rows = []
     for label, (partner, w) in candidates.items():
         if whole is not None:
-            every = {"all_items_tau": tau_like(combined(whole["scores"], ranges, partner, w), whole["human"],
-                                               whole["items"]),
-                     "all_items_vs_bertscore": versus_bertscore([whole], ranges, partner, w, args.bootstrap)}
+            every = {
+                "all_items_tau": tau_like(
+                    combined(whole["scores"], ranges, partner, w), whole["human"], whole["items"]
+                ),
+                "all_items_vs_bertscore": versus_bertscore([whole], ranges, partner, w, args.bootstrap),
+            }
         else:
             every = {}
-        report_rows.append({
-            "variant": label, "partner": partner, "weight": w,
-            "select_mean_tau": mean_tau(halves["select"], ranges, partner, w),
-            "report_tau": {s["set"]: tau_like(combined(s["scores"], ranges, partner, w), s["human"], s["items"])
-                           for s in halves["report"]},
-            "report_mean_tau": mean_tau(halves["report"], ranges, partner, w),
-            "vs_bertscore": versus_bertscore(halves["report"], ranges, partner, w, args.bootstrap),
-            "chosen": w == best_w[chosen] and (partner == chosen or w == 1.0),
-            **every,
-        })
+        report_rows.append(
+            {
+                "variant": label,
+                "partner": partner,
+                "weight": w,
+                "select_mean_tau": mean_tau(halves["select"], ranges, partner, w),
+                "report_tau": {
+                    s["set"]: tau_like(combined(s["scores"], ranges, partner, w), s["human"], s["items"])
+                    for s in halves["report"]
+                },
+                "report_mean_tau": mean_tau(halves["report"], ranges, partner, w),
+                "vs_bertscore": versus_bertscore(halves["report"], ranges, partner, w, args.bootstrap),
+                "chosen": w == best_w[chosen] and (partner == chosen or w == 1.0),
+                **every,
+            }
+        )
 
     adversarial = None
     if args.adversarial:
@@ -286,37 +329,42 @@ def main() -> None:
             adversarial["accuracy"][row["variant"]] = adversarial_accuracy(scores, n_good, types)
 
     result = {
-        "mix": args.mix, "split_seed": mix["split_seed"], "limit_items": args.limit_items,
+        "mix": args.mix,
+        "split_seed": mix["split_seed"],
+        "limit_items": args.limit_items,
         "nli_model": scored["nli_model"],
         "signatures": {name: scorers[name].signature() for name in names},
         "ranges": {name: {"low": r.low, "high": r.high} for name, r in ranges.items()},
         "select_grid": {p: {str(w): v for w, v in g.items()} for p, g in grid.items()},
-        "chosen": {"partner": chosen, "weight": best_w[chosen]}, "all_items_set": args.all_items_set or None,
+        "chosen": {"partner": chosen, "weight": best_w[chosen]},
+        "all_items_set": args.all_items_set or None,
         "report": report_rows,
-        "adversarial": adversarial, "seconds": round(time.perf_counter() - started, 1), "machine": machine(),
+        "adversarial": adversarial,
+        "seconds": round(time.perf_counter() - started, 1),
     }
     if args.save_stats:
-        from menli import CombinationStats, fitted_with
+        from menli import MixRecipe, fitted_with
 
-        CombinationStats(ranges["menli"], ranges[chosen],
-                         fitted_with(scorers["menli"].signature(), scorers[chosen].signature())).save(args.save_stats)
+        records = fitted_with(scorers["menli"].signature(), scorers[chosen].signature())
+        MixRecipe.from_ranges([ranges["menli"], ranges[chosen]], records).save(args.save_stats)
         result["saved_stats"] = args.save_stats
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{args.name}.json").write_text(json.dumps(result, indent=1, default=str))
-    (RESULTS / f"{args.name}.md").write_text(markdown(result))
-    print(markdown(result))
+    write_document(args.name, result, markdown)
 
 
 def markdown(result: dict) -> str:
     sets = list(result["report"][0]["report_tau"])
     first = next(iter(result["select_grid"].values()))
     whole = result.get("all_items_set")  # absent in files written before the column existed
-    lines = [f"# MENLI's combiner partner and weight: chosen on the select half, reported on the report half "
-             f"(split seed {result['split_seed']}, NLI model {result['nli_model']})", "",
-             "| variant | select mean tau | " + " | ".join(f"report {s}" for s in sets)
-             + " | report mean | vs BERTScore [95% CI] | P(not better) | adversarial acc. |"
-             + (f" {whole}, all items* | vs BERTScore [95% CI]* |" if whole else ""),
-             "|---|---|" + "---|" * len(sets) + "---|---|---|---|" + ("---|---|" if whole else "")]
+    lines = [
+        f"# MENLI's combiner partner and weight: chosen on the select half, reported on the report half "
+        f"(split seed {result['split_seed']}, NLI model {result['nli_model']})",
+        "",
+        "| variant | select mean tau | "
+        + " | ".join(f"report {s}" for s in sets)
+        + " | report mean | vs BERTScore [95% CI] | P(not better) | adversarial acc. |"
+        + (f" {whole}, all items* | vs BERTScore [95% CI]* |" if whole else ""),
+        "|---|---|" + "---|" * len(sets) + "---|---|---|---|" + ("---|---|" if whole else ""),
+    ]
 
     def interval(boot: dict) -> str:
         return f"{boot['difference']:+.4f} [{boot['ci95'][0]:+.4f}, {boot['ci95'][1]:+.4f}]"
@@ -325,25 +373,43 @@ def markdown(result: dict) -> str:
         boot = row["vs_bertscore"]
         adv = (result["adversarial"] or {}).get("accuracy", {}).get(row["variant"])
         name = f"**{row['variant']}** (chosen)" if row["chosen"] else row["variant"]
-        lines.append(f"| {name} | {row['select_mean_tau']:.4f} | "
-                     + " | ".join(f"{row['report_tau'][s]:.4f}" for s in sets)
-                     + f" | {row['report_mean_tau']:.4f} | {interval(boot)} | {boot['share_a_not_better']:.3f} | "
-                     + (f"{adv:.3f}" if adv is not None else "-") + " |"
-                     + (f" {row['all_items_tau']:.4f} | {interval(row['all_items_vs_bertscore'])} |" if whole else ""))
-    lines += ["", "Select-half mean tau-like by weight w of MENLI (w = 0: the partner alone, w = 1: MENLI alone):", "",
-              "| partner | " + " | ".join(first) + " |", "|---|" + "---|" * len(first)]
+        lines.append(
+            f"| {name} | {row['select_mean_tau']:.4f} | "
+            + " | ".join(f"{row['report_tau'][s]:.4f}" for s in sets)
+            + f" | {row['report_mean_tau']:.4f} | {interval(boot)} | {boot['share_a_not_better']:.3f} | "
+            + (f"{adv:.3f}" if adv is not None else "-")
+            + " |"
+            + (f" {row['all_items_tau']:.4f} | {interval(row['all_items_vs_bertscore'])} |" if whole else "")
+        )
+    lines += [
+        "",
+        "Select-half mean tau-like by weight w of MENLI (w = 0: the partner alone, w = 1: MENLI alone):",
+        "",
+        "| partner | " + " | ".join(first) + " |",
+        "|---|" + "---|" * len(first),
+    ]
     for partner, grid in result["select_grid"].items():
         lines.append(f"| {partner} | " + " | ".join(f"{v:.4f}" for v in grid.values()) + " |")
-    lines += ["", "- Metrics: " + "; ".join(f"`{s}`" for s in result["signatures"].values()),
-              "- Ranges (min-max, pooled select half, then fixed): "
-              + ", ".join(f"{n} [{r['low']:.4g}, {r['high']:.4g}]" for n, r in result["ranges"].items()),
-              "- vs BERTScore: mean over sets of tau-like(variant) - tau-like(BERTScore, same encoder) on the report "
-              "half; items resampled within each set; P(not better) = share of resamples with difference <= 0.",
-              "- Adversarial: mean preference accuracy over error types, reference-based, with the same fixed ranges."
-              if result["adversarial"] else "- Adversarial suite not run.",
-              *([f"- *{whole} on both halves joined: includes the select half the choice was made on, so it is not a "
-                 "held-out number; the same paired item bootstrap against BERTScore."] if whole else []),
-              f"- {result['seconds']:.0f} s; machine {result['machine']}"]
+    lines += [
+        "",
+        "- Metrics: " + "; ".join(f"`{s}`" for s in result["signatures"].values()),
+        "- Ranges (min-max, pooled select half, then fixed): "
+        + ", ".join(f"{n} [{r['low']:.4g}, {r['high']:.4g}]" for n, r in result["ranges"].items()),
+        "- vs BERTScore: mean over sets of tau-like(variant) - tau-like(BERTScore, same encoder) on the report "
+        "half; items resampled within each set; P(not better) = share of resamples with difference <= 0.",
+        "- Adversarial: mean preference accuracy over error types, reference-based, with the same fixed ranges."
+        if result["adversarial"]
+        else "- Adversarial suite not run.",
+        *(
+            [
+                f"- *{whole} on both halves joined: includes the select half the choice was made on, so it is not a "
+                "held-out number; the same paired item bootstrap against BERTScore."
+            ]
+            if whole
+            else []
+        ),
+        f"- {result['seconds']:.0f} s; machine {result['machine']}",
+    ]
     return "\n".join(lines) + "\n"
 
 

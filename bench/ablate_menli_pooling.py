@@ -12,12 +12,14 @@ summarisation pooling (``--task summarization``) and its long pairs would need t
 
     python bench/ablate_menli_pooling.py [--nli-model packaged:nli-mpnet] [--sets ted_zhen,webnlg]
 
+Cost on 2 cores: the NLI passes over both halves and the adversarial suite, about an hour for nli-mpnet on first
+use; every strategy after that is arithmetic on the cached probabilities (a rerun takes seconds).
 Writes bench/results/menli_pooling[_<model>].{json,md}.
 """
+
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -26,7 +28,8 @@ from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import REPO, RESULTS, data_dir, machine  # noqa: E402
+from bench.ablate_menli_combiner import adversarial_accuracy, adversarial_rows, reference_scores  # noqa: E402
+from bench.harness import REPO, data_dir, metric, read_data, write_document  # noqa: E402
 
 
 def pair_probabilities(nli, rows: Sequence[dict], cache: Path) -> tuple[list, list]:
@@ -42,7 +45,7 @@ def pair_probabilities(nli, rows: Sequence[dict], cache: Path) -> tuple[list, li
     probs = teacher_probabilities(nli, pairs, cache, desc="NLI pairs")
     forward, backward, start = [], [], 0
     for row in rows:
-        block = probs[start: start + 2 * len(row["refs"])].astype("float64")
+        block = probs[start : start + 2 * len(row["refs"])].astype("float64")
         forward.append(block[0::2])
         backward.append(block[1::2])
         start += 2 * len(row["refs"])
@@ -83,14 +86,13 @@ def over_window(nli, rows: Sequence[dict]) -> int:
     return int((pair_lengths(nli, refs, hyps) > nli.max_length).sum()) if refs else 0
 
 
-def load_halves(mix: dict, wanted: Sequence[str], nli, bertscore, cache: Path, score_cache: Path,
-                limit_items: int | None = None) -> dict[str, list[dict]]:
+def load_halves(
+    mix: dict, wanted: Sequence[str], nli, bertscore, cache: Path, score_cache: Path, limit_items: int | None = None
+) -> dict[str, list[dict]]:
     """Per half (select, report) and set: the judged rows' NLI probabilities both ways (pair cache), BERTScore row
     scores (score cache), human scores and item keys; what every strategy and combination is computed from."""
     import numpy as np
 
-    from bench.ablate_menli_combiner import reference_scores
-    from nlgmetrics.cli.devmix import _cached_scores
     from nlgmetrics.metaeval.devmix import set_rows
 
     entries = {e["name"]: e for e in mix["sets"]}
@@ -102,12 +104,20 @@ def load_halves(mix: dict, wanted: Sequence[str], nli, bertscore, cache: Path, s
             t0 = time.perf_counter()
             forward, backward = pair_probabilities(nli, rows, cache)
             tag = f"refonly-{Path(entries[name]['path']).stem}-{half}-{mix['split_seed']}"
-            bert = np.asarray(_cached_scores(bertscore, rows, reference_scores, score_cache, tag))
+            bert = np.asarray(reference_scores(bertscore, rows, score_cache, tag))
             print(f"{half} {name}: {len(rows)} rows, {time.perf_counter() - t0:.0f} s", flush=True)
-            halves[half].append({"set": name, "rows": len(rows), "over_window": over_window(nli, rows),
-                                 "human": [float(r["scores"][entries[name]["human"]]) for r in rows],
-                                 "items": [(r.get("lp"), r.get("item_id")) for r in rows],
-                                 "forward": forward, "backward": backward, "bertscore": bert})
+            halves[half].append(
+                {
+                    "set": name,
+                    "rows": len(rows),
+                    "over_window": over_window(nli, rows),
+                    "human": [float(r["scores"][entries[name]["human"]]) for r in rows],
+                    "items": [(r.get("lp"), r.get("item_id")) for r in rows],
+                    "forward": forward,
+                    "backward": backward,
+                    "bertscore": bert,
+                }
+            )
     return halves
 
 
@@ -129,10 +139,16 @@ def add_set_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sets", default="ted_zhen,webnlg", help="comma-separated set names of the mix")
     parser.add_argument("--nli-model", default=DEFAULT_NLI)
     parser.add_argument("--cache", default=str(REPO / "runs" / "nli_pair_cache"))
-    parser.add_argument("--score-cache", default=str(REPO / "runs" / "devmix_cache"),
-                        help="BERTScore row scores (the cache evaluate.py devmix --cache uses)")
-    parser.add_argument("--adversarial", default="adversarial/adv_menli_wmt20_de.jsonl",
-                        help="adversarial suite under the data folder ('' to skip)")
+    parser.add_argument(
+        "--score-cache",
+        default=str(REPO / "runs" / "devmix_cache"),
+        help="BERTScore row scores (the cache evaluate.py devmix --cache uses)",
+    )
+    parser.add_argument(
+        "--adversarial",
+        default="adversarial/adv_menli_wmt20_de.jsonl",
+        help="adversarial suite under the data folder ('' to skip)",
+    )
     parser.add_argument("--limit-items", type=int, help="at most N items per set and half (smoke runs)")
     parser.add_argument("--bootstrap", type=int, default=1000)
 
@@ -146,28 +162,25 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(int(os.environ.get("NLGMETRICS_THREADS", "2")))
-    from bench.ablate_menli_combiner import adversarial_accuracy, adversarial_rows
     from menli.pooling import ALL_STRATEGIES, PAPER_CHOICES
-    from nlgmetrics.cli.evaluate import build_scorer, make_parser
-    from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, read_jsonl, tau_like
+    from nlgmetrics.metaeval import paired_bootstrap_tau_like_mix, tau_like
     from nlgmetrics.metaeval.devmix import load_mix
     from nlgmetrics.nli import load_nli
 
     mix = load_mix(args.mix)
     wanted = check_sets(parser, mix, args.sets)
-    cli = make_parser().parse_args(["devmix", "--half", "select", "--metric", "bertscore", "--quiet",
-                                    "--encoder", "packaged:minilm"])  # the published BERTScore rows' encoder
-    bertscore = build_scorer("bertscore", cli)
+    bertscore = metric("bertscore", encoder="packaged:minilm", progress=False)  # the published rows' encoder
     nli = load_nli(args.nli_model)
     cache = Path(args.cache)
-    root = data_dir()
     started = time.perf_counter()
 
     halves = load_halves(mix, wanted, nli, bertscore, cache, Path(args.score_cache), args.limit_items)
 
     def taus(half: str, formula: str, direction: str) -> dict[str, float]:
-        return {s["set"]: tau_like(strategy_scores(s["forward"], s["backward"], formula, direction), s["human"],
-                                   s["items"]) for s in halves[half]}
+        return {
+            s["set"]: tau_like(strategy_scores(s["forward"], s["backward"], formula, direction), s["human"], s["items"])
+            for s in halves[half]
+        }
 
     select = {f"{f} {d}": taus("select", f, d) for f, d in ALL_STRATEGIES}
     select_bert = {s["set"]: tau_like(s["bertscore"], s["human"], s["items"]) for s in halves["select"]}
@@ -176,7 +189,7 @@ def main() -> None:
 
     adversarial = None
     if args.adversarial:
-        rows = read_jsonl(root / args.adversarial)
+        rows = read_data(args.adversarial)
         pairs, n_good, types = adversarial_rows(rows)
         forward, backward = pair_probabilities(nli, pairs, cache)
         adversarial = {"data": args.adversarial, "rows": len(rows), "accuracy": {}}
@@ -187,67 +200,103 @@ def main() -> None:
     report = []
     for formula, direction in ALL_STRATEGIES:
         key = f"{formula} {direction}"
-        sets = [(strategy_scores(s["forward"], s["backward"], formula, direction), s["bertscore"], s["human"],
-                 s["items"]) for s in halves["report"]]
-        report.append({"strategy": key, "select_tau": select[key],
-                       "select_mean_tau": select_mean(select[key]),
-                       "report_tau": {s["set"]: tau_like(m, s["human"], s["items"])
-                                      for (m, *_), s in zip(sets, halves["report"])},
-                       "vs_bertscore": paired_bootstrap_tau_like_mix(sets, args.bootstrap, 0),
-                       "chosen": key == chosen, "paper": key == paper})
+        sets = [
+            (strategy_scores(s["forward"], s["backward"], formula, direction), s["bertscore"], s["human"], s["items"])
+            for s in halves["report"]
+        ]
+        report.append(
+            {
+                "strategy": key,
+                "select_tau": select[key],
+                "select_mean_tau": select_mean(select[key]),
+                "report_tau": {
+                    s["set"]: tau_like(m, s["human"], s["items"]) for (m, *_), s in zip(sets, halves["report"])
+                },
+                "vs_bertscore": paired_bootstrap_tau_like_mix(sets, args.bootstrap, 0),
+                "chosen": key == chosen,
+                "paper": key == paper,
+            }
+        )
     result = {
-        "mix": args.mix, "sets": wanted, "split_seed": mix["split_seed"], "limit_items": args.limit_items,
-        "nli_model": args.nli_model, "bertscore": bertscore.signature(),
-        "halves": {h: [{"set": s["set"], "rows": s["rows"], "pairs_over_window": s["over_window"]}
-                       for s in halves[h]] for h in halves},
-        "bertscore_tau": {"select": select_bert,
-                          "report": {s["set"]: tau_like(s["bertscore"], s["human"], s["items"])
-                                     for s in halves["report"]}},
-        "chosen": chosen, "paper": paper, "report": report, "adversarial": adversarial,
-        "seconds": round(time.perf_counter() - started, 1), "machine": machine(),
+        "mix": args.mix,
+        "sets": wanted,
+        "split_seed": mix["split_seed"],
+        "limit_items": args.limit_items,
+        "nli_model": args.nli_model,
+        "bertscore": bertscore.signature(),
+        "halves": {
+            h: [{"set": s["set"], "rows": s["rows"], "pairs_over_window": s["over_window"]} for s in halves[h]]
+            for h in halves
+        },
+        "bertscore_tau": {
+            "select": select_bert,
+            "report": {s["set"]: tau_like(s["bertscore"], s["human"], s["items"]) for s in halves["report"]},
+        },
+        "chosen": chosen,
+        "paper": paper,
+        "report": report,
+        "adversarial": adversarial,
+        "seconds": round(time.perf_counter() - started, 1),
     }
-    stem = args.name or "menli_pooling_" + args.nli_model.split(":")[-1].replace("/", "_")
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=1, default=str))
-    (RESULTS / f"{stem}.md").write_text(markdown(result))
-    print(markdown(result))
+    write_document(args.name or "menli_pooling_" + args.nli_model.split(":")[-1].replace("/", "_"), result, markdown)
 
 
 def markdown(result: dict) -> str:
     sets = result["sets"]
-    lines = [f"# MENLI's pooling strategy: chosen on the select half, reported on the report half "
-             f"(split seed {result['split_seed']}, NLI model {result['nli_model']})", "",
-             "| strategy | " + " | ".join(f"select {s}" for s in sets) + " | select mean | "
-             + " | ".join(f"report {s}" for s in sets)
-             + " | report mean vs BERTScore [95% CI] | P(not better) | adversarial acc. |",
-             "|---|" + "---|" * (2 * len(sets) + 4)]
+    lines = [
+        f"# MENLI's pooling strategy: chosen on the select half, reported on the report half "
+        f"(split seed {result['split_seed']}, NLI model {result['nli_model']})",
+        "",
+        "| strategy | "
+        + " | ".join(f"select {s}" for s in sets)
+        + " | select mean | "
+        + " | ".join(f"report {s}" for s in sets)
+        + " | report mean vs BERTScore [95% CI] | P(not better) | adversarial acc. |",
+        "|---|" + "---|" * (2 * len(sets) + 4),
+    ]
     bert = result["bertscore_tau"]
-    lines.append("| BERTScore-MiniLM | " + " | ".join(f"{bert['select'][s]:.4f}" for s in sets)
-                 + f" | {select_mean(bert['select']):.4f} | "
-                 + " | ".join(f"{bert['report'][s]:.4f}" for s in sets) + " | +0 | - | - |")
+    lines.append(
+        "| BERTScore-MiniLM | "
+        + " | ".join(f"{bert['select'][s]:.4f}" for s in sets)
+        + f" | {select_mean(bert['select']):.4f} | "
+        + " | ".join(f"{bert['report'][s]:.4f}" for s in sets)
+        + " | +0 | - | - |"
+    )
     for row in result["report"]:
         boot = row["vs_bertscore"]
         adv = (result["adversarial"] or {}).get("accuracy", {}).get(row["strategy"])
         name = f"`{row['strategy']}`" + (" (paper, MT)" if row["paper"] else "")
         name = f"**{name}** (chosen)" if row["chosen"] else name
-        lines.append(f"| {name} | " + " | ".join(f"{row['select_tau'][s]:.4f}" for s in sets)
-                     + f" | {row['select_mean_tau']:.4f} | "
-                     + " | ".join(f"{row['report_tau'][s]:.4f}" for s in sets)
-                     + f" | {boot['difference']:+.4f} [{boot['ci95'][0]:+.4f}, {boot['ci95'][1]:+.4f}] | "
-                       f"{boot['share_a_not_better']:.3f} | " + (f"{adv:.3f}" if adv is not None else "-") + " |")
-    sizes = "; ".join(f"{h}: " + ", ".join(f"{s['set']} {s['rows']} rows ({s['pairs_over_window']} "
-                                              f"over the NLI window)" for s in result["halves"][h])
-                      for h in result["halves"])
-    lines += ["", "- Tau-like: WMT20 item-grouped Kendall; select mean = unweighted mean over sets; the choice is the "
-              "best select mean (ties to the paper's MT choice).",
-              "- vs BERTScore: mean over sets of tau-like(strategy) - tau-like(BERTScore, same rows) on the report "
-              "half; items resampled within each set; P(not better) = share of resamples with difference <= 0.",
-              "- Scores: text-level NLI probabilities per (reference, candidate) pair, pooled, max over references; the "
-              "few pairs longer than the NLI window are truncated here, where MENLI's default granularity would pool "
-              f"their sentences. Rows (pairs over the window): {sizes}.",
-              "- Adversarial: mean preference accuracy over error types, reference-based."
-              if result["adversarial"] else "- Adversarial suite not run.",
-              f"- BERTScore: `{result['bertscore']}`", f"- {result['seconds']:.0f} s; machine {result['machine']}"]
+        lines.append(
+            f"| {name} | "
+            + " | ".join(f"{row['select_tau'][s]:.4f}" for s in sets)
+            + f" | {row['select_mean_tau']:.4f} | "
+            + " | ".join(f"{row['report_tau'][s]:.4f}" for s in sets)
+            + f" | {boot['difference']:+.4f} [{boot['ci95'][0]:+.4f}, {boot['ci95'][1]:+.4f}] | "
+            f"{boot['share_a_not_better']:.3f} | " + (f"{adv:.3f}" if adv is not None else "-") + " |"
+        )
+    sizes = "; ".join(
+        f"{h}: "
+        + ", ".join(
+            f"{s['set']} {s['rows']} rows ({s['pairs_over_window']} over the NLI window)" for s in result["halves"][h]
+        )
+        for h in result["halves"]
+    )
+    lines += [
+        "",
+        "- Tau-like: WMT20 item-grouped Kendall; select mean = unweighted mean over sets; the choice is the "
+        "best select mean (ties to the paper's MT choice).",
+        "- vs BERTScore: mean over sets of tau-like(strategy) - tau-like(BERTScore, same rows) on the report "
+        "half; items resampled within each set; P(not better) = share of resamples with difference <= 0.",
+        "- Scores: text-level NLI probabilities per (reference, candidate) pair, pooled, max over references; "
+        "the few pairs longer than the NLI window are truncated here, where MENLI's default granularity would "
+        f"pool their sentences. Rows (pairs over the window): {sizes}.",
+        "- Adversarial: mean preference accuracy over error types, reference-based."
+        if result["adversarial"]
+        else "- Adversarial suite not run.",
+        f"- BERTScore: `{result['bertscore']}`",
+        f"- {result['seconds']:.0f} s; machine {result['machine']}",
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -38,9 +38,11 @@ ABL one of no_severity, no_rank, no_rules), then every ensemble once on the repo
         --ensemble seeds_own_w0.5=v2_own_w0.5+v2_seed14_own_w0.5+v2_seed15_own_w0.5 \
         --name sescore_default_ablations_ABL_select
     python bench/ablate_sescore.py --arms "" --half report \
-        --ensemble no_severity_seeds_own_w0.5=no_severity_own_w0.5+no_severity_seed14_own_w0.5+no_severity_seed15_own_w0.5 \
+        --ensemble no_severity_seeds_own_w0.5=no_severity_own_w0.5+no_severity_seed14_own_w0.5+\
+no_severity_seed15_own_w0.5 \
         --ensemble no_rank_seeds_own_w0.5=no_rank_own_w0.5+no_rank_seed14_own_w0.5+no_rank_seed15_own_w0.5 \
-        --ensemble seeds_own_w0.5=v2_own_w0.5+v2_seed14_own_w0.5+v2_seed15_own_w0.5 --name sescore_default_ablations_report
+        --ensemble seeds_own_w0.5=v2_own_w0.5+v2_seed14_own_w0.5+v2_seed15_own_w0.5 \
+        --name sescore_default_ablations_report
 
 The arms' data: the first 1,536 sentences of the two-domain input, synthesised once with the v2 recipe and once
 with the v1 recipe (no rule edits, no swaps), so "no_rules" sees the same references as the others:
@@ -66,6 +68,7 @@ state (``<arm>.resume/``, every 100 steps), so rerunning the same command resume
 is reported as not run. Training logs go to ``runs/sescore/ablation/<arm>.log``.
 Writes bench/results/sescore_ablation_<half>.{json,md}.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -77,7 +80,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import REPO, write_results  # noqa: E402
+from bench.harness import REPO, write_results  # noqa: E402
 
 CONFIG = "configs/sescore/fit_offline_v2.yaml"
 V2_DATA = "runs/sescore/synthesis_offline_en_v2_1536"
@@ -87,28 +90,43 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
     "no_rank": ("without the ranking loss (rank_weight 0)", V2_DATA, ["--model.rank_weight", "0"]),
     "rank_only": ("ranking loss 1.0 (ranking dominates)", V2_DATA, ["--model.rank_weight", "1.0"]),
     "no_severity": ("every edit -1 (paper's w/o severity)", V2_DATA, ["--data.labels", "uniform"]),
-    "no_rules": ("same inputs synthesised without rule edits (offline_en recipe)",
-                 "runs/sescore/synthesis_offline_en_mix_1536", []),
+    "no_rules": (
+        "same inputs synthesised without rule edits (offline_en recipe)",
+        "runs/sescore/synthesis_offline_en_mix_1536",
+        [],
+    ),
     # the same recipe and data with other training seeds (initialisation, dropout, data order): how far recipe
     # rows can differ by training randomness alone, which the item bootstrap does not see
     "v2_seed14": ("v2 recipe, training seed 14", V2_DATA, ["--seed_everything", "14", "--data.shuffle_seed", "14"]),
     "v2_seed15": ("v2 recipe, training seed 15", V2_DATA, ["--seed_everything", "15", "--data.shuffle_seed", "15"]),
-    "v2_thumb": ("v2 recipe on 1,536 sentences of THumB CNN/DM references (news summaries: SummEval's domain)",
-                 "runs/sescore/synthesis_offline_en_v2_thumb_1536", []),
-    "v2_me5": ("v2 recipe on packaged:me5-small (the default BERTScore encoder) instead of MiniLM", V2_DATA,
-               ["--model.encoder", "packaged:me5-small"]),
+    "v2_thumb": (
+        "v2 recipe on 1,536 sentences of THumB CNN/DM references (news summaries: SummEval's domain)",
+        "runs/sescore/synthesis_offline_en_v2_thumb_1536",
+        [],
+    ),
+    "v2_me5": (
+        "v2 recipe on packaged:me5-small (the default BERTScore encoder) instead of MiniLM",
+        V2_DATA,
+        ["--model.encoder", "packaged:me5-small"],
+    ),
     # the issue's other encoder role; LoRA reaches MPNet's attention (attn.q/k/v/o) since the shared pattern of
     # nlgmetrics.modelroles.lora (a BERT-only pattern adapted its feed-forward layers alone)
-    "v2_mpnet": ("v2 recipe on packaged:mpnet (all-mpnet-base-v2, 12 layers, 768-d) instead of MiniLM", V2_DATA,
-                 ["--model.encoder", "packaged:mpnet"]),
+    "v2_mpnet": (
+        "v2 recipe on packaged:mpnet (all-mpnet-base-v2, 12 layers, 768-d) instead of MiniLM",
+        V2_DATA,
+        ["--model.encoder", "packaged:mpnet"],
+    ),
 }
 # The default before mpnet-v2 (minilm-v2) averages three seeds, so its ablations are built the same way: each arm with
 # training seeds 14 and 15 as well (`<arm>_seed14`, `<arm>_seed15`), then half-way points and their ensemble.
 for _arm in ("no_rank", "no_severity", "no_rules"):
     _what, _data, _overrides = ARMS[_arm]
     for _seed in ("14", "15"):
-        ARMS[f"{_arm}_seed{_seed}"] = (f"{_what}, training seed {_seed}", _data,
-                                       [*_overrides, "--seed_everything", _seed, "--data.shuffle_seed", _seed])
+        ARMS[f"{_arm}_seed{_seed}"] = (
+            f"{_what}, training seed {_seed}",
+            _data,
+            [*_overrides, "--seed_everything", _seed, "--data.shuffle_seed", _seed],
+        )
 V1 = "sescore/checkpoints/minilm-news"  # the first shipped checkpoint (result files before minilm-v2: "shipped")
 MINILM_V2 = "sescore/checkpoints/minilm-v2"  # the default before mpnet-v2: an ensemble folder (result files: "default")
 DEFAULT = "sescore/checkpoints/mpnet-v2"  # the shipped default: v2_mpnet_own_w0.5 stored as float16
@@ -128,17 +146,40 @@ def fit_arm(arm: str, dataset: str, overrides: list[str], max_steps: int, val_ev
     if not (REPO / dataset / "state.json").is_file():  # save_to_disk writes it last; a running synthesis has none
         return {"arm": arm, "status": f"not run: dataset {dataset} missing or unfinished"}
     state = root / f"{arm}.resume" / "last.safetensors"  # a killed fit continues from its last resume state
-    command = [sys.executable, "train.py", "fit", "--config", CONFIG, "--data.dataset", dataset, *overrides,
-               "--trainer.max_steps", str(max_steps), "--trainer.val_check_interval", str(val_every),
-               "--trainer.enable_progress_bar", "false", "--export.dirpath", str(root / arm),
-               "--trainer.logger.init_args.save_dir", str(root / "logs"),
-               "--trainer.logger.init_args.name", arm, "--resume.dirpath", str(state.parent),
-               *(["--ckpt_path", str(state)] if state.is_file() else [])]
+    command = [
+        sys.executable,
+        "train.py",
+        "fit",
+        "--config",
+        CONFIG,
+        "--data.dataset",
+        dataset,
+        *overrides,
+        "--trainer.max_steps",
+        str(max_steps),
+        "--trainer.val_check_interval",
+        str(val_every),
+        "--trainer.enable_progress_bar",
+        "false",
+        "--export.dirpath",
+        str(root / arm),
+        "--trainer.logger.init_args.save_dir",
+        str(root / "logs"),
+        "--trainer.logger.init_args.name",
+        arm,
+        "--resume.dirpath",
+        str(state.parent),
+        *(["--ckpt_path", str(state)] if state.is_file() else []),
+    ]
     started = time.time()
     with open(root / f"{arm}.log", "a", encoding="utf-8") as log:
         status = subprocess.run(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT).returncode
-    record = {"arm": arm, "status": "fit" if status == 0 else f"fit failed (exit {status}, see {arm}.log)",
-              "command": " ".join(command[1:]), "seconds": round(time.time() - started, 1)}
+    record = {
+        "arm": arm,
+        "status": "fit" if status == 0 else f"fit failed (exit {status}, see {arm}.log)",
+        "command": " ".join(command[1:]),
+        "seconds": round(time.time() - started, 1),
+    }
     if status == 0:
         done.write_text(json.dumps(record, indent=1))
     return record
@@ -168,8 +209,9 @@ def export_init(folder: Path, last_logit: float, encoder: str | None = None) -> 
     with torch.random.fork_rng():
         torch.manual_seed(0)
         regressor = SEScoreModule(**model).regressor.eval()
-    export_checkpoint(regressor, str(folder),
-                      {"selected": f"initialisation (no training), layer_mix_last_logit {last_logit}"})
+    export_checkpoint(
+        regressor, str(folder), {"selected": f"initialisation (no training), layer_mix_last_logit {last_logit}"}
+    )
 
 
 def devmix(checkpoints: str | list[str], half: str, cache: str) -> dict:
@@ -182,8 +224,24 @@ def devmix(checkpoints: str | list[str], half: str, cache: str) -> dict:
     encoders = sorted({read_hparams(folder)["encoder"] for folder in checkpoint_folders(folders)})
     if len(encoders) > 1:
         raise SystemExit(f"an ensemble is compared with BERTScore on its encoder; these use {encoders}")
-    command = [sys.executable, "evaluate.py", "devmix", "--half", half, "--metric", "sescore", "--checkpoint",
-               *folders, "--versus", "bertscore", "--encoder", encoders[0], "--cache", cache, "--quiet"]
+    command = [
+        sys.executable,
+        "evaluate.py",
+        "devmix",
+        "--half",
+        half,
+        "--metric",
+        "sescore",
+        "--checkpoint",
+        *folders,
+        "--versus",
+        "bertscore",
+        "--encoder",
+        encoders[0],
+        "--cache",
+        cache,
+        "--quiet",
+    ]
     out = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     if out.returncode != 0:
         raise SystemExit(f"devmix failed for {folders}:\n{out.stderr[-2000:]}")
@@ -196,17 +254,31 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=730, help="optimizer steps per arm (730: one epoch here)")
     parser.add_argument("--val-every", type=int, default=243, help="dev-mix validation every N training batches")
     parser.add_argument("--half", choices=["select", "report"], default="select")
-    parser.add_argument("--init-logits", default="",
-                        help="also score the untrained model with these layer_mix_last_logit values, e.g. 0,4,8")
-    parser.add_argument("--init-encoder", default=None,
-                        help="encoder of the untrained models (default: the recipe's, MiniLM); folders get its name")
-    parser.add_argument("--interpolate", action="append", default=[],
-                        help="START:TRAINED:w1,w2 - also score checkpoints w of the way from the untrained export "
-                             "START to the trained export TRAINED (folders under --root; WiSE-FT); START 'own': "
-                             "TRAINED's own initialisation (TRAINED must be an arm); repeatable")
-    parser.add_argument("--ensemble", action="append", default=[],
-                        help="NAME=FOLDER+FOLDER[+...] - also score the mean of these exports' scores (folders under "
-                             "--root, e.g. v2+v2_seed14+v2_seed15: a seed ensemble); repeatable")
+    parser.add_argument(
+        "--init-logits",
+        default="",
+        help="also score the untrained model with these layer_mix_last_logit values, e.g. 0,4,8",
+    )
+    parser.add_argument(
+        "--init-encoder",
+        default=None,
+        help="encoder of the untrained models (default: the recipe's, MiniLM); folders get its name",
+    )
+    parser.add_argument(
+        "--interpolate",
+        action="append",
+        default=[],
+        help="START:TRAINED:w1,w2 - also score checkpoints w of the way from the untrained export "
+        "START to the trained export TRAINED (folders under --root; WiSE-FT); START 'own': "
+        "TRAINED's own initialisation (TRAINED must be an arm); repeatable",
+    )
+    parser.add_argument(
+        "--ensemble",
+        action="append",
+        default=[],
+        help="NAME=FOLDER+FOLDER[+...] - also score the mean of these exports' scores (folders under "
+        "--root, e.g. v2+v2_seed14+v2_seed15: a seed ensemble); repeatable",
+    )
     parser.add_argument("--name", default=None, help="result file stem (default sescore_ablation_<half>)")
     parser.add_argument("--root", default="runs/sescore/ablation")
     parser.add_argument("--cache", default="runs/devmix_cache")
@@ -219,19 +291,36 @@ def main() -> None:
     root.mkdir(parents=True, exist_ok=True)
 
     rows, details = [], {}
-    candidates = [("v1 (minilm-news)", "the first shipped checkpoint, the default before minilm-v2", V1,
-                   {"status": "shipped"}),
-                  ("minilm-v2", "three v2 seeds on MiniLM half-way from their own starts, scores averaged (the "
-                   "default before mpnet-v2; rows named 'default (minilm-v2)' in earlier result files)", MINILM_V2,
-                   {"status": "shipped"}),
-                  ("default (mpnet-v2)", "the shipped default: the v2 recipe on MPNet half-way from its own start "
-                   "(v2_mpnet_own_w0.5), stored as float16", DEFAULT, {"status": "shipped"})]
+    candidates = [
+        ("v1 (minilm-news)", "the first shipped checkpoint, the default before minilm-v2", V1, {"status": "shipped"}),
+        (
+            "minilm-v2",
+            "three v2 seeds on MiniLM half-way from their own starts, scores averaged (the "
+            "default before mpnet-v2; rows named 'default (minilm-v2)' in earlier result files)",
+            MINILM_V2,
+            {"status": "shipped"},
+        ),
+        (
+            "default (mpnet-v2)",
+            "the shipped default: the v2 recipe on MPNet half-way from its own start "
+            "(v2_mpnet_own_w0.5), stored as float16",
+            DEFAULT,
+            {"status": "shipped"},
+        ),
+    ]
     for logit in [float(x) for x in args.init_logits.split(",") if x.strip()]:
         suffix = f"_{args.init_encoder.split(':')[-1]}" if args.init_encoder else ""
         folder = root / f"init_last{logit:g}{suffix}"
         export_init(folder, logit, args.init_encoder)
-        candidates.append((f"init_last{logit:g}{suffix}", f"v2 architecture untrained, layer_mix_last_logit {logit:g}"
-                           + (f", {args.init_encoder}" if args.init_encoder else ""), str(folder), {"status": "untrained"}))
+        candidates.append(
+            (
+                f"init_last{logit:g}{suffix}",
+                f"v2 architecture untrained, layer_mix_last_logit {logit:g}"
+                + (f", {args.init_encoder}" if args.init_encoder else ""),
+                str(folder),
+                {"status": "untrained"},
+            )
+        )
     for arm in arms:
         what, dataset, overrides = ARMS[arm]
         record = fit_arm(arm, dataset, overrides, args.max_steps, args.val_every, root)
@@ -253,8 +342,14 @@ def main() -> None:
             folder = root / (f"{trained}_own_w{weight:g}" if own else f"{trained}_w{weight:g}")
             if not (folder / "hparams.yaml").exists():
                 interpolate_checkpoints(root / start, root / trained, weight, folder)
-            candidates.append((folder.name, f"{weight:g} of the way from {start} to {trained} (weight interpolation)",
-                               str(folder), {"status": "interpolated"}))
+            candidates.append(
+                (
+                    folder.name,
+                    f"{weight:g} of the way from {start} to {trained} (weight interpolation)",
+                    str(folder),
+                    {"status": "interpolated"},
+                )
+            )
     for spec in args.ensemble:
         name, _, members = spec.partition("=")
         folders = [m.strip() for m in members.split("+") if m.strip()]
@@ -262,16 +357,28 @@ def main() -> None:
             raise SystemExit(f"--ensemble {spec!r}: write NAME=FOLDER+FOLDER[+...]")
         taken = {c[0] for c in candidates}
         if name in taken:  # a row name keys the result file's details: a second one would overwrite the first
-            raise SystemExit(f"--ensemble {name}: that name is already a row of this table; name the ensemble "
-                             "apart from its members (e.g. <arm>_seeds_own_w0.5)")
+            raise SystemExit(
+                f"--ensemble {name}: that name is already a row of this table; name the ensemble "
+                "apart from its members (e.g. <arm>_seeds_own_w0.5)"
+            )
         missing = [f for f in folders if not (root / f / "hparams.yaml").is_file()]
         if missing:
             raise SystemExit(f"--ensemble {name}: no export under {root} for {missing}; fit or interpolate them first")
-        candidates.append((name, f"mean of the scores of {', '.join(folders)} (score-level ensemble)",
-                           [str(root / f) for f in folders], {"status": "ensemble"}))
+        candidates.append(
+            (
+                name,
+                f"mean of the scores of {', '.join(folders)} (score-level ensemble)",
+                [str(root / f) for f in folders],
+                {"status": "ensemble"},
+            )
+        )
     for name, what, folder, record in candidates:
-        row = {"arm": name, "what": what, "status": record["status"],
-               "fit seconds": f"{record['seconds']:.0f}" if record.get("seconds") is not None else "-"}
+        row = {
+            "arm": name,
+            "what": what,
+            "status": record["status"],
+            "fit seconds": f"{record['seconds']:.0f}" if record.get("seconds") is not None else "-",
+        }
         if record["status"] in ("fit", "shipped", "untrained", "interpolated", "ensemble"):
             result = devmix(folder, args.half, args.cache)
             details[name] = result
@@ -279,27 +386,41 @@ def main() -> None:
                 row[s["set"]] = f"{s['tau_like_a']:.3f} ({s['difference']:+.3f})"
             mean = result["mean"]
             row["mix difference vs BERTScore [95% CI]"] = (
-                f"{mean['difference']:+.4f} [{mean['ci95'][0]:+.4f}, {mean['ci95'][1]:+.4f}]")
+                f"{mean['difference']:+.4f} [{mean['ci95'][0]:+.4f}, {mean['ci95'][1]:+.4f}]"
+            )
             row["not better"] = f"{mean['share_a_not_better']:.1%}"
         rows.append(row)
     sets = [s["set"] for s in next(iter(details.values()))["sets"]] if details else []
     columns = ["arm", "what", "status", *sets, "mix difference vs BERTScore [95% CI]", "not better", "fit seconds"]
-    notes = [f"dev mix {args.half} half; per set: SEScore tau-like (difference to BERTScore with the checkpoint's own "
-             "encoder on the same rows)",
-             f"each arm: {args.max_steps} optimizer steps of {CONFIG} with its overrides, best export by the "
-             f"dev-mix select-half tau-like checked every {args.val_every} batches"]
-    notes.append("fit seconds: wall time of the train.py run that finished the fit (a resumed fit counts its last "
-                 "run only), on a shared 2-core CPU")
+    notes = [
+        f"dev mix {args.half} half; per set: SEScore tau-like (difference to BERTScore with the checkpoint's own "
+        "encoder on the same rows)",
+        f"each arm: {args.max_steps} optimizer steps of {CONFIG} with its overrides, best export by the "
+        f"dev-mix select-half tau-like checked every {args.val_every} batches",
+    ]
+    notes.append(
+        "fit seconds: wall time of the train.py run that finished the fit (a resumed fit counts its last "
+        "run only), on a shared 2-core CPU"
+    )
     if args.interpolate:
-        notes.append("interpolated rows: every weight w of the way from the untrained start to the trained export "
-                     "(LoRA updates scaled by w, head and layer mix averaged); several w on one half is itself "
-                     "a selection, so only a row clearing the bar by a margin would justify a report-half run")
+        notes.append(
+            "interpolated rows: every weight w of the way from the untrained start to the trained export "
+            "(LoRA updates scaled by w, head and layer mix averaged); several w on one half is itself "
+            "a selection, so only a row clearing the bar by a margin would justify a report-half run"
+        )
     if args.ensemble:
-        notes.append("ensemble rows: the mean of their members' scores (each member's score as it reports it, max "
-                     "over references), scored once; members are rows of this or earlier tables")
-    write_results(args.name or f"sescore_ablation_{args.half}",
-                  {"half": args.half, "max_steps": args.max_steps, "val_every": args.val_every, "details": details},
-                  rows, columns, f"SEScore recipe ablation, dev mix {args.half} half", notes)
+        notes.append(
+            "ensemble rows: the mean of their members' scores (each member's score as it reports it, max "
+            "over references), scored once; members are rows of this or earlier tables"
+        )
+    write_results(
+        args.name or f"sescore_ablation_{args.half}",
+        {"half": args.half, "max_steps": args.max_steps, "val_every": args.val_every, "details": details},
+        rows,
+        columns,
+        f"SEScore recipe ablation, dev mix {args.half} half",
+        notes,
+    )
 
 
 if __name__ == "__main__":

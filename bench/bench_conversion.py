@@ -8,8 +8,9 @@ cache (warm use: the checks a later process still makes, such as mpnet's sha256 
 first / warm. Peak memory is the first-use process's own (``os.wait4``), interpreter included. Models whose package
 is not installed get a row saying so.
 
-    python bench/bench_conversion.py [--models mpnet me5-small smollm2 gemma3-270m]
+    python bench/bench_conversion.py [--models mpnet me5-small smollm2 gemma3-270m]   # ~5 min; -> conversion.md
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,7 +23,14 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import load_average, run_worker, tree_mb, write_results, write_worker_result  # noqa: E402
+from bench.harness import (  # noqa: E402
+    LoadSpan,
+    add_worker_options,
+    run_worker,
+    tree_mb,
+    write_results,
+    write_worker_result,
+)
 
 MODELS = {"mpnet": "encoder", "me5-small": "encoder", "smollm2": "causal_lm", "gemma3-270m": "causal_lm"}
 
@@ -39,7 +47,8 @@ def worker(args: argparse.Namespace) -> None:
 
 def installed(name: str) -> bool:
     """The resolver's own check (every package of the model findable), as a yes/no."""
-    from nlgmetrics.modelroles.resolve import PACKAGED, ModelRoleError, check_installed
+    from nlgmetrics.modelroles import PACKAGED, ModelRoleError
+    from nlgmetrics.modelroles.resolve import check_installed
 
     try:
         check_installed(PACKAGED[name], MODELS[name])
@@ -62,39 +71,63 @@ def measure(name: str) -> dict:
     if cold is None or warm is None:
         return {"model": f"packaged:{name}", "status": f"failed (exit {cold_run.returncode}/{warm_run.returncode})"}
     if not cold["location"].startswith(cache):
-        raise SystemExit(f"{name}: converted into {cold['location']}, not the benchmark's cache; the timing would be "
-                         "a warm start")
-    return {"model": f"packaged:{name}", "first_use_s": cold["seconds"], "warm_use_s": warm["seconds"],
-            "first_over_warm": cold["seconds"] / max(warm["seconds"], 1e-9), "first_use_peak_rss_mb":
-            cold_run.peak_rss_mb, "warm_use_peak_rss_mb": warm_run.peak_rss_mb, "converted_mb": cold["folder_mb"],
-            "status": "ok"}
+        raise SystemExit(
+            f"{name}: converted into {cold['location']}, not the benchmark's cache; the timing would be a warm start"
+        )
+    return {
+        "model": f"packaged:{name}",
+        "first_use_s": cold["seconds"],
+        "warm_use_s": warm["seconds"],
+        "first_over_warm": cold["seconds"] / max(warm["seconds"], 1e-9),
+        "first_use_peak_rss_mb": cold_run.peak_rss_mb,
+        "warm_use_peak_rss_mb": warm_run.peak_rss_mb,
+        "converted_mb": cold["folder_mb"],
+        "status": "ok",
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
     parser.add_argument("--name", default="conversion", help="result file stem under bench/results")
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    parser.add_argument("--out", help=argparse.SUPPRESS)
+    add_worker_options(parser)
     args = parser.parse_args()
     if args.worker:
         return worker(args)
-    load_start = load_average()
+    load = LoadSpan()
     rows = []
     for name in args.models:
         rows.append(measure(name))
         print(rows[-1], flush=True)
-    columns = ["model", "first_use_s", "warm_use_s", "first_over_warm", "first_use_peak_rss_mb",
-               "warm_use_peak_rss_mb", "converted_mb", "status"]
-    notes = ["first_use_s: resolving the model against an empty cache (conversion and its checks, one fresh process); "
-             "warm_use_s: the same call in a second fresh process once the cache is filled; peak RSS includes "
-             "the interpreter and imports.",
-             "Gemma 3 weights are under the Gemma Terms of Use (not an OSI licence): opt-in only."]
-    load_end = load_average()
-    notes.append(f"One-minute load average {load_start} at the start, {load_end} at the end (2 means both cores "
-                 "busy; above that, other work shared them).")
-    write_results(args.name, {"models": args.models, "load_average": {"start": load_start, "end": load_end}},
-                  rows, columns, "Packaged models: one-time conversion on first use vs a warm start", notes)
+    columns = [
+        "model",
+        "first_use_s",
+        "warm_use_s",
+        "first_over_warm",
+        "first_use_peak_rss_mb",
+        "warm_use_peak_rss_mb",
+        "converted_mb",
+        "status",
+    ]
+    notes = [
+        "first_use_s: resolving the model against an empty cache (conversion and its checks, one fresh process); "
+        "warm_use_s: the same call in a second fresh process once the cache is filled; peak RSS includes "
+        "the interpreter and imports.",
+        "Gemma 3 weights are under the Gemma Terms of Use (not an OSI licence): opt-in only.",
+    ]
+    span = load.span()
+    notes.append(
+        f"One-minute load average {span['start']} at the start, {span['end']} at the end (2 means both "
+        "cores busy; above that, other work shared them)."
+    )
+    write_results(
+        args.name,
+        {"models": args.models, "load_average": span},
+        rows,
+        columns,
+        "Packaged models: one-time conversion on first use vs a warm start",
+        notes,
+    )
 
 
 if __name__ == "__main__":

@@ -7,10 +7,11 @@ folder): virtual environment, installs from the package caches, every first-use 
 same `make demo` again (warm: only the demo), and the demo with the earlier default NLI model
 (`examples/demo.py --nli-model packaged:nli-minilm`), the peer of the same run; ratios are to that peer.
 
-    python bench/bench_demo.py [--name demo]
+    python bench/bench_demo.py [--name demo]   # ~15 min (a fresh venv, installs, conversions, three demos)
 
 Uncommitted changes are not measured (the clone is of HEAD); the script says so when the tree is dirty.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import REPO, load_average, run_child, write_results  # noqa: E402
+from bench.harness import REPO, load_average, run_child, write_results  # noqa: E402
 
 
 def timed(cmd: list[str], cwd: Path, env: dict, log: Path) -> dict:
@@ -36,12 +37,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--name", default="demo", help="result file stem under bench/results")
     args = parser.parse_args()
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True,
-                           text=True).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
     if dirty:
         print("note: uncommitted changes are not measured; the clone is of HEAD", file=sys.stderr)
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                          text=True, check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.strip()
     rows = []
     with tempfile.TemporaryDirectory(prefix="nlgmetrics-demo-") as tmp:
         clone, logs = Path(tmp) / "repo", Path(tmp) / "logs"
@@ -49,10 +52,14 @@ def main() -> None:
         subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
         # the children see an empty model cache of their own; the user's cache is never read or written
         env = {**os.environ, "NLGMETRICS_CACHE": str(Path(tmp) / "cache"), "HF_HUB_OFFLINE": "1"}
-        steps = [("fresh clone: make demo (venv, installs, conversions, demo)", ["make", "demo"]),
-                 ("warm: make demo", ["make", "demo"]),
-                 ("warm: demo with --nli-model packaged:nli-minilm (peer)",
-                  [str(clone / ".venv" / "bin" / "python"), "examples/demo.py", "--nli-model", "packaged:nli-minilm"])]
+        steps = [
+            ("fresh clone: make demo (venv, installs, conversions, demo)", ["make", "demo"]),
+            ("warm: make demo", ["make", "demo"]),
+            (
+                "warm: demo with --nli-model packaged:nli-minilm (peer)",
+                [str(clone / ".venv" / "bin" / "python"), "examples/demo.py", "--nli-model", "packaged:nli-minilm"],
+            ),
+        ]
         for i, (label, cmd) in enumerate(steps):
             row = {"step": label, **timed(cmd, clone, env, logs / f"step{i}.log")}
             if row["exit_code"] != 0:
@@ -64,14 +71,22 @@ def main() -> None:
     for row in rows:
         row["minutes"] = row["seconds"] / 60
         row["vs_peer"] = row["seconds"] / peer
-    notes = [f"Commit {head}, cloned fresh; pip installs come from this machine's package caches (the issue's "
-             "'warm package caches'), models convert into an empty cache.",
-             "The peer is the same demo with the earlier default NLI model, run in the same session: the warm "
-             "ratio is what the default packaged:nli-mpnet costs the demo.",
-             "load_1m: the larger one-minute load average before and after the step; with 2 cores, above 2 means "
-             "other work shared the CPU and the seconds are inflated."]
-    write_results(args.name, {"commit": head}, rows, ["step", "seconds", "minutes", "vs_peer", "exit_code", "load_1m"],
-                  "`make demo` from a fresh clone (default NLI: packaged:nli-mpnet)", notes)
+    notes = [
+        f"Commit {head}, cloned fresh; pip installs come from the benchmark machine's warm package caches, "
+        "models convert into an empty cache.",
+        "The peer is the same demo with the earlier default NLI model, run in the same session: the warm "
+        "ratio is what the default packaged:nli-mpnet costs the demo.",
+        "load_1m: the larger one-minute load average before and after the step; with 2 cores, above 2 means "
+        "other work shared the CPU and the seconds are inflated.",
+    ]
+    write_results(
+        args.name,
+        {"commit": head},
+        rows,
+        ["step", "seconds", "minutes", "vs_peer", "exit_code", "load_1m"],
+        "`make demo` from a fresh clone (default NLI: packaged:nli-mpnet)",
+        notes,
+    )
 
 
 if __name__ == "__main__":

@@ -20,7 +20,9 @@ machine the CPU time includes threads spinning at barriers, so the load average 
 
     python bench/bench_mars_length.py [--words 25 50 100 200] [--n 16 16 16 8] [--time-box 600] [--threads 2]
         [--variants config unbounded] [--peer unbounded] [--name mars_length_window]
+        # about 15 min on 2 cores with the defaults (the unbounded 200-word references take ~9 s each)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +39,7 @@ from typing import Any, Callable, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_mars import TARGET_S_PER_REFERENCE, load_roc  # noqa: E402
-from bench.common import REPO, RESULTS, data_dir, write_results  # noqa: E402
+from bench.harness import MARS_TARGET_S_PER_REFERENCE, REPO, RESULTS, data_dir, roc_references, write_results  # noqa: E402
 
 WIKITEXT = Path("corpus") / "wikitext_paragraphs_a.txt"
 CONTEXTS = Path("corpus") / "wikitext_paragraphs_b.txt"  # other paragraphs: long contexts (--context-words)
@@ -101,6 +102,7 @@ class TimeBoxExceeded(Exception):
 def time_box(seconds: float) -> Iterator[None]:
     """Raise ``TimeBoxExceeded`` in the main thread after ``seconds`` (the decoder loop is Python, so it stops
     within one decoding step)."""
+
     def expire(signum: int, frame: Any) -> None:
         raise TimeBoxExceeded
 
@@ -175,15 +177,19 @@ class Profile:
         s = self.seconds
         parts = {
             "model": s["step"] - s["attention"] - s["cache_append"],
-            "attention": s["attention"], "cache_append": s["cache_append"], "keep_rows": s["keep_rows"],
-            "sampling": s["sampling"], "absorb": s["absorb"],
+            "attention": s["attention"],
+            "cache_append": s["cache_append"],
+            "keep_rows": s["keep_rows"],
+            "sampling": s["sampling"],
+            "absorb": s["absorb"],
         }
         parts["other"] = total - sum(parts.values())
         return parts
 
 
-def run_variant(scorer: Any, growing: bool, refs: list[str], srcs: list[str], box: float,
-                profile: Profile) -> dict[str, Any]:
+def run_variant(
+    scorer: Any, growing: bool, refs: list[str], srcs: list[str], box: float, profile: Profile
+) -> dict[str, Any]:
     """Augment from scratch with one scorer and cache kind inside a time box: times, profile, outputs (None if
     boxed out)."""
     scorer._cache = None  # cache_dir is None: a fresh in-memory cache
@@ -196,8 +202,16 @@ def run_variant(scorer: Any, growing: bool, refs: list[str], srcs: list[str], bo
     except TimeBoxExceeded:
         out = None
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    return {"wall": wall, "cpu": cpu, "outputs": out, "parts": profile.shares(wall), "steps": profile.steps,
-            "slots": profile.slots, "real_tokens": profile.real_tokens, "max_width": profile.max_width}
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "outputs": out,
+        "parts": profile.shares(wall),
+        "steps": profile.steps,
+        "slots": profile.slots,
+        "real_tokens": profile.real_tokens,
+        "max_width": profile.max_width,
+    }
 
 
 def plot(rows: list[dict], path: Path, threads: int) -> None:
@@ -218,9 +232,15 @@ def plot(rows: list[dict], path: Path, threads: int) -> None:
             line = ax.plot([r["mean_words"] for r in done], [r[key] for r in done], style, label=f"{label}, {what}")[0]
             boxed = [r for r in mine if not r["finished"]]
             if boxed:
-                ax.plot([r["mean_words"] for r in boxed], [r[key] for r in boxed], style[0], mfc="none",
-                        color=line.get_color(), label=f"{label}, {what}: stopped by the time box")
-    ax.axhline(TARGET_S_PER_REFERENCE, color="grey", ls=":", label="target 2 s (wall, 2 cores)")
+                ax.plot(
+                    [r["mean_words"] for r in boxed],
+                    [r[key] for r in boxed],
+                    style[0],
+                    mfc="none",
+                    color=line.get_color(),
+                    label=f"{label}, {what}: stopped by the time box",
+                )
+    ax.axhline(MARS_TARGET_S_PER_REFERENCE, color="grey", ls=":", label="target 2 s (wall, 2 cores)")
     ax.set_xlabel("reference words")
     ax.set_ylabel(f"s / reference ({threads} torch thread(s))")
     ax.set_yscale("log")
@@ -234,8 +254,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--words", type=int, nargs="+", default=[25, 50, 100, 200])
     parser.add_argument("--n", type=int, nargs="+", default=[16, 16, 16, 8], help="references per length")
-    parser.add_argument("--context-words", type=int, default=0,
-                        help="also measure each length with a context of this many words (0 = no such rows)")
+    parser.add_argument(
+        "--context-words",
+        type=int,
+        default=0,
+        help="also measure each length with a context of this many words (0 = no such rows)",
+    )
     parser.add_argument("--roc", type=int, default=16, help="ROC references for the anchor row (0 = none)")
     parser.add_argument("--variants", nargs="+", default=["config", "unbounded"], choices=list(VARIANTS))
     parser.add_argument("--peer", default="unbounded", choices=list(VARIANTS), help="variant the ratios divide by")
@@ -255,14 +279,20 @@ def main() -> None:
     counts = args.n * len(args.words) if len(args.n) == 1 else args.n
     sets: list[tuple[str, int, list[str], list[str]]] = []
     if args.roc:
-        roc_refs, roc_srcs = load_roc(args.roc)
+        roc_refs, roc_srcs = roc_references(args.roc)
         sets.append(("roc", round(sum(len(r.split()) for r in roc_refs) / len(roc_refs)), roc_refs, roc_srcs))
     for words, n in zip(args.words, counts):
         refs = wikitext_references(words, n)
         sets.append(("wikitext", words, refs, [""] * len(refs)))
         if args.context_words:
-            sets.append((f"wikitext+{args.context_words}w context", words, refs,
-                         wikitext_contexts(args.context_words, len(refs))))
+            sets.append(
+                (
+                    f"wikitext+{args.context_words}w context",
+                    words,
+                    refs,
+                    wikitext_contexts(args.context_words, len(refs)),
+                )
+            )
 
     scorer = mars.build(args.config, overrides={"cache_dir": None, "progress": False})
     unbounded = mars.build(args.config, overrides={"cache_dir": None, "progress": False, "masking.window_words": 0})
@@ -288,31 +318,50 @@ def main() -> None:
             if len(finished) == len(runs) > 1:
                 identical = all(r["outputs"] == run["outputs"] for r in finished.values())
             parts = run["parts"]
-            rows.append({
-                "set": kind, "variant": variant, "words": words,
-                "mean_words": sum(len(r.split()) for r in refs) / n, "mean_tokens": tokens / n, "references": n,
-                "finished": run["outputs"] is not None,
-                "wall_s_per_reference": run["wall"] / n, "cpu_s_per_reference": run["cpu"] / n,
-                "wall_ms_per_token": 1000 * run["wall"] / tokens,
-                "wall_ratio_to_peer": (run["wall"] / old["wall"]) if old and old["outputs"] is not None else None,
-                "cpu_ratio_to_peer": (run["cpu"] / old["cpu"]) if old and old["outputs"] is not None else None,
-                "identical_texts": identical, "steps": run["steps"], "max_cache_width": run["max_width"],
-                "padding_share": 1 - run["real_tokens"] / run["slots"] if run["slots"] else None,
-                **{f"{p}_share": parts[p] / run["wall"] for p in PARTS},
-                "seconds": {p: parts[p] for p in PARTS},
-            })
+            rows.append(
+                {
+                    "set": kind,
+                    "variant": variant,
+                    "words": words,
+                    "mean_words": sum(len(r.split()) for r in refs) / n,
+                    "mean_tokens": tokens / n,
+                    "references": n,
+                    "finished": run["outputs"] is not None,
+                    "wall_s_per_reference": run["wall"] / n,
+                    "cpu_s_per_reference": run["cpu"] / n,
+                    "wall_ms_per_token": 1000 * run["wall"] / tokens,
+                    "wall_ratio_to_peer": (run["wall"] / old["wall"]) if old and old["outputs"] is not None else None,
+                    "cpu_ratio_to_peer": (run["cpu"] / old["cpu"]) if old and old["outputs"] is not None else None,
+                    "identical_texts": identical,
+                    "steps": run["steps"],
+                    "max_cache_width": run["max_width"],
+                    "padding_share": 1 - run["real_tokens"] / run["slots"] if run["slots"] else None,
+                    **{f"{p}_share": parts[p] / run["wall"] for p in PARTS},
+                    "seconds": {p: parts[p] for p in PARTS},
+                }
+            )
             print(json.dumps({k: v for k, v in rows[-1].items() if k != "seconds"}), flush=True)
     load_after = os.getloadavg()
 
     contended = max(load_before[0], load_after[0]) > torch.get_num_threads() + 0.5
     result = {
-        "config": str(args.config), "time_box_s": args.time_box, "words": args.words, "references": counts,
-        "roc_references": args.roc, "window_words": scorer.config.masking.window_words,
-        "peer": args.peer, "lockstep_references": scorer.config.cloze.lockstep_references,
-        "ratios": [r for r in scorer.config.masking.ratios if r > 0], "target_s_per_reference": TARGET_S_PER_REFERENCE,
-        "torch_threads": torch.get_num_threads(), "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"), "load_average_before": list(load_before),
-        "load_average_after": list(load_after), "contended": contended, "signature": scorer.signature(),
+        "config": str(args.config),
+        "time_box_s": args.time_box,
+        "words": args.words,
+        "references": counts,
+        "roc_references": args.roc,
+        "window_words": scorer.config.masking.window_words,
+        "peer": args.peer,
+        "lockstep_references": scorer.config.cloze.lockstep_references,
+        "ratios": [r for r in scorer.config.masking.ratios if r > 0],
+        "target_s_per_reference": MARS_TARGET_S_PER_REFERENCE,
+        "torch_threads": torch.get_num_threads(),
+        "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+        "load_average_before": list(load_before),
+        "load_average_after": list(load_after),
+        "contended": contended,
+        "signature": scorer.signature(),
     }
     notes = [
         "wikitext rows: leading sentences of WikiText-103 paragraphs, no context (+context rows: the same references "
@@ -324,12 +373,28 @@ def main() -> None:
         f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}: with other jobs on the cores, 2 threads spinning at "
         "OpenMP barriers (the default) were over 20x slower than 1 thread; PASSIVE avoids that.",
     ]
-    title = (f"MARS augmentation cost over reference length ({torch.get_num_threads()} torch threads, "
-             f"lockstep batches of up to {scorer.config.cloze.lockstep_references} references, load "
-             f"{load_before[0]:.2f} -> {load_after[0]:.2f}{', CONTENDED' if contended else ''})")
-    columns = ["set", "variant", "words", "mean_words", "mean_tokens", "references", "finished",
-               "wall_s_per_reference", "cpu_s_per_reference", "wall_ms_per_token", "wall_ratio_to_peer",
-               "cpu_ratio_to_peer", "identical_texts", "steps", "max_cache_width"] + [f"{p}_share" for p in PARTS]
+    title = (
+        f"MARS augmentation cost over reference length ({torch.get_num_threads()} torch threads, "
+        f"lockstep batches of up to {scorer.config.cloze.lockstep_references} references, load "
+        f"{load_before[0]:.2f} -> {load_after[0]:.2f}{', CONTENDED' if contended else ''})"
+    )
+    columns = [
+        "set",
+        "variant",
+        "words",
+        "mean_words",
+        "mean_tokens",
+        "references",
+        "finished",
+        "wall_s_per_reference",
+        "cpu_s_per_reference",
+        "wall_ms_per_token",
+        "wall_ratio_to_peer",
+        "cpu_ratio_to_peer",
+        "identical_texts",
+        "steps",
+        "max_cache_width",
+    ] + [f"{p}_share" for p in PARTS]
     write_results(args.name, result, rows, columns, title, notes)
     plot(rows, RESULTS / f"{args.name}.png", torch.get_num_threads())
 

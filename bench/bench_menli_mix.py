@@ -8,25 +8,36 @@ counts and loading is timed apart. Ratios are to BERTScore-MiniLM (the encoder S
 the same run. The mix's scores are checked against the packaged recipe applied to its parts' scores from their own
 processes (``max_abs_diff_to_parts``).
 
-    python bench/bench_menli_mix.py [--wmt 200] [--ted 10] [--repeats 2] [--threads 2]
+    python bench/bench_menli_mix.py [--wmt 200] [--ted 10] [--repeats 2] [--threads 2]   # ~40 min on 2 cores
 
 Datasets: WMT21 de-en sentences (one seeded-random system output per item against reference A) and TED-MT zh-en
 paragraphs (the second human translation against the first). Writes bench/results/menli_mix_cost.{json,md}.
 """
+
 from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_peers import TED_FILE, WMT_FILE, read_jsonl, ted_paragraphs, wmt_one_system  # noqa: E402
-from bench.common import (  # noqa: E402
-    best_of_turns, data_dir, load_average, runs_in_turns, write_results, write_worker_result,
+from bench.harness import (  # noqa: E402
+    TED_FILE,
+    WMT_FILE,
+    LoadSpan,
+    add_worker_options,
+    best_of_turns,
+    measure_scoring,
+    metric,
+    read_data,
+    runs_in_turns,
+    ted_paragraphs,
+    wmt_one_system,
+    write_results,
+    write_worker_result,
 )
 
 MIX = "menli+sescore+lm-ratio"
@@ -35,36 +46,38 @@ DATASETS = ("wmt", "ted")
 
 
 def pairs(dataset: str, args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """(hyps, refs) of ``wmt`` (sentences) or ``ted`` (paragraphs)."""
     if dataset == "wmt":
-        return wmt_one_system(read_jsonl(data_dir() / WMT_FILE), args.wmt, args.seed)
-    return ted_paragraphs(read_jsonl(data_dir() / TED_FILE)[: args.ted])
+        return wmt_one_system(read_data(WMT_FILE), args.wmt, args.seed)
+    return ted_paragraphs(read_data(TED_FILE)[: args.ted])
 
 
 def worker(args: argparse.Namespace) -> None:
-    """Inside the fresh process: build the scorer as evaluate.py does, load it on one warm-up pair, time the data."""
+    """Inside the fresh process: build the scorer by name, load it on one warm-up pair, time the data."""
     import torch
 
-    from nlgmetrics.cli.evaluate import build_scorer, make_parser
     from sescore.regressor import MINILM_V2_CHECKPOINT
 
     torch.set_num_threads(args.threads)
-    metric, dataset = args.worker.rsplit("@", 1)
+    name, dataset = args.worker.rsplit("@", 1)
     hyps, refs = pairs(dataset, args)
-    cli = make_parser().parse_args(["score", "--metric", metric, "--hyps", "-", "--refs", "-", "--quiet",
-                                    "--encoder", "packaged:minilm",
-                                    "--checkpoint", MINILM_V2_CHECKPOINT])  # the mix's SEScore part, alone too
-    started = time.perf_counter()
-    scorer = build_scorer(metric, cli)
-    # loads every model; a pair outside the data, so no cache (MENLI keeps NLI pairs) holds a timed row
-    scorer.score(["The weather was fine that morning."], ["It was a sunny morning."])
-    load_s = time.perf_counter() - started
-    started = time.perf_counter()
-    scores = scorer.score(hyps, refs)
-    score_s = time.perf_counter() - started
+    scorer = metric(
+        name, progress=False, encoder="packaged:minilm", checkpoint=[MINILM_V2_CHECKPOINT]
+    )  # the mix's SEScore part, alone too
+    # loading: every model, on a pair outside the data, so no cache (MENLI keeps NLI pairs) holds a timed row
+    result = measure_scoring(
+        lambda: scorer.score(["The weather was fine that morning."], ["It was a sunny morning."]),
+        lambda: scorer.score(hyps, refs),
+    )
     recipe_file = getattr(scorer, "recipe_file", None)  # the mix's: the recipe it found for its parts' models
-    write_worker_result(args.out, {"load_s": load_s, "score_s": score_s, "scores": scores,
-                                   "signature": scorer.signature(),
-                                   "recipe_file": str(recipe_file) if recipe_file is not None else None})
+    write_worker_result(
+        args.out,
+        {
+            **result,
+            "signature": scorer.signature(),
+            "recipe_file": str(recipe_file) if recipe_file is not None else None,
+        },
+    )
 
 
 def mix_of_parts(runs: dict, dataset: str) -> np.ndarray | None:
@@ -92,12 +105,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--name", default="menli_mix_cost", help="result file stem under bench/results")
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    parser.add_argument("--out", help=argparse.SUPPRESS)
+    add_worker_options(parser)
     args = parser.parse_args()
     if args.worker:
         return worker(args)
-    load_start = load_average()
+    load = LoadSpan()
     extra = ["--wmt", str(args.wmt), "--ted", str(args.ted), "--seed", str(args.seed), "--threads", str(args.threads)]
     names = [f"{m}@{d}" for d in DATASETS for m in METRICS]
     runs = runs_in_turns(Path(__file__), names, extra, args.repeats)
@@ -108,20 +120,43 @@ def main() -> None:
         best = best_of_turns({m: runs[f"{m}@{dataset}"] for m in METRICS}, "bertscore", f"bertscore on {dataset}")
         from_parts = mix_of_parts(runs, dataset)
         base_rss = best["bertscore"]["peak_rss_mb"]
-        for metric, b in best.items():
+        for name, b in best.items():
             if b is None:
-                rows.append({"dataset": dataset, "metric": metric, "status": "failed"})
+                rows.append({"dataset": dataset, "metric": name, "status": "failed"})
                 continue
             check = None
-            if metric == MIX and from_parts is not None:
+            if name == MIX and from_parts is not None:
                 check = float(np.abs(np.asarray(b["first"]["scores"]) - from_parts).max())
-            rows.append({"dataset": dataset, "metric": metric, "segments": len(hyps), "mean_words": words,
-                         "seconds": b["best"], "segments_per_s": len(hyps) / b["best"],
-                         "time_ratio_to_bertscore": b["ratio"], "load_s": b["load_s"],
-                         "peak_rss_mb": b["peak_rss_mb"], "rss_ratio_to_bertscore": b["peak_rss_mb"] / base_rss,
-                         "max_abs_diff_to_parts": check, "status": "ok"})
-    columns = ["dataset", "metric", "segments", "mean_words", "seconds", "segments_per_s", "time_ratio_to_bertscore",
-               "load_s", "peak_rss_mb", "rss_ratio_to_bertscore", "max_abs_diff_to_parts", "status"]
+            rows.append(
+                {
+                    "dataset": dataset,
+                    "metric": name,
+                    "segments": len(hyps),
+                    "mean_words": words,
+                    "seconds": b["best"],
+                    "segments_per_s": len(hyps) / b["best"],
+                    "time_ratio_to_bertscore": b["ratio"],
+                    "load_s": b["load_s"],
+                    "peak_rss_mb": b["peak_rss_mb"],
+                    "rss_ratio_to_bertscore": b["peak_rss_mb"] / base_rss,
+                    "max_abs_diff_to_parts": check,
+                    "status": "ok",
+                }
+            )
+    columns = [
+        "dataset",
+        "metric",
+        "segments",
+        "mean_words",
+        "seconds",
+        "segments_per_s",
+        "time_ratio_to_bertscore",
+        "load_s",
+        "peak_rss_mb",
+        "rss_ratio_to_bertscore",
+        "max_abs_diff_to_parts",
+        "status",
+    ]
     signatures = {m: runs[f"{m}@wmt"][0]["signature"] for m in METRICS if runs[f"{m}@wmt"]}
     recipe_files = sorted({Path(r["recipe_file"]).name for d in DATASETS for r in runs[f"{MIX}@{d}"]})
     notes = [
@@ -137,12 +172,24 @@ def main() -> None:
         "NLI window), as in the mix.",
         "Signatures: " + "; ".join(f"`{s}`" for s in signatures.values()),
     ]
-    write_results(args.name, {"wmt": args.wmt, "ted": args.ted, "seed": args.seed, "repeats": args.repeats,
-                              "threads": args.threads, "signatures": signatures, "recipe_files": recipe_files,
-                              "load_average": {"start": load_start, "end": load_average()}},
-                  rows, columns,
-                  f"MENLI's three-way mix: cost against its parts and BERTScore (CPU, threads: {args.threads}, "
-                  f"best of {args.repeats})", notes)
+    write_results(
+        args.name,
+        {
+            "wmt": args.wmt,
+            "ted": args.ted,
+            "seed": args.seed,
+            "repeats": args.repeats,
+            "threads": args.threads,
+            "signatures": signatures,
+            "recipe_files": recipe_files,
+            "load_average": load.span(),
+        },
+        rows,
+        columns,
+        f"MENLI's three-way mix: cost against its parts and BERTScore (CPU, threads: {args.threads}, "
+        f"best of {args.repeats})",
+        notes,
+    )
 
 
 if __name__ == "__main__":

@@ -10,8 +10,9 @@ system outputs, and how many of their scores change in any bit when the same ite
 instead of in batches (the property ``--devices`` and chunked torchmetrics updates rely on). Modes take turns over
 ``--repeats`` rounds; the best time counts. ``MKL_CBWR=OFF`` stands for MKL's default (no reproducibility mode).
 
-    python bench/bench_mkl_mode.py [--n 200] [--repeats 2] [--threads 2]
+    python bench/bench_mkl_mode.py [--n 200] [--repeats 2] [--threads 2]   # ~10 min; -> mkl_mode.{json,md}
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,13 +24,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_peers import WMT_FILE, read_jsonl, wmt_one_system  # noqa: E402
-from bench.common import (  # noqa: E402
-    best_of_turns, data_dir, load_average, runs_in_turns, write_results, write_worker_result,
+from bench.harness import (  # noqa: E402
+    WMT_FILE,
+    LoadSpan,
+    add_worker_options,
+    best_of_turns,
+    read_data,
+    runs_in_turns,
+    wmt_one_system,
+    write_results,
+    write_worker_result,
 )
-
-from nlgmetrics.modelroles.resolve import DEFAULT_ENCODER  # noqa: E402
-from nlgmetrics.nli.model import DEFAULT_NLI  # noqa: E402
 
 MODES = {"mkl-strict": "AUTO,STRICT", "mkl-default": "OFF"}
 
@@ -46,8 +51,10 @@ def few_row_products_invariant(filled: bool = False) -> bool:
     rows, weight = torch.randn(8, 768, generator=generator), torch.randn(768, 768, generator=generator)
     full = torch.nn.functional.linear(rows, weight)
     picks = [filled_rows(np.arange(m)) if filled else np.arange(m) for m in range(1, 9)]
-    return all(torch.equal(torch.nn.functional.linear(rows[torch.as_tensor(p)], weight)[:m], full[:m])
-               for m, p in zip(range(1, 9), picks))
+    return all(
+        torch.equal(torch.nn.functional.linear(rows[torch.as_tensor(p)], weight)[:m], full[:m])
+        for m, p in zip(range(1, 9), picks)
+    )
 
 
 def worker(args: argparse.Namespace) -> None:
@@ -55,18 +62,24 @@ def worker(args: argparse.Namespace) -> None:
     os.environ["MKL_CBWR"] = MODES[args.worker]
     import torch
 
-    from menli.scorer import MENLIScorer
-    from nlgmetrics.baselines.scorers import BERTScorer
+    from menli import MENLIScorer
+    from nlgmetrics.baselines import BERTScorer
 
     torch.set_num_threads(args.threads)
     invariant, filled = few_row_products_invariant(), few_row_products_invariant(filled=True)
-    hyps, refs = wmt_one_system(read_jsonl(data_dir() / WMT_FILE), args.n, args.seed)
-    out: dict = {"mkl_cbwr": os.environ["MKL_CBWR"], "few_row_products_invariant": invariant,
-                 "filled_products_invariant": filled, "metrics": {}}
+    hyps, refs = wmt_one_system(read_data(WMT_FILE), args.n, args.seed)
+    out: dict = {
+        "mkl_cbwr": os.environ["MKL_CBWR"],
+        "few_row_products_invariant": invariant,
+        "filled_products_invariant": filled,
+        "metrics": {},
+    }
     load_s = score_s = 0.0
     # no pair cache: the one-at-a-time pass must compute every pair again, not look up the batched results
-    for name, scorer in (("menli", MENLIScorer(batch_size=args.batch_size, pair_cache=0)),
-                         ("bertscore", BERTScorer(batch_size=args.batch_size))):
+    for name, scorer in (
+        ("menli", MENLIScorer(batch_size=args.batch_size, pair_cache=0)),
+        ("bertscore", BERTScorer(batch_size=args.batch_size)),
+    ):
         started = time.perf_counter()
         scorer.score(hyps[:2], refs[:2])  # loads the model (and converts it on first use)
         load_s += time.perf_counter() - started
@@ -77,8 +90,10 @@ def worker(args: argparse.Namespace) -> None:
         one_by_one = dataclasses.replace(scorer, batch_size=1).score(hyps, refs)  # the loaded model goes along
         changed = [i for i, (a, b) in enumerate(zip(batched, one_by_one)) if a != b]
         out["metrics"][name] = {
-            "seconds": seconds, "rows_changed_by_batch_size_1": len(changed),
-            "max_abs_change": max((abs(batched[i] - one_by_one[i]) for i in changed), default=0.0)}
+            "seconds": seconds,
+            "rows_changed_by_batch_size_1": len(changed),
+            "max_abs_change": max((abs(batched[i] - one_by_one[i]) for i in changed), default=0.0),
+        }
     write_worker_result(args.out, {**out, "load_s": load_s, "score_s": score_s})
 
 
@@ -94,37 +109,65 @@ def summarise(runs: dict[str, list[dict]], n: int) -> list[dict]:
             fastest = min(r["metrics"][metric]["seconds"] for r in runs[mode])
             base = min(r["metrics"][metric]["seconds"] for r in runs["mkl-default"])
             first = b["first"]["metrics"][metric]
-            rows.append({
-                "mode": mode, "MKL_CBWR": b["first"]["mkl_cbwr"], "metric": metric, "items": n,
-                "seconds": fastest, "time_ratio_to_default": fastest / base,
-                "rows_changed_by_batch_size_1": first["rows_changed_by_batch_size_1"],
-                "max_abs_change": first["max_abs_change"],
-                "few_row_products_invariant": b["first"]["few_row_products_invariant"],
-                "filled_products_invariant": b["first"]["filled_products_invariant"], "status": "ok"})
+            rows.append(
+                {
+                    "mode": mode,
+                    "MKL_CBWR": b["first"]["mkl_cbwr"],
+                    "metric": metric,
+                    "items": n,
+                    "seconds": fastest,
+                    "time_ratio_to_default": fastest / base,
+                    "rows_changed_by_batch_size_1": first["rows_changed_by_batch_size_1"],
+                    "max_abs_change": first["max_abs_change"],
+                    "few_row_products_invariant": b["first"]["few_row_products_invariant"],
+                    "filled_products_invariant": b["first"]["filled_products_invariant"],
+                    "status": "ok",
+                }
+            )
     return rows
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=200, help="WMT21 de-en items, one system output each")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--name", default="mkl_mode", help="result file stem under bench/results")
-    parser.add_argument("--worker", choices=sorted(MODES), help=argparse.SUPPRESS)
-    parser.add_argument("--out", help=argparse.SUPPRESS)
+    add_worker_options(parser, MODES)
     args = parser.parse_args()
     if args.worker:
         return worker(args)
-    load_start = load_average()
-    extra = ["--n", str(args.n), "--seed", str(args.seed), "--threads", str(args.threads),
-             "--batch-size", str(args.batch_size)]
+    load = LoadSpan()
+    extra = [
+        "--n",
+        str(args.n),
+        "--seed",
+        str(args.seed),
+        "--threads",
+        str(args.threads),
+        "--batch-size",
+        str(args.batch_size),
+    ]
     runs = runs_in_turns(Path(__file__), list(MODES), extra, args.repeats)
     rows = summarise(runs, args.n)
-    columns = ["mode", "MKL_CBWR", "metric", "items", "seconds", "time_ratio_to_default",
-               "rows_changed_by_batch_size_1", "max_abs_change", "few_row_products_invariant",
-               "filled_products_invariant", "status"]
+    from nlgmetrics.modelroles import DEFAULT_ENCODER
+    from nlgmetrics.nli import DEFAULT_NLI
+
+    columns = [
+        "mode",
+        "MKL_CBWR",
+        "metric",
+        "items",
+        "seconds",
+        "time_ratio_to_default",
+        "rows_changed_by_batch_size_1",
+        "max_abs_change",
+        "few_row_products_invariant",
+        "filled_products_invariant",
+        "status",
+    ]
     notes = [
         f"{args.n} WMT21 de-en system outputs against their first reference (one seeded-random system per item, "
         f"seed {args.seed}); default models (MENLI: {DEFAULT_NLI}, e <->; BERTScore: {DEFAULT_ENCODER}); batch size "
@@ -135,10 +178,21 @@ def main() -> None:
         "filled_products_invariant: the same with the rows filled up to 8 (nlgmetrics.modelroles.batching."
         "filled_rows), as the NLI classifier's and SEScore's head batches are. The CPU is the machine's processor.",
     ]
-    write_results(args.name, {"n": args.n, "seed": args.seed, "repeats": args.repeats, "threads": args.threads,
-                               "batch_size": args.batch_size,
-                               "load_average": {"start": load_start, "end": load_average()}},
-                  rows, columns, f"MKL strict vs default mode (CPU, torch threads: {args.threads})", notes)
+    write_results(
+        args.name,
+        {
+            "n": args.n,
+            "seed": args.seed,
+            "repeats": args.repeats,
+            "threads": args.threads,
+            "batch_size": args.batch_size,
+            "load_average": load.span(),
+        },
+        rows,
+        columns,
+        f"MKL strict vs default mode (CPU, torch threads: {args.threads})",
+        notes,
+    )
 
 
 if __name__ == "__main__":

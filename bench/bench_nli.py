@@ -3,31 +3,31 @@
 The peer is the same model's forward pass on the same, already tokenised, length-sorted batches; the ratio
 says how much the toolkit adds (tokenisation, sorting, softmax, pooling) on top of the unavoidable floor.
 
-    python bench/bench_nli.py [--model packaged:nli-minilm] [--pairs 2000] [--batch-size 64]
+    python bench/bench_nli.py [--model packaged:nli-minilm] [--pairs 2000] [--batch-size 64]   # ~3 min
 
 With ``--compare packaged:nli-minilm,packaged:nli-me5`` it instead measures every listed NLI role's
 ``predict_proba`` on the same pairs, in turns, with the time ratio to the first model (``nli_models.{json,md}``).
 """
+
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import data_dir, interleaved_best_times, write_results  # noqa: E402
+from bench.harness import interleaved_best_times, read_data, write_results  # noqa: E402
 
 
 def snli_pairs(n: int) -> tuple[list[str], list[str]]:
     """Premises and hypotheses of the first ``n`` SNLI test pairs."""
-    rows = [json.loads(line) for line in open(data_dir() / "nli" / "test_snli.jsonl", encoding="utf-8")][:n]
+    rows = read_data("nli/test_snli.jsonl")[:n]
     return [r["premise"] for r in rows], [r["hypothesis"] for r in rows]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="packaged:nli-minilm")
     parser.add_argument("--pairs", type=int, default=2000)
     parser.add_argument("--batch-size", type=int, default=64)
@@ -35,8 +35,9 @@ def main() -> None:
     parser.add_argument("--compare", help="comma-separated NLI role values: side-by-side pairs/s, ratio to the first")
     args = parser.parse_args()
     if args.compare:
-        compare_models([m.strip() for m in args.compare.split(",") if m.strip()], args.pairs, args.batch_size,
-                       args.repeats)
+        compare_models(
+            [m.strip() for m in args.compare.split(",") if m.strip()], args.pairs, args.batch_size, args.repeats
+        )
         return
 
     import torch
@@ -50,8 +51,14 @@ def main() -> None:
     lengths = [len(p) + len(h) for p, h in zip(premises, hypotheses)]
     batches = length_sorted_batches(lengths, args.batch_size)
     encoded = [
-        nli.tokenizer([premises[i] for i in b], [hypotheses[i] for i in b], truncation="longest_first",
-                      max_length=nli.max_length, padding=True, return_tensors="pt")
+        nli.tokenizer(
+            [premises[i] for i in b],
+            [hypotheses[i] for i in b],
+            truncation="longest_first",
+            max_length=nli.max_length,
+            padding=True,
+            return_tensors="pt",
+        )
         for b in batches
     ]
 
@@ -70,20 +77,43 @@ def main() -> None:
         menli_scores(nli, hyps, refs, "e", "<->", batch_size=args.batch_size)
 
     bare_forward()  # warm-up
-    times = interleaved_best_times({"bare": bare_forward, "pairs": toolkit_pairs, "menli": toolkit_menli},
-                                   repeats=args.repeats)
-    t_bare, t_pairs, t_menli = times["bare"], times["pairs"], times["menli"]
+    times = interleaved_best_times(
+        {"bare": bare_forward, "pairs": toolkit_pairs, "menli": toolkit_menli}, repeats=args.repeats
+    )
+    t_bare, t_pairs, t_menli = times["bare"].wall, times["pairs"].wall, times["menli"].wall
     rows_out = [
-        {"what": "bare model forward (pre-tokenised)", "items": len(premises), "unit": "pairs", "seconds": t_bare,
-         "per_second": len(premises) / t_bare, "ratio_to_bare": 1.0},
-        {"what": "nli.predict_proba", "items": len(premises), "unit": "pairs", "seconds": t_pairs,
-         "per_second": len(premises) / t_pairs, "ratio_to_bare": t_pairs / t_bare},
-        {"what": "MENLI e <-> (2 pairs/segment)", "items": half, "unit": "segments", "seconds": t_menli,
-         "per_second": half / t_menli, "ratio_to_bare": t_menli / t_bare},
+        {
+            "what": "bare model forward (pre-tokenised)",
+            "items": len(premises),
+            "unit": "pairs",
+            "seconds": t_bare,
+            "per_second": len(premises) / t_bare,
+            "ratio_to_bare": 1.0,
+        },
+        {
+            "what": "nli.predict_proba",
+            "items": len(premises),
+            "unit": "pairs",
+            "seconds": t_pairs,
+            "per_second": len(premises) / t_pairs,
+            "ratio_to_bare": t_pairs / t_bare,
+        },
+        {
+            "what": "MENLI e <-> (2 pairs/segment)",
+            "items": half,
+            "unit": "segments",
+            "seconds": t_menli,
+            "per_second": half / t_menli,
+            "ratio_to_bare": t_menli / t_bare,
+        },
     ]
-    write_results("nli", {"model": args.model, "hash": nli.hash, "batch_size": args.batch_size}, rows_out,
-                  ["what", "items", "unit", "seconds", "per_second", "ratio_to_bare"],
-                  f"NLI throughput ({args.model}, CPU, batch {args.batch_size})")
+    write_results(
+        "nli",
+        {"model": args.model, "hash": nli.hash, "batch_size": args.batch_size},
+        rows_out,
+        ["what", "items", "unit", "seconds", "per_second", "ratio_to_bare"],
+        f"NLI throughput ({args.model}, CPU, batch {args.batch_size})",
+    )
 
 
 def compare_models(models: list[str], n_pairs: int, batch_size: int, repeats: int) -> None:
@@ -98,21 +128,37 @@ def compare_models(models: list[str], n_pairs: int, batch_size: int, repeats: in
         started = time.perf_counter()
         loaded[model] = load_nli(model, "cpu")
         load_seconds[model] = time.perf_counter() - started
-    calls = {m: (lambda nli=nli: nli.predict_proba(premises, hypotheses, batch_size=batch_size))
-             for m, nli in loaded.items()}
+    calls = {
+        m: (lambda nli=nli: nli.predict_proba(premises, hypotheses, batch_size=batch_size)) for m, nli in loaded.items()
+    }
     for call in calls.values():  # warm-up
         call()
-    times = interleaved_best_times(calls, repeats=repeats)
+    times = {m: t.wall for m, t in interleaved_best_times(calls, repeats=repeats).items()}
     first = times[models[0]]
-    rows_out = [{"model": m, "params_m": round(sum(p.numel() for p in loaded[m].model.parameters()) / 1e6, 1),
-                 "pairs": len(premises), "seconds": times[m], "pairs_per_s": len(premises) / times[m],
-                 "time_ratio_to_first": times[m] / first, "load_s": load_seconds[m]} for m in models]
-    write_results("nli_models", {"models": models, "batch_size": batch_size, "repeats": repeats}, rows_out,
-                  ["model", "params_m", "pairs", "seconds", "pairs_per_s", "time_ratio_to_first", "load_s"],
-                  f"NLI roles side by side (predict_proba on {len(premises)} SNLI test pairs, CPU, batch {batch_size},"
-                  f" best of {repeats} in turns)",
-                  [f"time_ratio_to_first > 1 means slower than {models[0]}; load_s includes the first-use"
-                   " conversion of a packaged base if it was not cached yet."])
+    rows_out = [
+        {
+            "model": m,
+            "params_m": round(sum(p.numel() for p in loaded[m].model.parameters()) / 1e6, 1),
+            "pairs": len(premises),
+            "seconds": times[m],
+            "pairs_per_s": len(premises) / times[m],
+            "time_ratio_to_first": times[m] / first,
+            "load_s": load_seconds[m],
+        }
+        for m in models
+    ]
+    write_results(
+        "nli_models",
+        {"models": models, "batch_size": batch_size, "repeats": repeats},
+        rows_out,
+        ["model", "params_m", "pairs", "seconds", "pairs_per_s", "time_ratio_to_first", "load_s"],
+        f"NLI roles side by side (predict_proba on {len(premises)} SNLI test pairs, CPU, batch {batch_size},"
+        f" best of {repeats} in turns)",
+        [
+            f"time_ratio_to_first > 1 means slower than {models[0]}; load_s includes the first-use"
+            " conversion of a packaged base if it was not cached yet."
+        ],
+    )
 
 
 if __name__ == "__main__":

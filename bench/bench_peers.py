@@ -8,12 +8,12 @@ MENLI: our batched, length-sorted NLI pass vs one pair at a time, the loop of th
 Each (peer, dataset) runs in a fresh process, so the peak RSS is that peer's own (``os.wait4`` ru_maxrss); peers
 take turns over ``--repeats`` rounds and the best scoring time counts (model loading is reported apart).
 
-    python bench/bench_peers.py [--wmt 1000] [--wmt-items 60] [--menli-wmt 500] [--repeats 2]
+    python bench/bench_peers.py [--wmt 1000] [--wmt-items 60] [--menli-wmt 500] [--repeats 2]   # ~40 min
 """
+
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -23,71 +23,46 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import data_dir, load_average, run_worker, write_results, write_worker_result  # noqa: E402
+from bench.harness import (  # noqa: E402
+    TED_FILE,
+    WMT_FILE,
+    LoadSpan,
+    Pairs,
+    add_worker_options,
+    agreement,
+    read_data,
+    run_worker,
+    ted_paragraphs,
+    wmt_all_systems,
+    wmt_one_system,
+    write_results,
+    write_worker_result,
+)
 
 MAX_TOKENS = 256  # our BERTScorer's truncation; the peers are set to the same
-WMT_FILE = "multiref/multiref_wmt21_deen_2refs_allsys.jsonl"
-TED_FILE = "multiref/multiref_tedmt_zhen_2refs.jsonl"
-Pairs = tuple[list[str], list[str]]
-
-
-def read_jsonl(path: Path) -> list[dict]:
-    with open(path, encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
-def wmt_one_system(rows: Sequence[dict], n: int, seed: int) -> Pairs:
-    """(hyps, refs) of the first ``n`` WMT items, one seeded-random system output each: every reference distinct."""
-    if n < 1:
-        raise ValueError(f"need at least one WMT item, got {n}")
-    rng = np.random.default_rng(seed)
-    hyps, refs = [], []
-    for row in rows[:n]:
-        systems = sorted(row["systems"])
-        hyps.append(row["systems"][systems[rng.integers(len(systems))]])
-        refs.append(row["refs"][0])
-    return hyps, refs
-
-
-def wmt_all_systems(rows: Sequence[dict], items: int) -> Pairs:
-    """Every system output of the first ``items`` WMT items against reference A: how MT evaluation looks, with
-    each reference repeated once per system and identical outputs of different systems."""
-    hyps, refs = [], []
-    for row in rows[:items]:
-        for system in sorted(row["systems"]):
-            hyps.append(row["systems"][system])
-            refs.append(row["refs"][0])
-    return hyps, refs
-
-
-def ted_paragraphs(rows: Sequence[dict]) -> Pairs:
-    """TED-MT paragraphs: the second human translation scored against the first (paragraph-length texts)."""
-    return [r["refs"][1] for r in rows], [r["refs"][0] for r in rows]
 
 
 def dataset(name: str, args: argparse.Namespace) -> Pairs:
+    """The (hyps, refs) of one named data set of the table."""
     if name == "wmt-1sys":
-        return wmt_one_system(read_jsonl(data_dir() / WMT_FILE), args.wmt, args.seed)
+        return wmt_one_system(read_data(WMT_FILE), args.wmt, args.seed)
     if name == "wmt-allsys":
-        return wmt_all_systems(read_jsonl(data_dir() / WMT_FILE), args.wmt_items)
+        return wmt_all_systems(read_data(WMT_FILE), args.wmt_items)
     if name == "menli-wmt":
-        return wmt_one_system(read_jsonl(data_dir() / WMT_FILE), args.menli_wmt, args.seed)
+        return wmt_one_system(read_data(WMT_FILE), args.menli_wmt, args.seed)
     if name == "ted-para":
-        return ted_paragraphs(read_jsonl(data_dir() / TED_FILE))
+        return ted_paragraphs(read_data(TED_FILE))
     raise SystemExit(f"unknown dataset '{name}'")
 
 
-def agreement(ours: Sequence[float], peer: Sequence[float]) -> dict[str, float]:
-    """Largest absolute score difference and Pearson correlation of a peer's scores with ours (same rows)."""
-    a, b = np.asarray(ours, dtype=np.float64), np.asarray(peer, dtype=np.float64)
-    if a.shape != b.shape or a.ndim != 1 or len(a) < 2:
-        raise ValueError(f"agreement needs two equally long score lists of 2+ rows, got {a.shape} and {b.shape}")
-    pearson = float(np.corrcoef(a, b)[0, 1]) if a.std() > 0 and b.std() > 0 else float("nan")
-    return {"max_abs_diff": float(np.abs(a - b).max()), "pearson": pearson}
-
-
-def f1_by_rule(hyp: np.ndarray, hyp_special: np.ndarray, ref: np.ndarray, ref_special: np.ndarray,
-               special_targets: bool = False, zero_floor: bool = False) -> float:
+def f1_by_rule(
+    hyp: np.ndarray,
+    hyp_special: np.ndarray,
+    ref: np.ndarray,
+    ref_special: np.ndarray,
+    special_targets: bool = False,
+    zero_floor: bool = False,
+) -> float:
     """BERTScore F1 of unit-normalised [tokens, hidden] vectors under each implementation's matching rule.
 
     Special tokens ([CLS], [SEP]; boolean masks) never count as matchers. ``special_targets``: they stay in the
@@ -137,14 +112,16 @@ def one_pair_at_a_time(nli, premises: Sequence[str], hypotheses: Sequence[str]) 
     order = torch.tensor(nli.order)
     with torch.inference_mode():
         for i, (premise, hypothesis) in enumerate(zip(premises, hypotheses)):
-            encoded = nli.tokenizer(premise, hypothesis, truncation="longest_first", max_length=nli.max_length,
-                                    return_tensors="pt").to(nli.device)
+            encoded = nli.tokenizer(
+                premise, hypothesis, truncation="longest_first", max_length=nli.max_length, return_tensors="pt"
+            ).to(nli.device)
             logits = nli.model(**encoded).logits.float().cpu()
             out[i] = torch.softmax(logits / nli.temperature, dim=-1)[0, order].numpy()
     return out
 
 
 # --- the peers, each a factory: (hyps, refs) -> score function; loading happens in the factory --------------------
+
 
 def _encoder_path() -> str:
     from nlgmetrics.modelroles import resolve
@@ -154,9 +131,10 @@ def _encoder_path() -> str:
 
 def _ours(encoder: str | None = None) -> Callable[[list[str], list[str]], list[float]]:
     from nlgmetrics.baselines import BERTScorer
+    from nlgmetrics.modelroles import load_encoder
 
     scorer = BERTScorer(encoder=encoder or _encoder_path())
-    scorer._model()  # load now, so loading is timed apart from scoring
+    load_encoder(scorer.encoder)  # load now (the scorer finds it: models are cached per process), timed apart
     return lambda hyps, refs: scorer.score(hyps, refs)
 
 
@@ -172,8 +150,13 @@ def _torchmetrics(encoder: str | None = None, layers: int = 6) -> Callable[[list
     from torchmetrics.text import BERTScore
 
     # with model_name_or_path, every compute() loads the weights again (about 0.2 s for MiniLM): in its time
-    metric = BERTScore(model_name_or_path=encoder or _encoder_path(), num_layers=layers, max_length=MAX_TOKENS,
-                       truncation=True, batch_size=64)
+    metric = BERTScore(
+        model_name_or_path=encoder or _encoder_path(),
+        num_layers=layers,
+        max_length=MAX_TOKENS,
+        truncation=True,
+        batch_size=64,
+    )
 
     def score(hyps: list[str], refs: list[str]) -> list[float]:
         metric.reset()
@@ -183,8 +166,9 @@ def _torchmetrics(encoder: str | None = None, layers: int = 6) -> Callable[[list
     return score
 
 
-def _rule_check(special_targets: bool, zero_floor: bool, torchmetrics_pairs: bool, encoder: str | None = None
-                ) -> Callable[[list[str], list[str]], list[float]]:
+def _rule_check(
+    special_targets: bool, zero_floor: bool, torchmetrics_pairs: bool, encoder: str | None = None
+) -> Callable[[list[str], list[str]], list[float]]:
     """A diagnostic peer: our model's embeddings (specials kept) scored by another implementation's rules, to show
     which rule makes that implementation's F1 differ from ours."""
     import torch
@@ -197,9 +181,15 @@ def _rule_check(special_targets: bool, zero_floor: bool, torchmetrics_pairs: boo
         out = {}
         with torch.inference_mode():
             for start in range(0, len(texts), 64):
-                chunk = texts[start:start + 64]
-                enc = loaded.tokenizer(chunk, padding=True, truncation=True, max_length=MAX_TOKENS,
-                                       return_tensors="pt", return_special_tokens_mask=True)
+                chunk = texts[start : start + 64]
+                enc = loaded.tokenizer(
+                    chunk,
+                    padding=True,
+                    truncation=True,
+                    max_length=MAX_TOKENS,
+                    return_tensors="pt",
+                    return_special_tokens_mask=True,
+                )
                 special = enc.pop("special_tokens_mask").bool().numpy()
                 hidden = torch.nn.functional.normalize(loaded.model(**enc).last_hidden_state, dim=-1).numpy()
                 mask = enc["attention_mask"].bool().numpy()
@@ -215,8 +205,10 @@ def _rule_check(special_targets: bool, zero_floor: bool, torchmetrics_pairs: boo
             hyps = [hyps[i] for i in twice_sorted(token_counts(hyps))]
             refs = [refs[i] for i in twice_sorted(token_counts(refs))]
         vectors = encode(list(dict.fromkeys(hyps + refs)))
-        return [f1_by_rule(*vectors[h], *vectors[r], special_targets=special_targets, zero_floor=zero_floor)
-                for h, r in zip(hyps, refs)]
+        return [
+            f1_by_rule(*vectors[h], *vectors[r], special_targets=special_targets, zero_floor=zero_floor)
+            for h, r in zip(hyps, refs)
+        ]
 
     return score
 
@@ -238,15 +230,20 @@ def _menli(single: bool, nli_spec: str = "packaged:nli-minilm") -> Callable[[lis
 
 
 PEERS: dict[str, Callable[[], Callable[[list[str], list[str]], list[float]]]] = {
-    "ours": _ours, "bert-score": _bert_score, "torchmetrics": _torchmetrics,
+    "ours": _ours,
+    "bert-score": _bert_score,
+    "torchmetrics": _torchmetrics,
     "check: bert-score's rule on our embeddings": lambda: _rule_check(True, False, False),
     "check: torchmetrics' pairing and floor on our embeddings": lambda: _rule_check(False, True, True),
-    "menli batched (ours)": lambda: _menli(False), "menli one pair at a time": lambda: _menli(True),
+    "menli batched (ours)": lambda: _menli(False),
+    "menli one pair at a time": lambda: _menli(True),
 }
 BERT_PEERS = ["ours", "bert-score", "torchmetrics"]
 # a check is run once (its time means nothing) and compared with the peer whose difference from ours it explains
-CHECKS = {"check: bert-score's rule on our embeddings": "bert-score",
-          "check: torchmetrics' pairing and floor on our embeddings": "torchmetrics"}
+CHECKS = {
+    "check: bert-score's rule on our embeddings": "bert-score",
+    "check: torchmetrics' pairing and floor on our embeddings": "torchmetrics",
+}
 MENLI_PEERS = ["menli batched (ours)", "menli one pair at a time"]
 
 
@@ -263,12 +260,18 @@ def worker(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     scores = score(hyps, refs)
     score_s = time.perf_counter() - started
-    write_worker_result(args.out, {"load_s": load_s, "score_s": score_s, "scores": scores,
-                                   "rss_after_load_mb": rss_after_load})
+    write_worker_result(
+        args.out, {"load_s": load_s, "score_s": score_s, "scores": scores, "rss_after_load_mb": rss_after_load}
+    )
 
 
-def summarise(runs: dict[str, list[dict]], reference: str, segments: int, pairs_per_segment: int,
-              checks: dict[str, str] | None = None) -> list[dict]:
+def summarise(
+    runs: dict[str, list[dict]],
+    reference: str,
+    segments: int,
+    pairs_per_segment: int,
+    checks: dict[str, str] | None = None,
+) -> list[dict]:
     """Table rows of one dataset from every peer's repeated runs: best time, highest peak, agreement with
     ``reference`` (our scores) and ratios to it. ``checks`` maps a diagnostic peer to the peer whose difference
     from ours it should reproduce; its row also gets ``diff_to_explained``. A peer whose runs all failed gets a
@@ -286,11 +289,17 @@ def summarise(runs: dict[str, list[dict]], reference: str, segments: int, pairs_
         best = min(r["score_s"] for r in done)
         peak = max(r["peak_rss_mb"] for r in done)
         row = {
-            "peer": peer, "segments": segments, "seconds": best, "segments_per_s": segments / best,
+            "peer": peer,
+            "segments": segments,
+            "seconds": best,
+            "segments_per_s": segments / best,
             "pairs_per_s": segments * pairs_per_segment / best if pairs_per_segment else None,
-            "time_ratio_to_ours": best / best_ours, "load_s": min(r["load_s"] for r in done),
-            "peak_rss_mb": peak, "rss_ratio_to_ours": peak / peak_ours,
-            **agreement(runs[reference][0]["scores"], done[0]["scores"]), "status": "ok",
+            "time_ratio_to_ours": best / best_ours,
+            "load_s": min(r["load_s"] for r in done),
+            "peak_rss_mb": peak,
+            "rss_ratio_to_ours": peak / peak_ours,
+            **agreement(runs[reference][0]["scores"], done[0]["scores"]),
+            "status": "ok",
         }
         if peer in checks:
             explained = runs.get(checks[peer])
@@ -301,14 +310,25 @@ def summarise(runs: dict[str, list[dict]], reference: str, segments: int, pairs_
     return rows
 
 
-def measure(args: argparse.Namespace, name: str, peers: list[str], pairs_per_segment: int,
-            checks: dict[str, str] | None = None) -> list[dict]:
+def measure(
+    args: argparse.Namespace, name: str, peers: list[str], pairs_per_segment: int, checks: dict[str, str] | None = None
+) -> list[dict]:
     """Every peer (``repeats`` rounds, in turns) and every check (once) on one dataset, each in a fresh process."""
     checks = checks or {}
     hyps, refs = dataset(name, args)
     runs: dict[str, list[dict]] = {peer: [] for peer in [*peers, *checks]}
-    extra = ["--dataset", name, "--wmt", str(args.wmt), "--wmt-items", str(args.wmt_items),
-             "--menli-wmt", str(args.menli_wmt), "--seed", str(args.seed)]
+    extra = [
+        "--dataset",
+        name,
+        "--wmt",
+        str(args.wmt),
+        "--wmt-items",
+        str(args.wmt_items),
+        "--menli-wmt",
+        str(args.menli_wmt),
+        "--seed",
+        str(args.seed),
+    ]
     for round_ in range(args.repeats):
         for peer in [*peers, *(checks if round_ == 0 else [])]:  # in turns: load changes hit every peer alike
             result, run = run_worker(Path(__file__), ["--worker", peer, *extra])
@@ -323,37 +343,62 @@ def measure(args: argparse.Namespace, name: str, peers: list[str], pairs_per_seg
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--wmt", type=int, default=1000, help="WMT items, one system each (BERTScore)")
     parser.add_argument("--wmt-items", type=int, default=60, help="WMT items with all their systems (BERTScore)")
     parser.add_argument("--menli-wmt", type=int, default=500, help="WMT items, one system each (MENLI)")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--worker", choices=sorted(PEERS), help=argparse.SUPPRESS)
     parser.add_argument("--dataset", help=argparse.SUPPRESS)
-    parser.add_argument("--out", help=argparse.SUPPRESS)
+    add_worker_options(parser, PEERS)
     args = parser.parse_args()
     if args.worker:
         return worker(args)
 
-    load_start = load_average()
+    load = LoadSpan()
     rows = []
     for name in ("wmt-1sys", "wmt-allsys", "ted-para"):
         rows += [{"metric": "BERTScore-F1", **r} for r in measure(args, name, BERT_PEERS, 0, CHECKS)]
     for name in ("menli-wmt", "ted-para"):
         rows += [{"metric": "MENLI e <->", **r} for r in measure(args, name, MENLI_PEERS, 2)]
-    columns = ["metric", "dataset", "peer", "segments", "distinct_texts", "seconds", "segments_per_s", "pairs_per_s",
-               "time_ratio_to_ours", "load_s", "peak_rss_mb", "rss_ratio_to_ours", "max_abs_diff", "pearson",
-               "diff_to_explained", "status"]
-    write_results("peers", {"encoder": _encoder_path(), "nli": "packaged:nli-minilm", "max_tokens": MAX_TOKENS,
-                            "repeats": args.repeats, "seed": args.seed,
-                            "load_average": {"start": load_start, "end": load_average()}},
-                  rows, columns, f"BERTScore and MENLI vs peers (CPU, fresh process per peer, best of {args.repeats})",
-                  notes(rows))
+    columns = [
+        "metric",
+        "dataset",
+        "peer",
+        "segments",
+        "distinct_texts",
+        "seconds",
+        "segments_per_s",
+        "pairs_per_s",
+        "time_ratio_to_ours",
+        "load_s",
+        "peak_rss_mb",
+        "rss_ratio_to_ours",
+        "max_abs_diff",
+        "pearson",
+        "diff_to_explained",
+        "status",
+    ]
+    write_results(
+        "peers",
+        {
+            "encoder": _encoder_path(),
+            "nli": "packaged:nli-minilm",
+            "max_tokens": MAX_TOKENS,
+            "repeats": args.repeats,
+            "seed": args.seed,
+            "load_average": load.span(),
+        },
+        rows,
+        columns,
+        f"BERTScore and MENLI vs peers (CPU, fresh process per peer, best of {args.repeats})",
+        notes(rows),
+    )
 
 
 def notes(rows: list[dict]) -> list[str]:
     """What the table means; every number in it is read from ``rows``."""
+
     def worst(peer: str, key: str) -> float:
         values = [r[key] for r in rows if r["peer"] == peer and r.get(key) is not None]
         return max(values) if values else float("nan")
@@ -370,8 +415,9 @@ def notes(rows: list[dict]) -> list[str]:
         f"by that rule reproduce it within {worst(_check_for('bert-score'), 'diff_to_explained'):.1e}.",
         f"torchmetrics 1.9.0 disagrees (Pearson {_span(rows, 'torchmetrics', 'pearson')} with ours) "
         "because it pairs the wrong texts: it sorts predictions and targets by length apart and restores the order "
-        "with the sort permutation instead of its inverse (row i gets input s[s[i]]; cf. Lightning-AI/torchmetrics "
-        "issue 2728). It also floors a best cosine at 0. Our embeddings with that pairing and floor reproduce it "
+        "with the sort permutation instead of its inverse (row i gets input s[s[i]]; "
+        "cf. Lightning-AI/torchmetrics#2728). "
+        "It also floors a best cosine at 0. Our embeddings with that pairing and floor reproduce it "
         f"within {worst(_check_for('torchmetrics'), 'diff_to_explained'):.1e}: its F1 is not usable for "
         "segment-level scores in this version; its speed is still comparable.",
         "MENLI: same packaged NLI model, formula e, direction <->, whole texts (granularity text, truncated at the "
@@ -388,6 +434,7 @@ def _span(rows: list[dict], peer: str, key: str) -> str:
 
 def _check_for(peer: str) -> str:
     return next(check for check, explained in CHECKS.items() if explained == peer)
+
 
 if __name__ == "__main__":
     main()

@@ -14,6 +14,7 @@ sentence by sentence, ~30x the NLI pairs, see menli_granularity.md).
 
 Writes bench/results/scaling.json, .md and .png (log-log time and peak memory against segments) after every row.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,23 +28,47 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_peers import TED_FILE, WMT_FILE, Pairs, read_jsonl, ted_paragraphs, wmt_all_systems  # noqa: E402
-from bench.common import RESULTS, data_dir, load_average, run_worker, write_results, write_worker_result  # noqa: E402
+from bench.harness import (  # noqa: E402
+    RESULTS,
+    TED_FILE,
+    WMT_FILE,
+    LoadSpan,
+    Pairs,
+    add_worker_options,
+    load_average,
+    read_data,
+    run_worker,
+    ted_paragraphs,
+    wmt_all_systems,
+    write_results,
+    write_worker_result,
+)
 
 SIZES = (1000, 2000, 5000, 10000, 20000, 50000)
 METRICS = ("bertscore", "menli")
 KINDS = ("short", "paragraph")
 NAME = "scaling"
-COLUMNS = ["metric", "texts", "segments", "distinct_texts", "seconds", "segments_per_s", "peak_rss_mb",
-           "rss_after_load_mb", "mb_per_1k_segments", "load_1m", "status"]
+COLUMNS = [
+    "metric",
+    "texts",
+    "segments",
+    "distinct_texts",
+    "seconds",
+    "segments_per_s",
+    "peak_rss_mb",
+    "rss_after_load_mb",
+    "mb_per_1k_segments",
+    "load_1m",
+    "status",
+]
 
 
 def pool(kind: str) -> Pairs:
     """The (hyps, refs) a sample is drawn from."""
     if kind == "short":
-        return wmt_all_systems(read_jsonl(data_dir() / WMT_FILE), items=10**9)
+        return wmt_all_systems(read_data(WMT_FILE), items=10**9)
     if kind == "paragraph":
-        return ted_paragraphs(read_jsonl(data_dir() / TED_FILE))
+        return ted_paragraphs(read_data(TED_FILE))
     raise ValueError(f"unknown texts '{kind}'; choose from {', '.join(KINDS)}")
 
 
@@ -75,8 +100,9 @@ def skip_reason(projected_seconds: float, projected_mb: float, time_budget: floa
     return None
 
 
-def row_from_run(metric: str, kind: str, size: int, result: dict | None, peak_mb: float, killed_mb: float | None,
-                 returncode: int) -> dict:
+def row_from_run(
+    metric: str, kind: str, size: int, result: dict | None, peak_mb: float, killed_mb: float | None, returncode: int
+) -> dict:
     """One table row from a worker's answer and how its process ended."""
     row = {"metric": metric, "texts": kind, "segments": size}
     if killed_mb is not None:
@@ -84,9 +110,16 @@ def row_from_run(metric: str, kind: str, size: int, result: dict | None, peak_mb
     if result is None:
         return {**row, "status": f"failed (exit {returncode})"}
     base = result["rss_after_load_mb"]
-    return {**row, "distinct_texts": result["distinct_texts"], "seconds": result["seconds"],
-            "segments_per_s": size / result["seconds"], "peak_rss_mb": peak_mb, "rss_after_load_mb": base,
-            "mb_per_1k_segments": (peak_mb - base) / size * 1000, "status": "ok"}
+    return {
+        **row,
+        "distinct_texts": result["distinct_texts"],
+        "seconds": result["seconds"],
+        "segments_per_s": size / result["seconds"],
+        "peak_rss_mb": peak_mb,
+        "rss_after_load_mb": base,
+        "mb_per_1k_segments": (peak_mb - base) / size * 1000,
+        "status": "ok",
+    }
 
 
 def plot(rows: Sequence[dict], path: Path) -> None:
@@ -99,8 +132,10 @@ def plot(rows: Sequence[dict], path: Path) -> None:
     fig, (ax_time, ax_mem) = plt.subplots(1, 2, figsize=(11, 4.2))
     for metric in METRICS:
         for kind, style in zip(KINDS, ("-o", "--s")):
-            done = sorted((r for r in rows if r["metric"] == metric and r["texts"] == kind and r["status"] == "ok"),
-                          key=lambda r: r["segments"])
+            done = sorted(
+                (r for r in rows if r["metric"] == metric and r["texts"] == kind and r["status"] == "ok"),
+                key=lambda r: r["segments"],
+            )
             if not done:
                 continue
             x = [r["segments"] for r in done]
@@ -137,8 +172,10 @@ def worker(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     scorer.score(hyps, refs)
     seconds = time.perf_counter() - started
-    write_worker_result(args.out, {"seconds": seconds, "rss_after_load_mb": rss_after_load,
-                                   "distinct_texts": len(set(hyps) | set(refs))})
+    write_worker_result(
+        args.out,
+        {"seconds": seconds, "rss_after_load_mb": rss_after_load, "distinct_texts": len(set(hyps) | set(refs))},
+    )
 
 
 def notes(args: argparse.Namespace) -> list[str]:
@@ -161,7 +198,7 @@ def notes(args: argparse.Namespace) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max", type=int, default=max(SIZES), help="largest size to run")
     parser.add_argument("--metrics", nargs="+", choices=METRICS, default=list(METRICS))
     parser.add_argument("--kinds", nargs="+", choices=KINDS, default=list(KINDS))
@@ -169,10 +206,9 @@ def main() -> None:
     parser.add_argument("--time-budget", type=float, default=1800.0, help="seconds one size may take")
     parser.add_argument("--rss-limit-mb", type=float, default=8192.0, help="memory one size may take")
     parser.add_argument("--resume", action="store_true", help="keep the rows of an earlier run with this seed")
-    parser.add_argument("--worker", choices=METRICS, help=argparse.SUPPRESS)
     parser.add_argument("--texts", choices=KINDS, help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--out", help=argparse.SUPPRESS)
+    add_worker_options(parser, METRICS)
     args = parser.parse_args()
     if args.worker:
         return worker(args)
@@ -183,7 +219,7 @@ def main() -> None:
         earlier = json.loads(previous.read_text())
         if earlier.get("seed") == args.seed:
             rows = [r for r in earlier["rows"] if r["status"] == "ok"]
-    load_start = load_average()
+    load = LoadSpan()
     for metric in args.metrics:
         for kind in args.kinds:
             last, blocked = None, None
@@ -192,15 +228,19 @@ def main() -> None:
                 if done is not None:
                     last = done
                     continue
-                reason = blocked or (skip_reason(*project(last, size), args.time_budget, args.rss_limit_mb)
-                                     if last else None)
+                reason = blocked or (
+                    skip_reason(*project(last, size), args.time_budget, args.rss_limit_mb) if last else None
+                )
                 if reason:
                     rows.append({"metric": metric, "texts": kind, "segments": size, "status": reason})
                 else:
                     print(f"{time.strftime('%H:%M:%S')} {metric} {kind} {size}: running", flush=True)
                     load_before = load_average()
-                    result, run = run_worker(Path(__file__), ["--worker", metric, "--texts", kind, "--size",
-                                                              str(size), "--seed", str(args.seed)], args.rss_limit_mb)
+                    result, run = run_worker(
+                        Path(__file__),
+                        ["--worker", metric, "--texts", kind, "--size", str(size), "--seed", str(args.seed)],
+                        args.rss_limit_mb,
+                    )
                     row = row_from_run(metric, kind, size, result, run.peak_rss_mb, run.killed_over_mb, run.returncode)
                     # the larger of the machine's 1-minute load before and after: above ~2 (the cores) other work
                     # shared the CPU and the row's time is inflated; its memory is not
@@ -212,11 +252,20 @@ def main() -> None:
                     else:  # a larger size would fail or be stopped as well
                         blocked = f"not run: {size} segments {row['status'].split(' (')[0]}"
                 rows.sort(key=lambda r: (METRICS.index(r["metric"]), KINDS.index(r["texts"]), r["segments"]))
-                write_results(NAME, {"seed": args.seed, "sizes": list(SIZES), "time_budget_s": args.time_budget,
-                                     "rss_limit_mb": args.rss_limit_mb,
-                                     "load_average": {"start": load_start, "end": load_average()}},
-                              rows, COLUMNS, "Scaling of our BERTScore and MENLI (CPU, fresh process per size)",
-                              notes(args))
+                write_results(
+                    NAME,
+                    {
+                        "seed": args.seed,
+                        "sizes": list(SIZES),
+                        "time_budget_s": args.time_budget,
+                        "rss_limit_mb": args.rss_limit_mb,
+                        "load_average": load.span(),
+                    },
+                    rows,
+                    COLUMNS,
+                    "Scaling of our BERTScore and MENLI (CPU, fresh process per size)",
+                    notes(args),
+                )
                 plot(rows, RESULTS / f"{NAME}.png")
 
 

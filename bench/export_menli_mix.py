@@ -9,8 +9,11 @@ weights and ranges, and the parts' ``fitted_with`` records derived from the stor
 
     python bench/export_menli_mix.py bench/results/menli_fluency_nli-mpnet.json [--out-dir DIR] [--force]
 
-No model is loaded and nothing is scored; an existing recipe is never overwritten without ``--force``.
+No model is loaded and nothing is scored (it takes a second); an existing recipe is never overwritten without
+``--force``. The packaged ``nli-mpnet+sescore-minilm+lm-ratio-smollm2.json`` recipe is this script's output for
+``bench/results/menli_fluency_nli-mpnet.json``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import REPO  # noqa: E402
 from bench.fit_menli_ranges import partner_name, short_model_name  # noqa: E402
+from bench.harness import REPO  # noqa: E402
 
 
 def recipe_from_result(result: dict, source: str):
@@ -31,8 +34,10 @@ def recipe_from_result(result: dict, source: str):
 
     chosen = result.get("chosen")
     if not chosen or not str(result.get("verdict", "")).startswith("carried"):
-        raise SystemExit(f"{source}: no combination was carried to the report half ({result.get('verdict')!r}); "
-                         "a recipe is only packaged for a carried choice")
+        raise SystemExit(
+            f"{source}: no combination was carried to the report half ({result.get('verdict')!r}); "
+            "a recipe is only packaged for a carried choice"
+        )
     names = ["menli", chosen["partner"], result.get("fluency", "lm-ratio")]
     signatures, ranges = result["signatures"], result["ranges"]
     missing = [n for n in names if n not in signatures or n not in ranges]
@@ -42,8 +47,10 @@ def recipe_from_result(result: dict, source: str):
     if nli is None:
         raise SystemExit(f"{source}: the MENLI signature names no NLI model, formula and direction")
     records = [nli] + [metric_fitted_with(signatures[n]) for n in names[1:]]
-    parts = tuple(MixPart(n, float(w), MinMax(float(ranges[n]["low"]), float(ranges[n]["high"])), f)
-                  for n, w, f in zip(names, chosen["weights"], records))
+    parts = tuple(
+        MixPart(n, float(w), MinMax(float(ranges[n]["low"]), float(ranges[n]["high"])), f)
+        for n, w, f in zip(names, chosen["weights"], records)
+    )
     return MixRecipe(parts, source)
 
 
@@ -72,8 +79,9 @@ def main() -> None:
     out_dir = Path(args.out_dir) if args.out_dir else CONFIG_DIR / "menli" / "mix"
     target = out_dir / f"{recipe_name(result, recipe)}.json"
     if target.exists() and not args.force:
-        raise SystemExit(f"{target} exists: pass --force to replace it (a packaged recipe changes every default "
-                         "mixed score)")
+        raise SystemExit(
+            f"{target} exists: pass --force to replace it (a packaged recipe changes every default mixed score)"
+        )
     out_dir.mkdir(parents=True, exist_ok=True)
     recipe.save(target)
     print(f"wrote {target}: " + " + ".join(f"{p.weight:g} {p.name}" for p in recipe.parts))

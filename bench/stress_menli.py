@@ -6,13 +6,18 @@ and every metric's per-(hypothesis, reference) score is stored in a JSON file af
 resumes where it stopped, and a later run with more metrics rescores nothing it already has. Combinations
 (`menli+<metric>`) are then a fixed-weight, fixed-range sum of stored component scores (see ``--combine``).
 
-    python bench/stress_menli.py --set-up tedmt --metrics menli-s-mean,menli-s-min --out docs/stress/tedmt_zhen_menli
+    python bench/stress_menli.py --set-up tedmt --metrics menli-s-mean,menli-s-min \
+        --out bench/results/stress/tedmt_zhen_menli
     python bench/stress_menli.py --set-up thumb --metrics menli-s-mean,menli-s-min,bertscore --out ...
     python bench/stress_menli.py --set-up tedmt --metrics ... --combine menli-s-mean+bertscore:0.2:stats.json
     python bench/stress_menli.py --set-up tedmt --nli-model packaged:nli-mpnet --metrics menli-s-mean --out ...
     python bench/stress_menli.py --set-up tedmt --nli-model packaged:nli-mpnet --metrics menli-auto,sescore,lm-ratio \
         --combine menli-auto@nli-mpnet+sescore+lm-ratio:$RECIPE   # RECIPE: nlgmetrics/configs/menli/mix/<file>.json
     python bench/stress_menli.py ... --partial --out runs/partial   # the same options: what the stored rows decide
+
+Cost: what the metrics cost on the set-up's 100k-300k stress rows; the TED run of menli-s-mean and menli-s-min took
+72 min on 2 shared cores, nli-mpnet's menli-s-mean 4.4 h on WMT21 (``scoring_costs`` in each report). The commands
+of every published report are in docs/stress/README.md.
 
 MENLI variants scored with ``packaged:nli-minilm`` (the model of the published reports, ``PUBLISHED_NLI``) keep bare
 names; with any other NLI model, the toolkit's default ``packaged:nli-mpnet`` included, they are stored and reported
@@ -30,6 +35,7 @@ stopped and resumed on another day still reports its whole cost). The NLI pairs 
 TED-MT is ~0.9 million model calls, a run of several days, and a resumed run would otherwise score again every pair
 its remaining rows share with the rows already stored.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,21 +48,22 @@ from typing import Any, Callable, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import REPO, data_dir  # noqa: E402
+from bench.harness import REPO, TED_FILE, WMT_FILE, data_dir, metric  # noqa: E402
 from nlgmetrics.inputs import positive_int  # noqa: E402
 from nlgmetrics.nli import DEFAULT_NLI, PUBLISHED_NLI  # noqa: E402  (PUBLISHED_NLI: the stored reports' bare names)
+from nlgmetrics.scorecache import ScoreCache, row_key  # noqa: E402  (rows keyed without sources: see main)
 from nlgmetrics.stress import DEFAULT_MIN_APPLIED  # noqa: E402
 from nlgmetrics.stress.report import passed_of_judged  # noqa: E402
-from nlgmetrics.stress.store import ScoreStore, row_key  # noqa: E402  (rows keyed without sources: see main)
 
-SETUPS = {
-    "tedmt": ("multiref/multiref_tedmt_zhen_2refs.jsonl", ["--gold-ref", "0", "--ref-index", "1"]),
-    "wmt21": ("multiref/multiref_wmt21_deen_2refs_allsys.jsonl", ["--gold-ref", "0", "--ref-index", "1"]),
-    "thumb": ("judgments/summ_thumb_cnndm_10refs.jsonl", ["--gold-ref", "0", "--ref-index", "1", "--limit", "100"]),
+THUMB_FILE = "judgments/summ_thumb_cnndm_10refs.jsonl"
+# set-up -> (data file, nlgmetrics.stress.stress_rows options), as `evaluate.py stress` flags would set them
+SETUPS: dict[str, tuple[str, dict[str, Any]]] = {
+    "tedmt": (TED_FILE, {"gold_ref": 0, "ref_index": "1"}),
+    "wmt21": (WMT_FILE, {"gold_ref": 0, "ref_index": "1"}),
+    "thumb": (THUMB_FILE, {"gold_ref": 0, "ref_index": "1", "limit": 100}),
     # the blind-spot paper's summarization set-up: the original CNN/DM summary as gold, all ten crowd summaries as
-    # references, scores averaged over references (docs/stress/thumb_cnndm_paper/ for the other metrics)
-    "thumb_paper": ("judgments/summ_thumb_cnndm_10refs.jsonl",
-                    ["--gold-system", "Human-H", "--ref-index", "all", "--aggregation", "mean", "--limit", "100"]),
+    # references, scores averaged over references (bench/results/stress/thumb_cnndm_paper/ for the other metrics)
+    "thumb_paper": (THUMB_FILE, {"gold_system": "Human-H", "ref_index": "all", "aggregation": "mean", "limit": 100}),
 }
 
 # MENLI variants: the pooling of their task (MT: e <->), the packaged NLI model; k1 = each sentence's best lexical
@@ -70,8 +77,12 @@ MENLI_VARIANTS = {
     "menli-s-mean": {"granularity": "auto", "sentence_reduce": "mean", "sentence_candidates": 1},
     "menli-s-min": {"granularity": "auto", "sentence_reduce": "min", "sentence_candidates": 1},
     # the MENLI paper's pooling for reference-based summaries (menli.task_strategy: e-c, ref<-cand)
-    "menli-sum-s-mean": {"task": "summarization", "granularity": "auto", "sentence_reduce": "mean",
-                         "sentence_candidates": 1},
+    "menli-sum-s-mean": {
+        "task": "summarization",
+        "granularity": "auto",
+        "sentence_reduce": "mean",
+        "sentence_candidates": 1,
+    },
 }
 OTHER_METRICS = ("bertscore", "chrf", "lm-ratio", "sescore")
 
@@ -84,8 +95,10 @@ def menli_store_name(variant: str, nli_model: str) -> str:
         return variant
     model = nli_model.removeprefix("packaged:")
     if any(c in model for c in ":+,"):
-        raise SystemExit(f"--nli-model {nli_model!r}: a name with ':', '+' or ',' cannot key stored scores; "
-                         "pass a packaged name or a folder path without those characters")
+        raise SystemExit(
+            f"--nli-model {nli_model!r}: a name with ':', '+' or ',' cannot key stored scores; "
+            "pass a packaged name or a folder path without those characters"
+        )
     return f"{variant}@{model}"
 
 
@@ -100,57 +113,73 @@ def pair_file(store: Path, nli_model: str) -> Path:
     return store.with_name(f"{store.stem}.nli-pairs@{model}.jsonl")
 
 
-def build_metric(name: str, cli_args: argparse.Namespace, shared: dict) -> Callable[[list[str], list], Sequence[float]]:
-    """The scoring function of one metric of the run. ``shared`` holds what the run's metrics share: its
-    ``pair_file`` (the MENLI variants' NLI pair file, or none) as given, and the NLI model and the built scorers as
-    they are made."""
+def run_settings(nli_model: str, aggregation: str = "max") -> dict[str, Any]:
+    """The options every metric of a run is built with (each takes those it has): the stored runs' BERTScore
+    encoder, the packaged mix's SEScore part, the run's NLI model and multi-reference aggregation."""
+    from sescore import MINILM_V2_CHECKPOINT
+
+    return {
+        "nli_model": nli_model,
+        "aggregation": aggregation,
+        "encoder": "packaged:minilm",
+        "checkpoint": [MINILM_V2_CHECKPOINT],
+        "progress": False,
+    }
+
+
+def build_metric(name: str, settings: dict[str, Any], shared: dict) -> Callable[[list[str], list], Sequence[float]]:
+    """The scoring function of one metric of the run. ``settings``: ``run_settings`` (``nli_model`` and
+    ``aggregation`` at least); ``shared`` holds what the run's metrics share: its ``pair_file`` (the MENLI variants'
+    NLI pair file, or none) as given, and the NLI model and the built scorers as they are made."""
     if name in MENLI_VARIANTS:
         from menli import menli_scores, task_strategy
         from nlgmetrics.nli import PairCache, load_nli
 
         if "nli" not in shared:  # one model and pair cache for every MENLI variant of the run
-            shared["nli"] = PairCache(load_nli(cli_args.nli_model), max_pairs=3_000_000,
-                                      path=shared.get("pair_file") or None)
+            shared["nli"] = PairCache(
+                load_nli(settings["nli_model"]), max_pairs=3_000_000, path=shared.get("pair_file") or None
+            )
         options = dict(MENLI_VARIANTS[name])
         formula, direction = task_strategy(options.pop("task", "mt"))
-        return lambda h, r: menli_scores(shared["nli"], h, r, formula, direction, cli_args.aggregation, batch_size=64,
-                                         progress=False, **options)
+        return lambda h, r: menli_scores(
+            shared["nli"], h, r, formula, direction, settings["aggregation"], batch_size=64, progress=False, **options
+        )
     if name in OTHER_METRICS:
-        from nlgmetrics.cli.evaluate import build_scorer
-
-        scorer = build_scorer(name, cli_args)
+        scorer = metric(name, **settings)
         shared.setdefault("scorers", {})[name] = scorer  # mixed_metric reads its signature: no second load
         return lambda h, r: scorer.score(h, r, None)
     raise SystemExit(f"unknown metric {name!r}; choose from {', '.join([*MENLI_VARIANTS, *OTHER_METRICS])}")
 
 
-def stats_for(path: str, metric_name: str) -> Any:
-    """A stats.json, or bench/ablate_menli_combiner.py's result file: then its fixed dev-mix ranges of MENLI and
-    ``metric_name``, so a stress run combines with exactly the normalisation the combiner table was chosen with."""
-    from menli import CombinationStats, MinMax
+def ranges_for(path: str, metric_name: str) -> list:
+    """MENLI's and ``metric_name``'s fixed ranges: from a two-part ranges file (``--save-stats``, the packaged
+    ``menli/*.json``), or from an ablation's result file (``ablate_menli_combiner.py``,
+    ``ablate_menli_bertscore_weight.py``), so a stress run combines with exactly the normalisation its table was
+    chosen with."""
+    from menli import MinMax, MixRecipe
 
     try:
         raw = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
-        raw = {}  # CombinationStats.load names the problem (no such file, not JSON)
+        raw = {}  # MixRecipe.load names the problem (no such file, not JSON)
     if not isinstance(raw, dict) or "ranges" not in raw:
-        return CombinationStats.load(path)
+        return MixRecipe.load(path).ranges
     if metric_name not in raw["ranges"]:
         raise SystemExit(f"{path} has ranges for {sorted(raw['ranges'])}, not {metric_name!r}")
-    return CombinationStats(MinMax(**raw["ranges"]["menli"]), MinMax(**raw["ranges"][metric_name]))
+    return [MinMax(**raw["ranges"]["menli"]), MinMax(**raw["ranges"][metric_name])]
 
 
-def mixed_metric(spec: str, store: ScoreStore, cli_args: argparse.Namespace,
-                 shared: dict | None = None, partial: bool = False) -> tuple[str, Callable]:
+def mixed_metric(
+    spec: str, store: ScoreCache, settings: dict[str, Any], shared: dict | None = None, partial: bool = False
+) -> tuple[str, Callable]:
     """``nli+a+b:recipe.json`` -> a stress metric over stored scores with the recipe's weights and ranges.
 
     The recipe names the models each part must be (``fitted_with``); the stored scores carry only names, so the
     parts' signatures are checked against the recipe before any stored score is read: from the scorers this run
     built (``shared``, filled by ``build_metric``), else from ones built here. ``partial``: a row a part has not
     stored yet scores NaN instead of stopping the run (``--partial``)."""
-    from menli import MixRecipe, mix
-    from menli.scorer import MENLIScorer, metric_fitted_with, nli_fitted_with
-    from nlgmetrics.cli.evaluate import build_scorer
+    from menli import MENLIScorer, MixRecipe, mix
+    from menli.scorer import metric_fitted_with, nli_fitted_with
 
     parts, recipe_path = spec.rsplit(":", 1)
     names = parts.split("+")
@@ -161,23 +190,28 @@ def mixed_metric(spec: str, store: ScoreStore, cli_args: argparse.Namespace,
     if variant not in MENLI_VARIANTS or MENLI_VARIANTS[variant].get("task", "mt") != "mt":
         raise SystemExit(f"{spec}: the first part must be a stored MT-pooled MENLI variant, got {names[0]!r}")
     built = (shared or {}).get("scorers", {})
-    here = [nli_fitted_with(MENLIScorer(cli_args.nli_model, _nli=(shared or {}).get("nli")).signature())]
-    here += [metric_fitted_with((built.get(n) or build_scorer(n, cli_args)).signature()) for n in names[1:]]
-    wrong = [f"{p.name}: recipe '{p.fitted_with}', here '{h}'" for p, h in zip(recipe.parts, here)
-             if p.fitted_with and p.fitted_with != h]
+    here = [nli_fitted_with(MENLIScorer(settings["nli_model"]).signature())]  # the run's NLI model, loaded once
+    here += [metric_fitted_with((built.get(n) or metric(n, **settings)).signature()) for n in names[1:]]
+    wrong = [
+        f"{p.name}: recipe '{p.fitted_with}', here '{h}'"
+        for p, h in zip(recipe.parts, here)
+        if p.fitted_with and p.fitted_with != h
+    ]
     if wrong:
         raise SystemExit(f"{spec}: the stored scores' models are not the recipe's: " + "; ".join(wrong))
 
     def score(hyps: Sequence[str], refs: Sequence, srcs: Any) -> list[float]:
-        return list(mix(stored_parts(store, names, hyps, refs, spec, partial), recipe.weights,
-                        [p.range for p in recipe.parts]))
+        return list(
+            mix(stored_parts(store, names, hyps, refs, spec, partial), recipe.weights, [p.range for p in recipe.parts])
+        )
 
     weights = "/".join(f"{w:g}" for w in recipe.weights)
     return f"{parts}@{weights}", score
 
 
-def stored_parts(store: ScoreStore, names: Sequence[str], hyps: Sequence[str], refs: Sequence, spec: str,
-                 partial: bool = False) -> list[list[float]]:
+def stored_parts(
+    store: ScoreCache, names: Sequence[str], hyps: Sequence[str], refs: Sequence, spec: str, partial: bool = False
+) -> list[list[float]]:
     """Per name, its stored scores of the rows; a row not stored stops the run naming ``spec`` (``partial``: NaN)."""
     keys = [row_key(h, r) for h, r in zip(hyps, refs)]
     if not partial:
@@ -187,25 +221,31 @@ def stored_parts(store: ScoreStore, names: Sequence[str], hyps: Sequence[str], r
     return [[store.scores.get(n, {}).get(k, float("nan")) for k in keys] for n in names]
 
 
-def combined_metric(spec: str, store: ScoreStore, partial: bool = False) -> tuple[str, Callable]:
-    """``nli+metric:w:stats.json`` -> a stress metric over stored scores with a fixed weight and fixed ranges."""
-    from menli import combine
+def combined_metric(spec: str, store: ScoreCache, partial: bool = False) -> tuple[str, Callable]:
+    """``nli+metric:w:stats.json`` -> a stress metric over stored scores with a fixed weight and fixed ranges
+    (``w * MENLI + (1 - w) * metric``, as ``menli+<metric> --weight w`` scores)."""
+    from menli import mix, pair_weights
 
     pair, weight, stats_path = spec.split(":")
     nli_name, metric_name = pair.split("+")
-    stats = stats_for(stats_path, metric_name)
+    ranges = ranges_for(stats_path, metric_name)
+    weights = pair_weights(float(weight))
 
     def score(hyps: Sequence[str], refs: Sequence, srcs: Any) -> list[float]:
-        nli, metric = stored_parts(store, (nli_name, metric_name), hyps, refs, spec, partial)
-        return list(combine(nli, metric, float(weight), stats))
+        return list(mix(stored_parts(store, (nli_name, metric_name), hyps, refs, spec, partial), weights, ranges))
 
     return f"{pair}@{weight}", score
 
 
 def passed_table(reports: Sequence[str | Path]) -> str:
     """Markdown: one row per report (its folder name), one column per metric, "passed/judged" from report.json."""
-    loaded = [(Path(r).name if Path(r).is_dir() else Path(r).parent.name,
-               json.loads((Path(r) / "report.json" if Path(r).is_dir() else Path(r)).read_text())) for r in reports]
+    loaded = [
+        (
+            Path(r).name if Path(r).is_dir() else Path(r).parent.name,
+            json.loads((Path(r) / "report.json" if Path(r).is_dir() else Path(r)).read_text()),
+        )
+        for r in reports
+    ]
     metrics = list(dict.fromkeys(m for _, rep in loaded for m in rep["metrics"]))
     lines = ["| report | " + " | ".join(metrics) + " |", "|---|" + "---|" * len(metrics)]
     for name, rep in loaded:
@@ -217,11 +257,12 @@ def passed_table(reports: Sequence[str | Path]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def combination(spec: str, store: ScoreStore, cli_args: argparse.Namespace, shared: dict | None = None,
-                partial: bool = False) -> tuple[str, Callable]:
+def combination(
+    spec: str, store: ScoreCache, settings: dict[str, Any], shared: dict | None = None, partial: bool = False
+) -> tuple[str, Callable]:
     """One ``--combine`` spec: a mix recipe (``nli+a+b:recipe.json``) or a fixed-weight pair (``nli+m:w:stats``)."""
     if spec.count(":") == 1:
-        return mixed_metric(spec, store, cli_args, shared, partial)
+        return mixed_metric(spec, store, settings, shared, partial)
     return combined_metric(spec, store, partial)
 
 
@@ -244,13 +285,19 @@ def partial_summary(report: dict, needs: dict[str, Sequence[str]]) -> dict[str, 
                 incomplete.append(test)
             else:
                 verdicts[test] = bool(entry["passed"][name])
-        out[name] = {"passed": sum(verdicts.values()), "complete": len(verdicts),
-                     "judged": len(verdicts) + len(incomplete), "verdicts": verdicts, "incomplete": incomplete}
+        out[name] = {
+            "passed": sum(verdicts.values()),
+            "complete": len(verdicts),
+            "judged": len(verdicts) + len(incomplete),
+            "verdicts": verdicts,
+            "incomplete": incomplete,
+        }
     return out
 
 
-def run_partial(args: argparse.Namespace, store: ScoreStore, cli_args: argparse.Namespace, gold: list, refs: list,
-                srcs: list) -> None:
+def run_partial(
+    args: argparse.Namespace, store: ScoreCache, settings: dict[str, Any], gold: list, refs: list, srcs: list
+) -> None:
     """``--partial``: score nothing, write ``<out>/partial.json`` (and .md) with what the stored rows already
     decide, so a run of several days can be looked at while it goes (another process may be writing the store:
     this one only reads it)."""
@@ -269,12 +316,11 @@ def run_partial(args: argparse.Namespace, store: ScoreStore, cli_args: argparse.
         stored = stored_name(name, args.nli_model)
         metrics[stored], needs[stored] = lookup(stored), [stored]
     for spec in filter(None, args.combine.split(",")):
-        name, fn = combination(spec, store, cli_args, partial=True)
+        name, fn = combination(spec, store, settings, partial=True)
         metrics[name], needs[name] = fn, parts_of(spec)
     read = list(dict.fromkeys(n for parts in needs.values() for n in parts))
     flags = {f"missing:{n}": missing(n) for n in read}
-    report = run_blindspot({**metrics, **flags}, gold, refs, srcs if any(srcs) else None,
-                           min_applied=args.min_applied)
+    report = run_blindspot({**metrics, **flags}, gold, refs, srcs if any(srcs) else None, min_applied=args.min_applied)
     summary = partial_summary(report, needs)
     rows_stored = {n: len(store.scores.get(n, {})) for n in read}
     out = Path(args.out)
@@ -282,8 +328,10 @@ def run_partial(args: argparse.Namespace, store: ScoreStore, cli_args: argparse.
     with atomic_write(out / "partial.json") as handle:
         handle.write(json.dumps({"store": str(store.path), "rows_stored": rows_stored, "summary": summary}, indent=1))
     lines = ["| metric | passed / judged tests complete | judged tests not complete |", "|---|---|---|"]
-    lines += [f"| {name} | {s['passed']}/{s['complete']} | {len(s['incomplete'])} of {s['judged']} |"
-              for name, s in summary.items()]
+    lines += [
+        f"| {name} | {s['passed']}/{s['complete']} | {len(s['incomplete'])} of {s['judged']} |"
+        for name, s in summary.items()
+    ]
     with atomic_write(out / "partial.md") as handle:
         handle.write("\n".join(lines) + "\n")
     print("\n".join(lines), flush=True)
@@ -295,80 +343,107 @@ def main() -> None:
         print(passed_table(sys.argv[2:]), end="")
         return
     parser.add_argument("--set-up", required=True, choices=sorted(SETUPS))
-    parser.add_argument("--metrics", default="menli-s-mean,menli-s-min",
-                        help=f"comma-separated: {', '.join([*MENLI_VARIANTS, *OTHER_METRICS])}")
-    parser.add_argument("--combine", default="",
-                        help="comma-separated nli+metric:weight:stats.json, or nli+a+b:recipe.json (a mix recipe: "
-                             "its weights and ranges, each part's models checked against it)")
-    parser.add_argument("--nli-model", default=PUBLISHED_NLI,
-                        help=f"NLI role value of the MENLI variants (default {PUBLISHED_NLI}, the model of the "
-                             f"published reports, whose commands docs/stress/README.md lists; the toolkit's default "
-                             f"is {DEFAULT_NLI}); all but {PUBLISHED_NLI} are stored as <variant>@<model>")
+    parser.add_argument(
+        "--metrics",
+        default="menli-s-mean,menli-s-min",
+        help=f"comma-separated: {', '.join([*MENLI_VARIANTS, *OTHER_METRICS])}",
+    )
+    parser.add_argument(
+        "--combine",
+        default="",
+        help="comma-separated nli+metric:weight:ranges.json, or nli+a+b:recipe.json (a mix recipe: "
+        "its weights and ranges, each part's models checked against it)",
+    )
+    parser.add_argument(
+        "--nli-model",
+        default=PUBLISHED_NLI,
+        help=f"NLI role value of the MENLI variants (default {PUBLISHED_NLI}, the model of the "
+        f"published reports, whose commands docs/stress/README.md lists; the toolkit's default "
+        f"is {DEFAULT_NLI}); all but {PUBLISHED_NLI} are stored as <variant>@<model>",
+    )
     parser.add_argument("--out", required=True, help="report folder (report.json, report.md, plots/)")
     parser.add_argument("--store", help="score file (default runs/stress_scores/<set-up>.json)")
-    parser.add_argument("--pair-cache", help="NLI pair file (default: <store>.nli-pairs@<model>.jsonl beside the "
-                             "store; '' for none): pairs are appended as they are scored and read back on resume")
+    parser.add_argument(
+        "--pair-cache",
+        help="NLI pair file (default: <store>.nli-pairs@<model>.jsonl beside the "
+        "store; '' for none): pairs are appended as they are scored and read back on resume",
+    )
     parser.add_argument("--chunk", type=int, default=1000, help="rows scored between two saves")
     parser.add_argument("--limit", type=int, help="first N items (smoke runs)")
-    parser.add_argument("--min-applied", type=positive_int, default=DEFAULT_MIN_APPLIED,
-                        help="judge a test only if it applies to at least this many items (as evaluate.py stress)")
-    parser.add_argument("--no-plots", action="store_true",
-                        help="report.json and report.md only (as evaluate.py stress --no-plots)")
-    parser.add_argument("--partial", action="store_true",
-                        help="score nothing: from the stored rows, the verdicts of the tests already complete per "
-                             "metric, in <out>/partial.json and partial.md (safe beside the run filling the store)")
+    parser.add_argument(
+        "--min-applied",
+        type=positive_int,
+        default=DEFAULT_MIN_APPLIED,
+        help="judge a test only if it applies to at least this many items (as evaluate.py stress)",
+    )
+    parser.add_argument(
+        "--no-plots", action="store_true", help="report.json and report.md only (as evaluate.py stress --no-plots)"
+    )
+    parser.add_argument(
+        "--partial",
+        action="store_true",
+        help="score nothing: from the stored rows, the verdicts of the tests already complete per "
+        "metric, in <out>/partial.json and partial.md (safe beside the run filling the store)",
+    )
     args = parser.parse_args()
 
     import torch
 
     torch.set_num_threads(int(os.environ.get("NLGMETRICS_THREADS", "2")))
-    from nlgmetrics.cli.evaluate import _source_text, _stress_rows, make_parser
-    from nlgmetrics.stress import run_blindspot, write_report
+    from nlgmetrics.metaeval import source_text
+    from nlgmetrics.stress import run_blindspot, stress_rows, write_report
 
     path, options = SETUPS[args.set_up]
     data = str(data_dir() / path)
-    if args.limit:  # the last --limit given wins
-        options = [*options, "--limit", str(args.limit)]
-    from sescore.regressor import MINILM_V2_CHECKPOINT
-
-    cli_args = make_parser().parse_args(["stress", "--data", data, "--out", args.out, "--metric", "x", "--quiet",
-                                         "--encoder", "packaged:minilm",  # the stored runs' BERTScore
-                                         "--checkpoint", MINILM_V2_CHECKPOINT,  # the packaged mix's SEScore part
-                                         "--nli-model", args.nli_model, *options])
-    gold, refs, rows, setup = _stress_rows(cli_args)
-    srcs = [_source_text(r.get("src")) for r in rows]  # as evaluate.py stress: copy_source needs them
-    store = ScoreStore(Path(args.store) if args.store else REPO / "runs" / "stress_scores" / f"{args.set_up}.json")
+    if args.limit:  # --limit replaces the set-up's own
+        options = {**options, "limit": args.limit}
+    settings = run_settings(args.nli_model, options.get("aggregation", "max"))
+    gold, refs, rows, setup = stress_rows(data, **options)
+    srcs = [source_text(r.get("src")) for r in rows]  # as evaluate.py stress: copy_source needs them
+    store = ScoreCache(Path(args.store) if args.store else REPO / "runs" / "stress_scores" / f"{args.set_up}.json")
     if args.partial:
-        return run_partial(args, store, cli_args, gold, refs, srcs)
+        return run_partial(args, store, settings, gold, refs, srcs)
     shared: dict = {"pair_file": pair_file(store.path, args.nli_model) if args.pair_cache is None else args.pair_cache}
-    store.counters = lambda: ({"nli_pairs_scored": shared["nli"].misses, "nli_pairs_from_cache": shared["nli"].hits}
-                              if "nli" in shared else {})
+    store.counters = lambda: (
+        {"nli_pairs_scored": shared["nli"].misses, "nli_pairs_from_cache": shared["nli"].hits}
+        if "nli" in shared
+        else {}
+    )
     metrics, described = {}, {}
     for name in filter(None, args.metrics.split(",")):
         stored = stored_name(name, args.nli_model)
-        fn = build_metric(name, cli_args, shared)  # reference-based: stored rows are keyed by (hyp, ref) only
+        fn = build_metric(name, settings, shared)  # reference-based: stored rows are keyed by (hyp, ref) only
         metrics[stored] = store.metric(stored, lambda h, r, _s, fn=fn: fn(h, r), args.chunk, sources=False)
         described[stored] = MENLI_VARIANTS.get(name, name)
     for spec in filter(None, args.combine.split(",")):
-        name, fn = combination(spec, store, cli_args, shared)
+        name, fn = combination(spec, store, settings, shared)
         metrics[name], described[name] = fn, name
     started = time.perf_counter()
     report = run_blindspot(metrics, gold, refs, srcs if any(srcs) else None, min_applied=args.min_applied)
     report["data"] = data
-    report["setup"] = {**setup, "metrics": described,
-                       "nli_model": cli_args.nli_model, "script": "bench/stress_menli.py"}
+    report["setup"] = {**setup, "metrics": described, "nli_model": args.nli_model, "script": "bench/stress_menli.py"}
     if "nli" in shared:
-        report["setup"]["nli_pairs"] = {"scored": shared["nli"].misses, "from_cache": shared["nli"].hits,
-                                        "note": "this run only; scoring_costs adds up every run"}
+        report["setup"]["nli_pairs"] = {
+            "scored": shared["nli"].misses,
+            "from_cache": shared["nli"].hits,
+            "note": "this run only; scoring_costs adds up every run",
+        }
     # what the stored scores cost, summed over every run that wrote them (rows_recorded <= rows_stored when some
     # rows were stored before the ledger existed)
     report["setup"]["scoring_costs"] = {
-        name: {"rows_stored": len(store.scores[name]), "rows_recorded": int(store.costs.get(name, {}).get("rows", 0)),
-               **{k: v for k, v in store.costs.get(name, {}).items() if k != "rows"}}
-        for name in metrics if name in store.scores}
+        name: {
+            "rows_stored": len(store.scores[name]),
+            "rows_recorded": int(store.costs.get(name, {}).get("rows", 0)),
+            **{k: v for k, v in store.costs.get(name, {}).items() if k != "rows"},
+        }
+        for name in metrics
+        if name in store.scores
+    }
     write_report(report, args.out, plots=not args.no_plots)
-    print(json.dumps({"out": args.out, "seconds": round(time.perf_counter() - started, 1),
-                      "summary": report["summary"]}), flush=True)
+    print(
+        json.dumps({"out": args.out, "seconds": round(time.perf_counter() - started, 1), "summary": report["summary"]}),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -11,9 +11,11 @@ texts that score alike, e.g. ones that tokenise alike). ``coin-flip tau-like`` i
 broken at random: the average that rounding noise breaking all of them would give.
 
     python bench/tau_ties.py [--set webnlg] [--half select] [--encoder packaged:minilm] [--threads 2]
+        # ~10 min on 2 cores (BERTScore-MiniLM on WebNLG's select half, once per mode)
 
 Writes bench/results/tau_ties_<set>_<half>.{json,md}.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.common import run_worker, write_results, write_worker_result  # noqa: E402
+from bench.harness import add_worker_options, run_worker, write_results, write_worker_result  # noqa: E402
 
 MODES = {"mkl-strict": "AUTO,STRICT", "mkl-default": "OFF"}
 MIX = "configs/devmix/default.yaml"
@@ -46,7 +48,7 @@ def worker(args: argparse.Namespace) -> None:
     os.environ["MKL_CBWR"] = MODES[args.worker]
     import torch
 
-    from nlgmetrics.baselines.scorers import BERTScorer
+    from nlgmetrics.baselines import BERTScorer
 
     torch.set_num_threads(args.threads)
     _, rows = dev_rows(args.set, args.half)
@@ -72,13 +74,12 @@ def main() -> None:
     parser.add_argument("--half", choices=["select", "report"], default="select")
     parser.add_argument("--encoder", default="packaged:minilm")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--worker", choices=sorted(MODES), help=argparse.SUPPRESS)
-    parser.add_argument("--out", help=argparse.SUPPRESS)
+    add_worker_options(parser, MODES)
     args = parser.parse_args()
     if args.worker:
         return worker(args)
 
-    from nlgmetrics.metaeval.correlation import system_pearson, tau_like
+    from nlgmetrics.metaeval import system_pearson, tau_like
 
     entry, rows = dev_rows(args.set, args.half)
     human = [r["scores"][entry["human"]] for r in rows]
@@ -96,25 +97,43 @@ def main() -> None:
         counts = tie_counts(scores, human, items, hyps)
         tau = tau_like(scores, human, items)
         changed = [abs(a - b) for a, b in zip(scores, strict) if a != b]
-        details[mode] = {**counts, "tau_like": tau, "system_pearson": system_pearson(scores, human, systems),
-                         "scores_differing_from_strict": len(changed), "max_abs_difference": max(changed, default=0.0)}
-        table.append({"MKL mode": f"{mode} (MKL_CBWR={MODES[mode]})", "tau-like": f"{tau:.4f}",
-                      "coin-flip tau-like": f"{tau + counts['metric_ties'] / counts['judged_pairs']:.4f}",
-                      "system Pearson": f"{details[mode]['system_pearson']:.9f}",
-                      "scores differing from strict": len(changed),
-                      "max abs difference": f"{details[mode]['max_abs_difference']:.2e}",
-                      "judged pairs": counts["judged_pairs"], "metric ties": counts["metric_ties"],
-                      "of them identical outputs": counts["tied_identical_outputs"],
-                      "of them different texts": counts["tied_different_texts"]})
+        details[mode] = {
+            **counts,
+            "tau_like": tau,
+            "system_pearson": system_pearson(scores, human, systems),
+            "scores_differing_from_strict": len(changed),
+            "max_abs_difference": max(changed, default=0.0),
+        }
+        table.append(
+            {
+                "MKL mode": f"{mode} (MKL_CBWR={MODES[mode]})",
+                "tau-like": f"{tau:.4f}",
+                "coin-flip tau-like": f"{tau + counts['metric_ties'] / counts['judged_pairs']:.4f}",
+                "system Pearson": f"{details[mode]['system_pearson']:.9f}",
+                "scores differing from strict": len(changed),
+                "max abs difference": f"{details[mode]['max_abs_difference']:.2e}",
+                "judged pairs": counts["judged_pairs"],
+                "metric ties": counts["metric_ties"],
+                "of them identical outputs": counts["tied_identical_outputs"],
+                "of them different texts": counts["tied_different_texts"],
+            }
+        )
     columns = list(table[0])
-    notes = [f"set {args.set} ({entry['path']}, human '{entry['human']}'), {args.half} half of {MIX}: {len(rows)} rows; "
-             f"BERTScore with {args.encoder}, {args.threads} threads, one fresh process per mode",
-             "judged pairs: two systems' outputs for one item with different human scores; a metric tie counts as "
-             "discordant in the WMT20 tau-like, so each tie broken the right way by rounding noise adds "
-             "2 / judged pairs to it"]
-    write_results(f"tau_ties_{args.set}_{args.half}", {"set": args.set, "half": args.half, "encoder": args.encoder,
-                                                       "threads": args.threads, "details": details},
-                  table, columns, f"Metric ties and MKL rounding in the tau-like ({args.set}, {args.half} half)", notes)
+    notes = [
+        f"set {args.set} ({entry['path']}, human '{entry['human']}'), {args.half} half of {MIX}: {len(rows)} "
+        f"rows; BERTScore with {args.encoder}, {args.threads} threads, one fresh process per mode",
+        "judged pairs: two systems' outputs for one item with different human scores; a metric tie counts as "
+        "discordant in the WMT20 tau-like, so each tie broken the right way by rounding noise adds "
+        "2 / judged pairs to it",
+    ]
+    write_results(
+        f"tau_ties_{args.set}_{args.half}",
+        {"set": args.set, "half": args.half, "encoder": args.encoder, "threads": args.threads, "details": details},
+        table,
+        columns,
+        f"Metric ties and MKL rounding in the tau-like ({args.set}, {args.half} half)",
+        notes,
+    )
 
 
 if __name__ == "__main__":

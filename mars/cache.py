@@ -4,6 +4,7 @@ Generating augmented references is by far the slowest part of MARS and depends o
 ratio) and the augmentation settings. One JSON-lines file per augmentation-config hash holds one line per
 (reference, context, ratio); lines are appended, never rewritten, and unreadable lines are skipped.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -50,8 +51,12 @@ class AugmentationCache:
         for reference, context, ratio, augmented in items:
             key = entry_key(reference, context, ratio)
             entries[key] = augmented
-            lines.append(json.dumps({"key": key, "ratio": ratio, "reference": reference, "context": context,
-                                     "augmented": augmented}, ensure_ascii=False))
+            lines.append(
+                json.dumps(
+                    {"key": key, "ratio": ratio, "reference": reference, "context": context, "augmented": augmented},
+                    ensure_ascii=False,
+                )
+            )
         if self.path is not None and lines:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path, "a", encoding="utf-8") as handle:

@@ -8,6 +8,7 @@ candidates). Blanks followed by text are decoded with self-planning toward that 
 a trailing blank is open-ended. All rows of a group (templates of several references and ratios) advance
 together in one ``LockstepBatch``. Each template samples from its own seeded ``torch.Generator``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -96,7 +97,7 @@ class ClozeAugmenter:
             texts = tok.batch_decode([[i] for i in range(min(size, len(tok)))], clean_up_tokenization_spaces=False)
             banned = torch.zeros(size, dtype=torch.bool)
             starts = torch.zeros(size, dtype=torch.bool)
-            banned[len(texts):] = True  # padding rows of the embedding matrix
+            banned[len(texts) :] = True  # padding rows of the embedding matrix
             special = set(tok.all_special_ids)
             for i, (piece, text) in enumerate(zip(pieces, texts)):
                 piece = piece or ""
@@ -151,7 +152,7 @@ class ClozeAugmenter:
             if self.planning.future == "next_block":
                 segment.future = list(following)
             else:
-                segment.future = [t for s in segments[index + 1:] if s.kind == "text" for t in s.tokens]
+                segment.future = [t for s in segments[index + 1 :] if s.kind == "text" for t in s.tokens]
             n = len(following) if c.judge_lookahead == -1 else min(c.judge_lookahead, len(following))
             segment.judge_tokens = list(following[:n])
         body = sum(len(s.tokens) if s.kind == "text" else s.n_candidates for s in segments)
@@ -176,8 +177,10 @@ class ClozeAugmenter:
     # -- decoding -----------------------------------------------------------------------------------------------
     def augment(self, groups: Sequence[Sequence[ClozeJob]], progress: bool = False) -> list[list[str]]:
         """Fill every job; jobs in one group are decoded together. Returns texts in the input structure."""
-        return [[job.template.render(f) for job, f in zip(group, fills)]
-                for group, fills in zip(groups, self.fill(groups, progress))]
+        return [
+            [job.template.render(f) for job, f in zip(group, fills)]
+            for group, fills in zip(groups, self.fill(groups, progress))
+        ]
 
     def fill(self, groups: Sequence[Sequence[ClozeJob]], progress: bool = False) -> list[list[list[str]]]:
         """The fill of every blank of every job (each fill includes its own leading whitespace)."""
@@ -246,10 +249,14 @@ class ClozeAugmenter:
         with torch.no_grad():
             for key, h in zip(keys, hidden):
                 text = shared[key]
-                h = h[-(len(text) + 1):]
+                h = h[-(len(text) + 1) :]
                 logits = self._head(h).float()
                 logprobs = torch.log_softmax(logits, dim=-1)
-                nll = -float(logprobs[:-1].gather(1, torch.as_tensor(text, dtype=torch.long).view(-1, 1)).sum()) if text else 0.0
+                nll = (
+                    -float(logprobs[:-1].gather(1, torch.as_tensor(text, dtype=torch.long).view(-1, 1)).sum())
+                    if text
+                    else 0.0
+                )
                 states.append((len(text), nll, logits[-1], logprobs[-1], h[-1]))
         index = {k: i for i, k in enumerate(keys)}
         batch.keep_rows([index[tuple(r.prefix)] for r in rows])
@@ -268,7 +275,7 @@ class ClozeAugmenter:
         sampling = [i for i, r in enumerate(rows) if r.current.kind == "blank"]
         for i, row in enumerate(rows):
             if row.current.kind == "text":
-                remaining = row.current.tokens[row.offset:]
+                remaining = row.current.tokens[row.offset :]
                 size = self.cloze.text_chunk if self.cloze.text_chunk > 0 and sampling else len(remaining)
                 chunks[i] = remaining[:size]
         if sampling:
@@ -296,16 +303,18 @@ class ClozeAugmenter:
             else:
                 head = self.model.get_output_embeddings()
                 hidden = torch.stack([rows[i].hidden for i in plan_rows])
-                new = plan_logits_hidden(hidden, head.weight, head.bias, future, eta=eta, steps=p.steps,
-                                         temperature=c.temperature)
+                new = plan_logits_hidden(
+                    hidden, head.weight, head.bias, future, eta=eta, steps=p.steps, temperature=c.temperature
+                )
             planned = logits.clone()
             planned[plan_rows] = new
         ban = banned.unsqueeze(0).expand(len(rows), -1).clone()
         for i, row in enumerate(rows):
             if not row.trajectory and row.current.word_start is not None and c.respect_word_boundaries:
                 ban[i] |= ~starts if row.current.word_start else starts
-        probs = sampling_probs(logits, planned, temperature=c.temperature, importance_cap=p.importance_cap,
-                               banned=ban, top_k=c.top_k)
+        probs = sampling_probs(
+            logits, planned, temperature=c.temperature, importance_cap=p.importance_cap, banned=ban, top_k=c.top_k
+        )
         tokens = draw(probs, [r.generator for r in rows], c.top_k)
         for row, token in zip(rows, tokens):
             base_nll = -float(row.logprobs[token])
@@ -325,7 +334,7 @@ class ClozeAugmenter:
         start = 0
         for r, row in enumerate(rows):
             n = lengths[r]
-            logits, logprobs, states = logits_all[start:start + n], logprobs_all[start:start + n], hidden[r]
+            logits, logprobs, states = logits_all[start : start + n], logprobs_all[start : start + n], hidden[r]
             start += n
             segment = row.current
             chunk = chunks[r]
@@ -355,7 +364,7 @@ class ClozeAugmenter:
         row.trajectory, row.trajectory_nll, row.judge_first, row.states = [], [], [], []
         while not row.done and row.current.kind == "text" and not row.current.tokens:
             row.segment += 1
-        if self.skip_trailing_text and not any(s.kind == "blank" for s in row.segments[row.segment:]):
+        if self.skip_trailing_text and not any(s.kind == "blank" for s in row.segments[row.segment :]):
             # Text after the last blank is copied by ``Template.render``; feeding it to the LM would only compute
             # states nobody reads (3% of the token positions on ROC stories), so the row is done here.
             row.segment = len(row.segments)

@@ -1,10 +1,12 @@
 """MARS settings: every choice the paper leaves open is a named, documented value here.
 
 The paper (Liu et al., 2021) is the only specification, so each field says whether it is the paper's number or
-our assumption. Configs load from YAML or dicts, unknown keys are errors (a typo must not silently fall back to
-a default), and two hashes identify a run: ``augmentation_hash`` (what changes the augmented references, and
-so keys the on-disk cache) and ``config_hash`` (everything that changes a score, for signatures).
+our assumption. Configs load from YAML or dicts through the toolkit's one recipe loader (``nlgmetrics.recipes``):
+unknown keys are errors (a typo must not silently fall back to a default), and two hashes identify a run:
+``augmentation_hash`` (what changes the augmented references, and so keys the on-disk cache) and ``config_hash``
+(everything that changes a score, for signatures).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -12,7 +14,9 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
+
+from nlgmetrics.recipes import apply_overrides, load_recipe, parse_overrides, plain  # noqa: F401 (re-exported)
 
 ALGORITHM_VERSION = 1  # bump when augmentation code changes its output for the same config (invalidates caches)
 
@@ -111,15 +115,15 @@ class MARSConfig:
         _validate(self)
 
     def to_dict(self) -> dict[str, Any]:
-        return _plain(dataclasses.asdict(self))
+        return plain(dataclasses.asdict(self))
 
     def augmentation_dict(self) -> dict[str, Any]:
         """Fields that change augmented references (not ratios: the cache is keyed per ratio)."""
-        masking = dict(_plain(dataclasses.asdict(self.masking)))
+        masking = dict(plain(dataclasses.asdict(self.masking)))
         masking.pop("ratios")
         if not masking.get("window_words"):
             masking.pop("window_words", None)  # no bound: the hash (and cache keys) of configs written before it
-        cloze = dict(_plain(dataclasses.asdict(self.cloze)))
+        cloze = dict(plain(dataclasses.asdict(self.cloze)))
         cloze.pop("lockstep_references")  # speed only (float rounding aside, see README)
         out: dict[str, Any] = {
             "algorithm_version": ALGORITHM_VERSION,
@@ -134,7 +138,7 @@ class MARSConfig:
         else:
             out["causal_lm"] = self.models.causal_lm
             out["cloze"] = cloze
-            out["planning"] = _plain(dataclasses.asdict(self.planning))
+            out["planning"] = plain(dataclasses.asdict(self.planning))
         return out
 
     def scoring_dict(self) -> dict[str, Any]:
@@ -151,14 +155,6 @@ def stable_hash(payload: Any, length: int = 12) -> str:
     """Short sha256 of canonical JSON: equal settings give equal hashes on every machine."""
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:length]
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _validate(config: MARSConfig) -> None:
@@ -195,7 +191,7 @@ def _validate(config: MARSConfig) -> None:
     if p.scope not in PLANNING_SCOPES:
         raise ValueError(
             f"planning.scope must be one of {PLANNING_SCOPES} (parameter scopes 'all'/'last_layers:N' exist only in "
-            "mars.benchmark: they cost seconds per token on CPU)"
+            "bench/bench_mars_planning.py: they cost seconds per token on CPU)"
         )
     if p.steps < 0 or p.eta < 0 or p.eta_scale <= 0:
         raise ValueError("planning.steps and planning.eta must be >= 0 and planning.eta_scale > 0")
@@ -209,77 +205,7 @@ def _validate(config: MARSConfig) -> None:
         raise ValueError("score.batch_size must be >= 1 and score.max_length >= 8")
 
 
-_SECTIONS = {
-    "models": ModelsConfig,
-    "masking": MaskingConfig,
-    "cloze": ClozeConfig,
-    "planning": PlanningConfig,
-    "score": ScoreConfig,
-}
-_IGNORED_TOP_LEVEL = {"metric", "description"}  # informational keys allowed in YAML files
-
-
-def _section(cls: type, values: Mapping[str, Any], name: str) -> Any:
-    known = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - set(known))
-    if unknown:
-        raise ValueError(f"unknown key(s) in '{name}': {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    converted = {}
-    for key, value in values.items():
-        default = getattr(cls(), key)
-        if isinstance(default, tuple) and isinstance(value, list):
-            value = tuple(value)
-        converted[key] = value
-    return cls(**converted)
-
-
-def config_from_dict(values: Mapping[str, Any]) -> MARSConfig:
-    """Build and validate a config; nested sections are dicts, missing keys take the documented defaults."""
-    values = dict(values)
-    for key in _IGNORED_TOP_LEVEL:
-        values.pop(key, None)
-    top_fields = {f.name for f in dataclasses.fields(MARSConfig)}
-    unknown = sorted(set(values) - top_fields)
-    if unknown:
-        raise ValueError(f"unknown MARS config key(s): {', '.join(unknown)}; known: {', '.join(sorted(top_fields))}")
-    kwargs: dict[str, Any] = {}
-    for key, value in values.items():
-        if key in _SECTIONS:
-            if not isinstance(value, Mapping):
-                raise ValueError(f"config section '{key}' must be a mapping, got {type(value).__name__}")
-            kwargs[key] = _section(_SECTIONS[key], value, key)
-        else:
-            kwargs[key] = value
-    return MARSConfig(**kwargs)
-
-
-def parse_overrides(items: Sequence[str]) -> dict[str, Any]:
-    """Command-line ``KEY=VALUE`` strings to an overrides dict for ``apply_overrides``; each VALUE is read as YAML
-    (``0`` is an int, ``[0.2, 0.4]`` a list, ``fast`` a string), so the command line spells values as configs do."""
-    import yaml
-
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"an override takes KEY=VALUE, got {item!r}")
-        out[key.strip()] = yaml.safe_load(value)
-    return out
-
-
-def apply_overrides(values: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
-    """Dotted (``planning.enabled``) or double-underscore (``planning__enabled``) keys override nested values."""
-    out = json.loads(json.dumps(_plain(values)))
-    for raw_key, value in overrides.items():
-        parts = raw_key.replace("__", ".").split(".")
-        node = out
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-            if not isinstance(node, dict):
-                raise ValueError(f"override '{raw_key}': '{part}' is not a section")
-        node[parts[-1]] = _plain(value)
-    return out
-
+_IGNORED_TOP_LEVEL = ("metric", "description")  # informational keys allowed in YAML files
 
 ABLATIONS: dict[str, dict[str, Any]] = {
     "full": {},
@@ -295,27 +221,22 @@ def load_config(
     overrides: Mapping[str, Any] | None = None,
     ablation: str | None = None,
 ) -> MARSConfig:
-    """A config from a YAML path, a dict, a config object or defaults, then an ablation preset, then overrides."""
-    if isinstance(source, MARSConfig):
-        values: dict[str, Any] = source.to_dict()
-    elif source is None:
-        values = {}
-    elif isinstance(source, Mapping):
-        values = dict(source)
-    else:
-        import yaml
+    """A validated MARS config: a YAML path, a dict, a config object or defaults, then an ablation, then overrides.
 
-        from nlgmetrics.resources import config_path
+    Args:
+        source: a YAML file or packaged recipe name (``mars/offline.yaml``), a nested dict, a ``MARSConfig`` or
+            None (the documented defaults).
+        overrides: dotted or double-underscore keys (``score.q``, ``planning__enabled``); they win over the ablation.
+        ablation: a key of ``ABLATIONS`` (``no_planning``, ``naive``, ...).
 
-        path = config_path(source)
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        if not isinstance(loaded, Mapping):
-            raise ValueError(f"MARS config {path} must be a YAML mapping")
-        values = dict(loaded)
+    Returns:
+        The config; unknown keys raise ``nlgmetrics.recipes.RecipeError`` (a ValueError) naming the file and key,
+        bad values a ValueError naming the key.
+    """
+    merged: dict[str, Any] = {}
     if ablation is not None:
         if ablation not in ABLATIONS:
             raise ValueError(f"unknown ablation '{ablation}'; known: {', '.join(ABLATIONS)}")
-        values = apply_overrides(values, ABLATIONS[ablation])
-    if overrides:
-        values = apply_overrides(values, overrides)
-    return config_from_dict(values)
+        merged.update(ABLATIONS[ablation])
+    merged.update(overrides or {})
+    return load_recipe(MARSConfig, source, merged, label="MARS config", ignore=_IGNORED_TOP_LEVEL)

@@ -5,6 +5,7 @@ WikiText-103 paragraphs (CC BY-SA 3.0, see ``mars/data/README.md``); research-on
 so users who want in-domain idf fit their own with ``python -m mars.idf --corpus FILE --out FILE``.
 Tables store document frequencies (integers), not idf values, so the smoothing stays a config choice.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -65,7 +66,11 @@ def fit_idf(
 
 
 def save_idf(table: IdfTable, path: str | Path) -> None:
-    data = {"n_documents": table.n_documents, "source": table.source, "document_frequency": dict(table.document_frequency)}
+    data = {
+        "n_documents": table.n_documents,
+        "source": table.source,
+        "document_frequency": dict(table.document_frequency),
+    }
     Path(path).write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
 
 
@@ -73,11 +78,16 @@ def load_idf(path: str | Path | None = None) -> IdfTable:
     """Load a table; ``None`` or ``"default"`` is the shipped WikiText-103 table."""
     path = DEFAULT_IDF_PATH if path in (None, "default") else Path(path).expanduser()
     if not Path(path).is_file():
-        raise FileNotFoundError(f"idf table not found: {path}; fit one with `python -m mars.idf --corpus FILE --out FILE`")
+        raise FileNotFoundError(
+            f"idf table not found: {path}; fit one with `python -m mars.idf --corpus FILE --out FILE`"
+        )
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     try:
-        return IdfTable(int(data["n_documents"]), {str(k): int(v) for k, v in data["document_frequency"].items()},
-                        str(data.get("source", "")))
+        return IdfTable(
+            int(data["n_documents"]),
+            {str(k): int(v) for k, v in data["document_frequency"].items()},
+            str(data.get("source", "")),
+        )
     except (KeyError, TypeError, ValueError) as error:
         raise ValueError(f"{path} is not an idf table (needs n_documents and document_frequency): {error}") from error
 
@@ -95,10 +105,16 @@ def main(argv: list[str] | None = None) -> None:
 
     nlp = load_spacy(args.spacy)
     lines = [line.strip() for line in Path(args.corpus).read_text(encoding="utf-8").splitlines() if line.strip()]
-    table = fit_idf(lines, lambda text: [t.text for t in nlp.tokenizer(text)], top=args.top or None,
-                    source=args.source or Path(args.corpus).name)
+    table = fit_idf(
+        lines,
+        lambda text: [t.text for t in nlp.tokenizer(text)],
+        top=args.top or None,
+        source=args.source or Path(args.corpus).name,
+    )
     save_idf(table, args.out)
-    print(json.dumps({"documents": table.n_documents, "words": len(table.document_frequency), "digest": table.digest()}))
+    print(
+        json.dumps({"documents": table.n_documents, "words": len(table.document_frequency), "digest": table.digest()})
+    )
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ Choosing which reference words to mask is a knapsack: each word has a mask prior
 (weight); the budget is lambda * N. References are short (tens of words, integer costs), so the exact
 O(N * W) table is cheap and no approximation is needed.
 """
+
 from __future__ import annotations
 
 import math

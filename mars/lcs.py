@@ -3,6 +3,7 @@
 MARS makes "context-carrying" reference words expensive to mask: the words of the longest common subsequence
 of context and reference keep the augmented references anchored to what the context already says.
 """
+
 from __future__ import annotations
 
 from typing import Sequence

@@ -15,6 +15,7 @@ Measured (``bench/bench_mars_length.py``): on 200-word references the copy was 7
 appends fall to 1%, but attention then reads the cache from memory instead of from the copy just written, so
 the whole run gains a few percent. Augmentation cost is nearly linear in reference tokens (model and LM head).
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -54,8 +55,9 @@ class GrowingLayer(DynamicLayer):
         self.keys = self._key_buffer[:, :, : self.length]
         self.values = self._value_buffer[:, :, : self.length]
 
-    def _reallocate(self, like_keys: torch.Tensor, like_values: torch.Tensor, capacity: int,
-                    rows: torch.Tensor | None = None) -> None:
+    def _reallocate(
+        self, like_keys: torch.Tensor, like_values: torch.Tensor, capacity: int, rows: torch.Tensor | None = None
+    ) -> None:
         """New buffers of ``capacity`` positions holding the filled part (of the selected ``rows``, if given)."""
         batch = like_keys.shape[0] if rows is None else rows.numel()
         keys = like_keys.new_empty((batch, like_keys.shape[1], capacity, like_keys.shape[3]))

@@ -6,6 +6,7 @@ should survive), default_cost otherwise. For each ratio lambda the mask maximise
 sum w_i <= floor(lambda * N), N = number of (non-space) reference words (of the first ``window_words`` of them
 when that cost bound is set).
 """
+
 from __future__ import annotations
 
 import math
@@ -41,9 +42,7 @@ def analyse(nlp: Any, texts: Sequence[str], tag: bool = True, batch_size: int = 
     ]
 
 
-def mask_priorities(
-    words: Sequence[str], pos: Sequence[str], idf: IdfTable, config: MaskingConfig
-) -> list[float]:
+def mask_priorities(words: Sequence[str], pos: Sequence[str], idf: IdfTable, config: MaskingConfig) -> list[float]:
     """alpha(POS) / max(idf, min_idf) per word (eq. 1)."""
     if len(words) != len(pos):
         raise ValueError(f"words and POS tags differ in length: {len(words)} != {len(pos)}")
@@ -98,7 +97,10 @@ def window(maskable: Sequence[bool], words: int) -> list[bool]:
 
 
 def build_templates(
-    reference: AnalysedText, context_words: Sequence[str], ratios: Sequence[float], idf: IdfTable,
+    reference: AnalysedText,
+    context_words: Sequence[str],
+    ratios: Sequence[float],
+    idf: IdfTable,
     config: MaskingConfig,
 ) -> list[Template]:
     """One template per ratio (ratio 0 gives the unmasked reference as a single text block)."""

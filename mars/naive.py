@@ -4,6 +4,7 @@ A masked LM can only fill a fixed number of slots, so every augmented reference 
 length; the paper uses this (with RoBERTa-large) to show what variable-length self-planning adds. Slots are
 filled in one parallel pass by arg-max (deterministic), with the context as the first segment when given.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -50,8 +51,14 @@ class MaskedLMFiller:
             texts = [prepared[i][0] for i in index]
             contexts = [jobs[i].context.strip() for i in index]
             if any(contexts):
-                inputs = tok(contexts, texts, truncation="only_first",
-                             max_length=self.max_length, padding=True, return_tensors="pt")
+                inputs = tok(
+                    contexts,
+                    texts,
+                    truncation="only_first",
+                    max_length=self.max_length,
+                    padding=True,
+                    return_tensors="pt",
+                )
             else:
                 inputs = tok(texts, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt")
             with torch.no_grad():
@@ -63,13 +70,15 @@ class MaskedLMFiller:
                 counts = prepared[i][1]
                 if len(positions) != sum(counts):
                     raise ValueError(
-                        f"reference too long for the masked LM ({self.max_length} tokens): {jobs[i].template.original()[:80]!r}"
+                        f"reference too long for the masked LM ({self.max_length} tokens): "
+                        f"{jobs[i].template.original()[:80]!r}"
                     )
                 predicted = logits[row, positions].argmax(dim=-1).tolist()
                 fills, start = [], 0
                 for blank, n in zip(jobs[i].template.blanks, counts):
-                    text = tok.decode(predicted[start:start + n], skip_special_tokens=True,
-                                      clean_up_tokenization_spaces=False).strip()
+                    text = tok.decode(
+                        predicted[start : start + n], skip_special_tokens=True, clean_up_tokenization_spaces=False
+                    ).strip()
                     fills.append(blank.lead + text)
                     start += n
                 results[i] = jobs[i].template.render(fills)

@@ -2,8 +2,9 @@
 
 Paper: k normalised gradient steps theta_d <- theta + eta * sum_i grad J(theta_d / xi) / ||grad J|| on the reward
 r = sum_{w in future} log softmax(h_t . emb(w)), then decode from pi_{theta_d}. Updating all 135M-774M weights
-per token is far too slow on a CPU (measured: ~5 CPU seconds per token for SmolLM2-135M, ``mars.benchmark``),
-and the shared model must never change. So the delta lives in one of two places and is never written to the model:
+per token is far too slow on a CPU (measured: ~5 CPU seconds per token for SmolLM2-135M,
+``bench/bench_mars_planning.py``), and the shared model must never change. So the delta lives in one of two places
+and is never written to the model:
 
 * ``head`` (default): a delta D on the output projection for the current position only. The gradient of the
   reward w.r.t. D is G h^T / xi with G = sum_w (onehot(w) - softmax(z / xi)), so a normalised step changes the
@@ -20,6 +21,7 @@ normalisation of eq. 6 divides out, so it cannot steer the update. We apply it w
 truncated importance weight of Munos et al. (2016, the paper's citation): the sampling distribution is
 pi(a) * min(eps(a), cap), i.e. planning may raise a token's probability at most ``cap``-fold over the LM.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -38,7 +40,12 @@ def _future_gradient(logits: torch.Tensor, future_ids: torch.Tensor, temperature
 
 
 def plan_logits_head(
-    logits: torch.Tensor, hidden_norm: torch.Tensor, future_ids: torch.Tensor, *, eta: float, steps: int,
+    logits: torch.Tensor,
+    hidden_norm: torch.Tensor,
+    future_ids: torch.Tensor,
+    *,
+    eta: float,
+    steps: int,
     temperature: float,
 ) -> torch.Tensor:
     """Planned logits for a head-only delta, in closed form. Shapes: logits [R, V], hidden_norm [R], future [R, F]."""
@@ -52,8 +59,14 @@ def plan_logits_head(
 
 
 def plan_logits_hidden(
-    hidden: torch.Tensor, output_weight: torch.Tensor, output_bias: torch.Tensor | None, future_ids: torch.Tensor,
-    *, eta: float, steps: int, temperature: float,
+    hidden: torch.Tensor,
+    output_weight: torch.Tensor,
+    output_bias: torch.Tensor | None,
+    future_ids: torch.Tensor,
+    *,
+    eta: float,
+    steps: int,
+    temperature: float,
 ) -> torch.Tensor:
     """Planned logits for a delta on the last hidden state. hidden [R, H], output_weight [V, H]."""
     delta = torch.zeros_like(hidden)
@@ -66,8 +79,13 @@ def plan_logits_hidden(
 
 
 def sampling_probs(
-    base_logits: torch.Tensor, planned_logits: torch.Tensor | None, *, temperature: float,
-    importance_cap: float | None, banned: torch.Tensor | None = None, top_k: int = 0,
+    base_logits: torch.Tensor,
+    planned_logits: torch.Tensor | None,
+    *,
+    temperature: float,
+    importance_cap: float | None,
+    banned: torch.Tensor | None = None,
+    top_k: int = 0,
 ) -> torch.Tensor:
     """Distribution to sample from: pi_d truncated to ``cap * pi`` (renormalised), bans removed, then top-k."""
     base = torch.softmax(base_logits / temperature, dim=-1)
@@ -97,12 +115,15 @@ def draw(probs: torch.Tensor, generators: Sequence[torch.Generator], top_k: int 
         raise ValueError(f"{len(generators)} generators for {probs.shape[0]} rows")
     if top_k and top_k < probs.shape[-1]:
         top = torch.topk(probs, top_k, dim=-1)
-        return [int(top.indices[i, torch.multinomial(top.values[i], 1, generator=g)].item())
-                for i, g in enumerate(generators)]
+        return [
+            int(top.indices[i, torch.multinomial(top.values[i], 1, generator=g)].item())
+            for i, g in enumerate(generators)
+        ]
     return [int(torch.multinomial(probs[i], 1, generator=g).item()) for i, g in enumerate(generators)]
 
 
 # --- parameter-delta reference, for the benchmark and tests only -------------------------------------------------
+
 
 def scope_parameter_names(model: Any, scope: str) -> list[str]:
     """Names of the parameters a scope touches: ``all``, ``last_layers:N`` (+ final norm) or ``head``."""
@@ -131,7 +152,13 @@ def scope_parameter_names(model: Any, scope: str) -> list[str]:
 
 
 def plan_logits_parameters(
-    model: Any, input_ids: torch.Tensor, future_ids: Sequence[int], names: Sequence[str], *, eta: float, steps: int,
+    model: Any,
+    input_ids: torch.Tensor,
+    future_ids: Sequence[int],
+    names: Sequence[str],
+    *,
+    eta: float,
+    steps: int,
     temperature: float,
 ) -> torch.Tensor:
     """Next-token logits after k normalised steps on a delta over the named parameters (eq. 6, literally).

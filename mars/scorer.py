@@ -5,6 +5,7 @@ construction), augmented references come from the on-disk cache when possible, a
 metric, every model (spec + weight hash), the config hash and the package version, so two MARS numbers are
 compared only when they are comparable.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -13,10 +14,9 @@ from typing import Any, Mapping, Sequence
 
 from mars.cache import AugmentationCache
 from mars.config import MARSConfig, load_config, stable_hash
-from mars.functional import mars_score
+from mars.functional import mars_scores
 from mars.template import Template
 from nlgmetrics.metaeval.scorer import toolkit_version
-
 
 package_version = toolkit_version  # one version lookup for every signature of the toolkit
 
@@ -189,7 +189,7 @@ class MARSScorer:
         augmenter = self._get("augmenter")
         order = sorted(range(len(pairs)), key=lambda i: (-len(pairs[i][0]), i))
         size = self.config.cloze.lockstep_references if self.config.augmenter != "naive" else 64
-        chunks = [order[k:k + size] for k in range(0, len(order), size)]
+        chunks = [order[k : k + size] for k in range(0, len(order), size)]
         for chunk in tqdm(chunks, desc="MARS augment", disable=not self.config.progress, unit="group"):
             jobs = [job for i in chunk for _, job in jobs_of[i]]
             if self.config.augmenter == "naive":
@@ -213,10 +213,19 @@ class MARSScorer:
             return []
         reference_sets = self.augment(refs, srcs)
         s = self.config.score
-        return mars_score(list(hyps), reference_sets, self._get("encoder"), q=s.q, batch_size=s.batch_size,
-                          max_length=s.max_length, progress=self.config.progress)
+        return mars_scores(
+            self._get("encoder"),
+            list(hyps),
+            reference_sets,
+            q=s.q,
+            batch_size=s.batch_size,
+            max_length=s.max_length,
+            progress=self.config.progress,
+        ).tolist()
 
-    def __call__(self, hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str | None] | None = None) -> list[float]:
+    def __call__(
+        self, hyps: Sequence[str], refs: Sequence[str], srcs: Sequence[str | None] | None = None
+    ) -> list[float]:
         return self.score(hyps, refs, srcs)
 
     def config_hash(self) -> str:
@@ -243,8 +252,11 @@ class MARSScorer:
 
 
 def build(
-    config: str | Path | Mapping[str, Any] | MARSConfig | None = None, *, ablation: str | None = None,
-    overrides: Mapping[str, Any] | None = None, **kwargs: Any,
+    config: str | Path | Mapping[str, Any] | MARSConfig | None = None,
+    *,
+    ablation: str | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    **kwargs: Any,
 ) -> MARSScorer:
     """A scorer from a YAML path / dict / config, an optional ablation preset and overrides.
 

@@ -3,6 +3,7 @@
 Blocks carry their leading whitespace so that filling every blank with its original words reproduces the
 reference exactly, and so that a generator can tell whether a fill must start a new word.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -70,7 +71,8 @@ class Template:
         return {
             "ratio": self.ratio,
             "blocks": [
-                {"text": b.text, "lead": b.lead} if isinstance(b, TextBlock)
+                {"text": b.text, "lead": b.lead}
+                if isinstance(b, TextBlock)
                 else {"blank": b.n_words, "original": b.original, "lead": b.lead}
                 for b in self.blocks
             ],

@@ -2,20 +2,27 @@
 
 - ``menli_scores`` (pure function) and ``MENLIScorer`` (Scorer shape) for scoring;
 - ``MENLI`` and ``MENLIMix`` (torchmetrics.Metric) for training loops;
-- ``combine`` / ``CombinedScorer`` for w * NLI + (1 - w) * M with guarded min-max normalisation;
-- ``mix`` / ``MixedScorer`` for MENLI with several partners (weights and ranges stored in a ``MixRecipe``).
+- ``mix`` / ``MixedScorer`` for MENLI with one partner (the paper's w * NLI + (1 - w) * M: weights
+  ``pair_weights(w)``) or several, with guarded min-max normalisation (weights and ranges stored in a ``MixRecipe``).
+
+Every name is imported on first access (``nlgmetrics.lazy`` says why): ``import menli`` or a light submodule such
+as ``menli.registration`` loads neither torch nor the NLI code.
 """
-from menli.combine import CombinationStats, MinMax, MixPart, MixRecipe, combine, mix, packaged_recipe, packaged_stats
-from menli.functional import menli_scores
-from menli.pooling import ALL_STRATEGIES, DIRECTIONS, FORMULAS, PAPER_CHOICES, TASKS, pool, task_strategy
-from menli.scorer import CombinedScorer, MENLIScorer, MixedScorer, fitted_with
+
 from nlgmetrics.lazy import lazy_exports
 
-# the torchmetrics classes: imported on first use (nlgmetrics.lazy says why)
-__getattr__ = lazy_exports("menli", {"MENLI": "menli.metric", "MENLIMix": "menli.metric"})
+_EXPORTS = {
+    "menli.combine": ("DEFAULT_NLI_WEIGHT", "MinMax", "MixPart", "MixRecipe", "mix", "packaged_recipe", "pair_weights"),
+    "menli.functional": ("menli_scores",),
+    "menli.metric": ("MENLI", "MENLIMix"),
+    "menli.pooling": ("ALL_STRATEGIES", "DIRECTIONS", "FORMULAS", "PAPER_CHOICES", "TASKS", "pool", "task_strategy"),
+    "menli.scorer": ("MENLIScorer", "MixedScorer", "fitted_with"),
+}
 
-__all__ = [
-    "ALL_STRATEGIES", "CombinationStats", "CombinedScorer", "DIRECTIONS", "FORMULAS", "MENLI", "MENLIMix",
-    "MENLIScorer", "MinMax", "MixPart", "MixRecipe", "MixedScorer", "PAPER_CHOICES", "TASKS", "combine", "fitted_with",
-    "menli_scores", "mix", "packaged_recipe", "packaged_stats", "pool", "task_strategy",
-]
+__getattr__ = lazy_exports("menli", {name: module for module, names in _EXPORTS.items() for name in names})
+
+__all__ = sorted(name for names in _EXPORTS.values() for name in names)
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -4,6 +4,7 @@ Reference-based: premise/hypothesis are reference and candidate. Reference-free:
 (a cross-lingual NLI model is needed for MT). Several references per candidate are aggregated by max or mean.
 Every NLI pair of the call is scored in one length-sorted batched pass.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -11,8 +12,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from menli.granularity import nli_probabilities
-from nlgmetrics.inputs import check_pairs
 from menli.pooling import check_strategy, needs, pool
+from nlgmetrics.inputs import check_pairs
 
 AGGREGATIONS = ("max", "mean")
 
@@ -59,9 +60,17 @@ def menli_scores(
     # each distinct (premise, hypothesis) pair once: adversarial suites and multi-reference data repeat many
     distinct = list(dict.fromkeys(zip(premises, hypotheses)))
     where = {pair: i for i, pair in enumerate(distinct)}
-    distinct_probs, _ = nli_probabilities(nli, [p for p, _ in distinct], [h for _, h in distinct], formula,
-                                          granularity, sentence_reduce, batch_size, progress,
-                                          candidates=sentence_candidates)
+    distinct_probs, _ = nli_probabilities(
+        nli,
+        [p for p, _ in distinct],
+        [h for _, h in distinct],
+        formula,
+        granularity,
+        sentence_reduce,
+        batch_size,
+        progress,
+        candidates=sentence_candidates,
+    )
     probs = distinct_probs[[where[pair] for pair in zip(premises, hypotheses)]] if distinct else distinct_probs
     n = len(flat_refs)
     forward = probs[:n] if use_forward else None

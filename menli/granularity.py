@@ -12,6 +12,7 @@ pooling (directions average vectors first, then apply the formula) is unchanged.
 ``granularity="auto"`` uses sentences only for pairs that would be truncated; every other pair is scored exactly
 as at text granularity, so short texts keep today's scores to the bit.
 """
+
 from __future__ import annotations
 
 import re
@@ -57,8 +58,9 @@ def pair_lengths(nli: Any, premises: Sequence[str], hypotheses: Sequence[str]) -
     return np.array(token_lengths(nli.tokenizer, premises, None, hypotheses), dtype=np.int64)
 
 
-def pool_sentence_matrix(probs: np.ndarray, formula: str, reduce: str = "mean",
-                         scored: np.ndarray | None = None) -> np.ndarray:
+def pool_sentence_matrix(
+    probs: np.ndarray, formula: str, reduce: str = "mean", scored: np.ndarray | None = None
+) -> np.ndarray:
     """[m premise sentences, n hypothesis sentences, 3] probabilities -> one (e, n, c) vector for the text pair.
 
     ``scored`` ([m, n] booleans) marks the pairs that were actually scored; the others never win the max.
@@ -100,9 +102,17 @@ def candidate_mask(premise_sentences: Sequence[str], hypothesis_sentences: Seque
     return mask
 
 
-def sentence_level_probs(nli: Any, premises: Sequence[str], hypotheses: Sequence[str], formula: str,
-                         reduce: str = "mean", batch_size: int = 64, progress: bool = False,
-                         split: Splitter = split_sentences, candidates: int = 0) -> np.ndarray:
+def sentence_level_probs(
+    nli: Any,
+    premises: Sequence[str],
+    hypotheses: Sequence[str],
+    formula: str,
+    reduce: str = "mean",
+    batch_size: int = 64,
+    progress: bool = False,
+    split: Splitter = split_sentences,
+    candidates: int = 0,
+) -> np.ndarray:
     """[N, 3] probabilities, each pooled from its sentence-pair matrix; all sentence pairs in one batched pass.
 
     ``candidates > 0`` scores only each hypothesis sentence's lexical neighbours (``candidate_mask``).
@@ -125,16 +135,24 @@ def sentence_level_probs(nli: Any, premises: Sequence[str], hypotheses: Sequence
     for index, mask in enumerate(masks):
         matrix = np.zeros(mask.shape + (3,), dtype=np.float64)
         count = int(mask.sum())
-        matrix[mask] = probs[start: start + count]  # row-major order, as np.nonzero listed them
+        matrix[mask] = probs[start : start + count]  # row-major order, as np.nonzero listed them
         out[index] = pool_sentence_matrix(matrix, formula, reduce, None if mask.all() else mask)
         start += count
     return out
 
 
-def nli_probabilities(nli: Any, premises: Sequence[str], hypotheses: Sequence[str], formula: str,
-                      granularity: str = "auto", reduce: str = "mean", batch_size: int = 64,
-                      progress: bool = False, desc: str = "MENLI", candidates: int = 0,
-                      ) -> tuple[np.ndarray, np.ndarray]:
+def nli_probabilities(
+    nli: Any,
+    premises: Sequence[str],
+    hypotheses: Sequence[str],
+    formula: str,
+    granularity: str = "auto",
+    reduce: str = "mean",
+    batch_size: int = 64,
+    progress: bool = False,
+    desc: str = "MENLI",
+    candidates: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
     """[N, 3] probabilities at the asked granularity, and which pairs were scored sentence by sentence.
 
     ``auto`` sends a pair to sentences when it is longer than the model's window (``nli.max_length``); all other
@@ -152,10 +170,22 @@ def nli_probabilities(nli: Any, premises: Sequence[str], hypotheses: Sequence[st
     out = np.zeros((n, 3), dtype=np.float64)
     text_rows, sentence_rows = np.flatnonzero(~use), np.flatnonzero(use)
     if len(text_rows):
-        out[text_rows] = nli.predict_proba([premises[i] for i in text_rows], [hypotheses[i] for i in text_rows],
-                                           batch_size=batch_size, progress=progress, desc=desc)
+        out[text_rows] = nli.predict_proba(
+            [premises[i] for i in text_rows],
+            [hypotheses[i] for i in text_rows],
+            batch_size=batch_size,
+            progress=progress,
+            desc=desc,
+        )
     if len(sentence_rows):
-        out[sentence_rows] = sentence_level_probs(nli, [premises[i] for i in sentence_rows],
-                                                  [hypotheses[i] for i in sentence_rows], formula, reduce,
-                                                  batch_size, progress, candidates=candidates)
+        out[sentence_rows] = sentence_level_probs(
+            nli,
+            [premises[i] for i in sentence_rows],
+            [hypotheses[i] for i in sentence_rows],
+            formula,
+            reduce,
+            batch_size,
+            progress,
+            candidates=candidates,
+        )
     return out, use

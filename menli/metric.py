@@ -4,6 +4,7 @@ The shared contract (``nlgmetrics.textmetric``): ``update(preds, target)``, floa
 ``nan`` before any update, per-sample ``cat`` state (never token tensors) that syncs across DDP processes,
 pickling without the NLI model. Granularity options are those of ``menli_scores``.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -50,32 +51,53 @@ class MENLI(TextScoreMetric):
         spec = getattr(nli, "spec", None) if nli is not None else DEFAULT_NLI
         self.model_spec = model if model is not None else (spec if isinstance(spec, str) else None)
         self.aggregation, self.batch_size = aggregation, batch_size
-        self.granularity, self.sentence_reduce, self.sentence_candidates = granularity, sentence_reduce, sentence_candidates
+        self.granularity, self.sentence_reduce = granularity, sentence_reduce
+        self.sentence_candidates = sentence_candidates
         self._set_model(nli)
+
+    @property
+    def follows_device(self) -> bool:  # type: ignore[override]
+        """An NLI model given without a spec stays where the caller put it; one with a spec is loaded again on the
+        metric's device after ``.to()`` (``load_nli`` keeps one copy per device)."""
+        return self.model_spec is not None
 
     def _load_model(self) -> Any:
         if self.model_spec is None:
-            raise InputError("MENLI was given an NLI object without a spec, which is not pickled; create the metric "
-                             "with model=SPEC to reload it after unpickling")
+            raise InputError(
+                "MENLI was given an NLI object without a spec, which is not pickled; create the metric "
+                "with model=SPEC to reload it after unpickling"
+            )
         from nlgmetrics.nli import load_nli
 
         return load_nli(self.model_spec, str(self.device))
 
     def _score(self, hyps: list[str], refs: list[list[str]], srcs: Sequence[str | None] | None) -> Sequence[float]:
         with forward_precision(self.device, self.precision):
-            return menli_scores(self._model(), hyps, refs, self.formula, self.direction, self.aggregation,
-                                self.batch_size, granularity=self.granularity, sentence_reduce=self.sentence_reduce,
-                                sentence_candidates=self.sentence_candidates)
+            return menli_scores(
+                self._model(),
+                hyps,
+                refs,
+                self.formula,
+                self.direction,
+                self.aggregation,
+                self.batch_size,
+                granularity=self.granularity,
+                sentence_reduce=self.sentence_reduce,
+                sentence_candidates=self.sentence_candidates,
+            )
 
 
 class MENLIMix(TextScoreMetric):
-    """Mean ``MixedScorer`` score (MENLI with several partners, stored weights and ranges) of all updates.
+    """Mean ``MixedScorer`` score (MENLI with one partner or several, over stored ranges) of all updates.
 
-    ``partners``: picklable factories of the partner scorers (``functools.partial(SEScoreScorer, checkpoint)``,
-    ``functools.partial(LMLikelihoodScorer, "packaged:smollm2", relative=True)``): the metric pickles without its
-    models and rebuilds them from these. ``recipe``: a ``MixRecipe``, a recipe file, or ``"auto"`` (the packaged
-    recipe fitted with exactly these models). Set normalisation is refused: a training-loop score that moved with
-    the other rows of its batch would make two epochs' values incomparable.
+    ``partners``: picklable factories of the partner scorers (``functools.partial(BERTScorer, encoder=...)`` for
+    the paper's combination; ``functools.partial(SEScoreScorer, checkpoint)`` and
+    ``functools.partial(LMLikelihoodScorer, "packaged:smollm2", relative=True)`` for the fluency mix): the metric
+    pickles without its models and rebuilds them from these. ``weights``: MENLI first (``pair_weights(w)`` for one
+    partner); None takes the recipe's, or [0.2, 0.8] for one partner whose ranges store none. ``recipe``: a
+    ``MixRecipe``, a recipe or two-part ranges file, or ``"auto"`` (the packaged recipe fitted with exactly these
+    models). Set normalisation is refused: a training-loop score that moved with the other rows of its batch would
+    make two epochs' values incomparable.
     """
 
     def __init__(
@@ -99,8 +121,10 @@ class MENLIMix(TextScoreMetric):
         if not partners or not all(callable(p) for p in partners):
             raise InputError("MENLIMix partners: give one or more factories (callables returning a scorer)")
         if recipe == "set":
-            raise InputError("MENLIMix needs stored ranges (a recipe or 'auto'): set normalisation would make a "
-                             "score depend on the other rows of its batch")
+            raise InputError(
+                "MENLIMix needs stored ranges (a recipe or 'auto'): set normalisation would make a "
+                "score depend on the other rows of its batch"
+            )
         self.partner_factories = list(partners)
         self.weights = None if weights is None else [float(w) for w in weights]
         self.recipe = recipe
@@ -116,9 +140,16 @@ class MENLIMix(TextScoreMetric):
         recipe = self.recipe
         if isinstance(recipe, (str, Path)) and recipe != "auto":
             recipe = MixRecipe.load(recipe)
-        menli = MENLIScorer(self.model_spec, self.formula, self.direction, batch_size=self.batch_size,
-                            device=str(self.device), granularity=self.granularity,
-                            sentence_reduce=self.sentence_reduce, sentence_candidates=self.sentence_candidates)
+        menli = MENLIScorer(
+            self.model_spec,
+            self.formula,
+            self.direction,
+            batch_size=self.batch_size,
+            device=str(self.device),
+            granularity=self.granularity,
+            sentence_reduce=self.sentence_reduce,
+            sentence_candidates=self.sentence_candidates,
+        )
         try:
             scorer = MixedScorer(menli, [factory() for factory in self.partner_factories], self.weights, recipe)
             if scorer.resolve_recipe(warn=False) is None:

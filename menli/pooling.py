@@ -4,6 +4,7 @@ Directions: ``->`` premise = reference, hypothesis = candidate; ``<-`` the rever
 probability vectors FIRST and then applies the formula (not the average of two formula values: for the
 non-linear-looking ``e-n-2c`` both orders agree, but the authors define it this way, so we keep to it).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,8 +18,18 @@ FORMULAS: dict[str, tuple[float, float, float]] = {
     "e-n-2c": (1.0, -1.0, -2.0),
 }
 DIRECTIONS: tuple[str, ...] = ("->", "<-", "<->")
-DIRECTION_ALIASES = {"->": "->", "ref->cand": "->", "forward": "->", "<-": "<-", "ref<-cand": "<-",
-                     "backward": "<-", "<->": "<->", "ref<->cand": "<->", "both": "<->", "avg": "<->"}
+DIRECTION_ALIASES = {
+    "->": "->",
+    "ref->cand": "->",
+    "forward": "->",
+    "<-": "<-",
+    "ref<-cand": "<-",
+    "backward": "<-",
+    "<->": "<->",
+    "ref<->cand": "<->",
+    "both": "<->",
+    "avg": "<->",
+}
 
 
 # The MENLI paper's pooling choice per task (its section 5): MT takes e over both directions, reference-based or
@@ -34,12 +45,13 @@ PAPER_CHOICES: dict[tuple[str, bool], tuple[str, str]] = {
 TASKS: tuple[str, ...] = tuple(dict.fromkeys(task for task, _ in PAPER_CHOICES))
 
 
-def task_strategy(task: str, reference_free: bool = False, formula: str | None = None,
-                  direction: str | None = None) -> tuple[str, str]:
+def task_strategy(
+    task: str, reference_free: bool = False, formula: str | None = None, direction: str | None = None
+) -> tuple[str, str]:
     """(formula, direction) for a task: the paper's choice, with an explicit ``formula``/``direction`` winning.
 
     Summaries and translations want different pooling: on the THumB CNN/DM blind-spot suite (nli-mpnet, sentence
-    pooling) e <-> passed 14/23 tests and the summarisation choice e-c <- 19/23 (docs/stress/)."""
+    pooling) e <-> passed 14/23 tests and the summarisation choice e-c <- 19/23 (docs/results/stress.md)."""
     if task not in TASKS:
         raise ValueError(f"unknown MENLI task '{task}'; choose from {', '.join(TASKS)}")
     paper_formula, paper_direction = PAPER_CHOICES[(task, bool(reference_free))]

@@ -2,10 +2,13 @@
 
 Sub-packages: ``modelroles`` (offline model roles), ``nli`` (NLI models and their training), ``baselines``
 (BLEU, chrF, BERTScore, cosine), ``metaeval`` (correlation, adversarial protocol, I/O), ``perturb`` and
-``stress`` (the blind-spot suite), ``resources`` (packaged configs). None of these imports a metric package;
-``nlgmetrics.cli`` is the entry-point layer (the console commands and ``evaluate.py``/``train.py``), the one
-place that composes metric packages. ``tests/test_layering.py`` checks both rules.
+``stress`` (the blind-spot suite), ``resources`` (packaged configs), ``registry`` (every metric by name:
+``load_metric``, ``list_metrics``). No module here imports a metric package: the metric packages declare their
+metrics in the registry's entry-point group, and ``nlgmetrics.cli`` (the console commands, the top layer) composes
+them only through the registry. ``tests/test_layering.py`` checks these rules on every import, module- and
+function-level.
 """
+
 import os
 
 # Why: with MKL's default code path a matrix product with few rows (a classifier or regressor head on a batch of
@@ -21,7 +24,8 @@ import os
 os.environ.setdefault("MKL_CBWR", "AUTO,STRICT")
 
 from nlgmetrics.metaeval.scorer import toolkit_version  # noqa: E402
+from nlgmetrics.registry import list_metrics, load_metric, metric_spec  # noqa: E402
 
 __version__ = toolkit_version()
 
-__all__ = ["__version__"]
+__all__ = ["__version__", "list_metrics", "load_metric", "metric_spec"]

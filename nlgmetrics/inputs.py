@@ -11,6 +11,7 @@ The policy, stated once:
 - text must be encodable as UTF-8 (no lone surrogates);
 - sources are strings or ``None``; an empty source is allowed (a reference-based metric ignores it).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -79,8 +80,13 @@ def check_sources(name: str, srcs: Sequence[Any] | None) -> list[str | None] | N
 
 
 def check_pairs(
-    hyps: Sequence[Any], refs: Sequence[Any], srcs: Sequence[Any] | None = None, *,
-    hyp_name: str = "hyps", ref_name: str = "refs", src_name: str = "srcs",
+    hyps: Sequence[Any],
+    refs: Sequence[Any],
+    srcs: Sequence[Any] | None = None,
+    *,
+    hyp_name: str = "hyps",
+    ref_name: str = "refs",
+    src_name: str = "srcs",
 ) -> tuple[list[str], list[list[str]], list[str | None] | None]:
     """Validate a scoring call: candidates, one reference (list) per candidate, optional sources.
 

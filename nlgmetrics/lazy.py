@@ -6,6 +6,7 @@ modules, scipy.signal and transformers (~4 s here), and Lightning. Scoring never
 ``evaluate.py`` run and every ``--devices`` worker paid that on ``import menli``. One helper instead of a
 hand-written ``__getattr__`` per package.
 """
+
 from __future__ import annotations
 
 import importlib

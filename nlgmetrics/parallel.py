@@ -17,6 +17,7 @@ On CUDA, cuBLAS picks kernels by shape too: identical there is not tested here. 
 depends on the other items (the set-level min-max normalisation of ``menli+<metric>``) are split by the caller
 into per-item parts first.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,8 +56,9 @@ def process_devices(device: str | None, processes: int) -> list[str | None]:
     return ["cpu"] * processes
 
 
-def _score_shard(build: Builder, index: int, device: str | None, threads: int, hyps: list, refs: list | None,
-                 srcs: list | None) -> tuple[list[float], dict, str]:
+def _score_shard(
+    build: Builder, index: int, device: str | None, threads: int, hyps: list, refs: list | None, srcs: list | None
+) -> tuple[list[float], dict, str]:
     """Runs in a worker process: build the scorer, score one shard, return scores, truncation counts, signature."""
     import torch
 
@@ -92,8 +94,7 @@ class ProcessScorer:
     name: str = "metric"
     signature_text: str | None = None
 
-    def score(self, hyps: Sequence[str], refs: Sequence[Any] | None, srcs: Sequence[str] | None = None
-              ) -> list[float]:
+    def score(self, hyps: Sequence[str], refs: Sequence[Any] | None, srcs: Sequence[str] | None = None) -> list[float]:
         import torch
 
         bounds = shard_bounds(len(hyps), self.processes)
@@ -102,10 +103,19 @@ class ProcessScorer:
         devices = process_devices(self.device, len(bounds))
         threads = torch.get_num_threads()
         with ProcessPoolExecutor(max_workers=len(bounds), mp_context=_spawn_context()) as pool:
-            futures = [pool.submit(_score_shard, self.build, index, devices[index], threads, list(hyps[a:b]),
-                                   None if refs is None else list(refs[a:b]),
-                                   None if srcs is None else list(srcs[a:b]))
-                       for index, (a, b) in enumerate(bounds)]
+            futures = [
+                pool.submit(
+                    _score_shard,
+                    self.build,
+                    index,
+                    devices[index],
+                    threads,
+                    list(hyps[a:b]),
+                    None if refs is None else list(refs[a:b]),
+                    None if srcs is None else list(srcs[a:b]),
+                )
+                for index, (a, b) in enumerate(bounds)
+            ]
             results = [future.result() for future in futures]
         scores: list[float] = []
         signatures = {signature for _, _, signature in results}

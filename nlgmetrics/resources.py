@@ -4,6 +4,7 @@ A pip user has no repository checkout, so a config named as in the README (``con
 by its short name (``mars/offline.yaml``) is looked up inside the installed package when no such file exists
 relative to the working directory. A path that exists always wins, so users' own configs take precedence.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

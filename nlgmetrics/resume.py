@@ -18,6 +18,7 @@ resuming safe and exact:
 
 Resume with ``--ckpt_path <dirpath>/last.safetensors`` (the same config otherwise).
 """
+
 from __future__ import annotations
 
 import json
@@ -88,7 +89,7 @@ def unflatten_state(tree: Any, tensors: dict[str, torch.Tensor]) -> Any:
     if not isinstance(tree, dict):
         return tree
     if len(tree) == 1:
-        (tag, inner), = tree.items()
+        ((tag, inner),) = tree.items()
         if tag == "__tensor__":
             return tensors[inner]
         if tag == "__ndarray__":
@@ -132,8 +133,9 @@ def load_state(path: str | Path) -> dict[str, Any]:
             tensors = {key: handle.get_tensor(key) for key in handle.keys()}
         tree = json.loads(metadata["tree"])
     except (SafetensorError, json.JSONDecodeError, KeyError, OSError) as error:
-        raise ValueError(f"training state {path} is {unreadable_reason(path)} ({error}); resume from another "
-                         "state or start again") from error
+        raise ValueError(
+            f"training state {path} is {unreadable_reason(path)} ({error}); resume from another state or start again"
+        ) from error
     return unflatten_state(tree, tensors)
 
 
@@ -155,9 +157,10 @@ class ResumableDataLoader(DataLoader):
     """A ``DataLoader`` whose ``state_dict`` says where in the epoch it is, so a resumed run skips what was seen.
 
     Its ``batch_sampler`` must offer ``random_state() -> dict`` and ``set_random_state(dict)`` (its own and its
-    index sampler's generators) and honour ``skip_next`` (batches its next epoch leaves out); the loader's own ``generator`` (worker seeds) is saved beside them. Skipped
-    batches are skipped as index lists, so no data is loaded for them. Give the loader a ``generator``: without
-    one, each epoch's worker seed is drawn from the global random state and a resume would shift it.
+    index sampler's generators) and honour ``skip_next`` (batches its next epoch leaves out); the loader's own
+    ``generator`` (worker seeds) is saved beside them. Skipped batches are skipped as index lists, so no data is
+    loaded for them. Give the loader a ``generator``: without one, each epoch's worker seed is drawn from the global
+    random state and a resume would shift it.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -165,8 +168,10 @@ class ResumableDataLoader(DataLoader):
         sampler = self.batch_sampler
         missing = [name for name in ("random_state", "set_random_state", "skip_next") if not hasattr(sampler, name)]
         if missing:
-            raise TypeError(f"ResumableDataLoader needs a batch_sampler with random_state(), set_random_state() and "
-                            f"skip_next; {type(sampler).__name__} lacks {', '.join(missing)}")
+            raise TypeError(
+                f"ResumableDataLoader needs a batch_sampler with random_state(), set_random_state() and "
+                f"skip_next; {type(sampler).__name__} lacks {', '.join(missing)}"
+            )
         self._epoch_start: dict[str, Any] | None = None
         self._taken = 0
         self._pending: dict[str, Any] | None = None
@@ -201,8 +206,11 @@ class ResumableDataLoader(DataLoader):
             yield batch
 
     def state_dict(self) -> dict[str, Any]:
-        return {"start": self._epoch_start if self._epoch_start is not None else self._random_state(),
-                "now": self._random_state(), "taken": self._taken}
+        return {
+            "start": self._epoch_start if self._epoch_start is not None else self._random_state(),
+            "now": self._random_state(),
+            "taken": self._taken,
+        }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Applied when the next epoch's first batch is asked for; loading the same state twice is harmless."""
@@ -211,8 +219,7 @@ class ResumableDataLoader(DataLoader):
 
 # ---------------------------------------------------------------------------------------------- callback
 def _rng_state() -> dict[str, Any]:
-    state = {"torch": torch.get_rng_state(), "python": random.getstate(),
-             "numpy": np.random.get_state(legacy=False)}
+    state = {"torch": torch.get_rng_state(), "python": random.getstate(), "numpy": np.random.get_state(legacy=False)}
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         state["cuda"] = torch.cuda.get_rng_state_all()
     return state
@@ -296,8 +303,9 @@ class ResumeState(pl.Callback):
 
     def on_fit_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         if self.every_n_train_steps and not isinstance(trainer.strategy.checkpoint_io, SafetensorsCheckpointIO):
-            raise ValueError("ResumeState writes safetensors only: add SafetensorsCheckpointIO() to the Trainer's "
-                             "plugins")
+            raise ValueError(
+                "ResumeState writes safetensors only: add SafetensorsCheckpointIO() to the Trainer's plugins"
+            )
 
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         if self._loader_state is not None:
@@ -306,8 +314,9 @@ class ResumeState(pl.Callback):
                 loader.load_state_dict(self._loader_state)
             self._loader_state = None
 
-    def on_train_batch_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any,
-                           batch_idx: int) -> None:
+    def on_train_batch_end(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, outputs: Any, batch: Any, batch_idx: int
+    ) -> None:
         step = trainer.global_step
         if self.every_n_train_steps and step > 0 and step % self.every_n_train_steps == 0:
             self._due = True
@@ -333,8 +342,9 @@ class ResumeState(pl.Callback):
         finally:
             self._saving = False
 
-    def on_save_checkpoint(self, trainer: pl.Trainer, pl_module: pl.LightningModule,
-                           checkpoint: dict[str, Any]) -> None:
+    def on_save_checkpoint(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict[str, Any]
+    ) -> None:
         if not self._saving:
             return
         state = checkpoint["state_dict"]
@@ -343,8 +353,9 @@ class ResumeState(pl.Callback):
         for key in keys:
             del state[key]
 
-    def on_load_checkpoint(self, trainer: pl.Trainer, pl_module: pl.LightningModule,
-                           checkpoint: dict[str, Any]) -> None:
+    def on_load_checkpoint(
+        self, trainer: pl.Trainer, pl_module: pl.LightningModule, checkpoint: dict[str, Any]
+    ) -> None:
         """Runs after the non-strict weight load: every model key must have come from the state or be a frozen
         weight the state names, and those must be the weights the state was trained on."""
         current = pl_module.state_dict()
@@ -354,25 +365,37 @@ class ResumeState(pl.Callback):
         missing = sorted(set(current) - stored - left_out)
         unknown = sorted(left_out - set(current))
         if unexpected or missing or unknown:
-            raise ValueError(f"resume state does not fit this model: {len(unexpected)} unexpected weight(s) "
-                             f"{unexpected[:3]}, {len(missing)} missing {missing[:3]}, {len(unknown)} frozen weight(s) "
-                             f"the model lacks {unknown[:3]}; resume with the config the state was written with")
+            raise ValueError(
+                f"resume state does not fit this model: {len(unexpected)} unexpected weight(s) "
+                f"{unexpected[:3]}, {len(missing)} missing {missing[:3]}, {len(unknown)} frozen weight(s) "
+                f"the model lacks {unknown[:3]}; resume with the config the state was written with"
+            )
         if frozen["keys"] and weights_digest(current, frozen["keys"]) != frozen["sha256"]:
-            raise ValueError(f"resume state was trained on other frozen weights ({len(frozen['keys'])} tensors, e.g. "
-                             f"{frozen['keys'][0]}): the base model differs from the one of the interrupted run; "
-                             "resume with the same base model")
+            raise ValueError(
+                f"resume state was trained on other frozen weights ({len(frozen['keys'])} tensors, e.g. "
+                f"{frozen['keys'][0]}): the base model differs from the one of the interrupted run; "
+                "resume with the same base model"
+            )
 
     def on_exception(self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException) -> None:
         """Ctrl-C or a crash: say where the run can continue from (Lightning exits without the CLI's message)."""
         if not trainer.is_global_zero:
             return
         if self._last_saved_step < 0:
-            print(f"training stopped at step {trainer.global_step} before any resume state was saved "
-                  f"(every {self.every_n_train_steps} steps)", file=sys.stderr, flush=True)
+            print(
+                f"training stopped at step {trainer.global_step} before any resume state was saved "
+                f"(every {self.every_n_train_steps} steps)",
+                file=sys.stderr,
+                flush=True,
+            )
             return
-        print(f"training stopped at step {trainer.global_step}; the last resume state is {self.path.resolve()} "
-              f"(step {self._last_saved_step}): rerun the same command with it to continue (train.py fit: "
-              f"--ckpt_path FILE, train.py nli: --resume FILE)", file=sys.stderr, flush=True)
+        print(
+            f"training stopped at step {trainer.global_step}; the last resume state is {self.path.resolve()} "
+            f"(step {self._last_saved_step}): rerun the same command with it to continue (train.py fit: "
+            f"--ckpt_path FILE, train.py nli: --resume FILE)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def state_dict(self) -> dict[str, Any]:
         return {"rng": _rng_state(), "loader": self._current_loader_state()}

@@ -13,6 +13,7 @@ shell, and ``tests/test_metric_contract.py`` holds each of them to it:
 - pickling (checkpoints, ``deepcopy``, multiprocessing) keeps the configuration and the scores, never the
   model: the model is reloaded from its spec on the next ``update``.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -37,37 +38,55 @@ class TextScoreMetric(Metric):
         self.per_sample = per_sample
         self._dtype = torch.float64
         self._model_object: Any = None
+        self._model_device: torch.device | None = None
         self.add_state("scores", default=[], dist_reduce_fx="cat")
 
     # -- model handling ----------------------------------------------------------------------------------------
     def _set_model(self, model: Any) -> None:
         object.__setattr__(self, "_model_object", model)  # never an nn.Module child: not in the host's parameters
+        object.__setattr__(self, "_model_device", self.device)
 
     def _load_model(self) -> Any:
         raise NotImplementedError
 
     def _model(self) -> Any:
-        if self._model_object is None:
+        """The model, loaded on first use on the metric's device, and loaded again there after ``.to(device)``
+        moved the metric (Lightning moves it with the module; a model left behind would score on the old device).
+        Subclasses whose model can move itself override this to move instead of reloading."""
+        if self._model_object is None or (self.follows_device and self._model_device != self.device):
             self._set_model(self._load_model())
         return self._model_object
+
+    follows_device = True  # False for a model object passed in by the caller: it stays where the caller put it
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
         state["_model_object"] = None
+        state["_model_device"] = None
         return state
 
     # -- scoring -----------------------------------------------------------------------------------------------
     def _score(self, hyps: list[str], refs: list[list[str]], srcs: list[str | None] | None) -> Sequence[float]:
         raise NotImplementedError
 
-    def update(self, preds: Sequence[str], target: Sequence[str] | Sequence[Sequence[str]],
-               srcs: Sequence[str | None] | None = None) -> None:
+    def update(
+        self,
+        preds: Sequence[str],
+        target: Sequence[str] | Sequence[Sequence[str]],
+        srcs: Sequence[str | None] | None = None,
+    ) -> None:
         """``preds`` candidates, ``target`` one reference (or list of references) each, ``srcs`` optional."""
         name = type(self).__name__
         if srcs is not None and not self.uses_sources:
             raise InputError(f"{name}.update takes no srcs (it scores candidates against references only)")
-        hyps, refs, sources = check_pairs(preds, target, srcs, hyp_name=f"{name}.update preds",
-                                          ref_name=f"{name}.update target", src_name=f"{name}.update srcs")
+        hyps, refs, sources = check_pairs(
+            preds,
+            target,
+            srcs,
+            hyp_name=f"{name}.update preds",
+            ref_name=f"{name}.update target",
+            src_name=f"{name}.update srcs",
+        )
         if not hyps:
             return
         scores = self._score(hyps, refs, sources)

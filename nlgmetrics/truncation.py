@@ -5,6 +5,7 @@ set are longer). Model code reports each batch here; nothing is counted unless a
 ``track_truncation()`` (the CLI does, and writes the counts into its JSON and a warning to stderr), so library
 users pay nothing. Only rows that fill the window are re-tokenised to tell "exactly at the limit" from "cut".
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -39,8 +40,14 @@ def note(where: str, truncated: int, total: int, limit: int) -> None:
     entry["of"] += int(total)
 
 
-def note_batch(where: str, tokenizer: Any, used_lengths: Sequence[int], limit: int, texts: Sequence[str],
-               pairs: Sequence[str] | None = None) -> None:
+def note_batch(
+    where: str,
+    tokenizer: Any,
+    used_lengths: Sequence[int],
+    limit: int,
+    texts: Sequence[str],
+    pairs: Sequence[str] | None = None,
+) -> None:
     """Count rows of one tokenised batch whose full encoding is longer than ``limit``.
 
     ``used_lengths`` are the encoded lengths after truncation (attention-mask sums); only rows that reached
@@ -51,14 +58,22 @@ def note_batch(where: str, tokenizer: Any, used_lengths: Sequence[int], limit: i
     full = [i for i, n in enumerate(used_lengths) if int(n) >= limit]
     cut = 0
     if full:
-        encoded = tokenizer([texts[i] for i in full], None if pairs is None else [pairs[i] for i in full],
-                            truncation=False, add_special_tokens=True, verbose=False)
+        encoded = tokenizer(
+            [texts[i] for i in full],
+            None if pairs is None else [pairs[i] for i in full],
+            truncation=False,
+            add_special_tokens=True,
+            verbose=False,
+        )
         cut = sum(len(ids) > limit for ids in encoded["input_ids"])
     note(where, cut, len(used_lengths), limit)
 
 
 def summary(counts: dict[str, dict[str, int]]) -> str:
     """One line for stderr, e.g. ``173 of 240 NLI pairs longer than 128 tokens were truncated``."""
-    parts = [f"{c['truncated']} of {c['of']} {where} longer than {c['limit']} tokens" for where, c in counts.items()
-             if c["truncated"]]
+    parts = [
+        f"{c['truncated']} of {c['of']} {where} longer than {c['limit']} tokens"
+        for where, c in counts.items()
+        if c["truncated"]
+    ]
     return "; ".join(parts) + " were truncated" if parts else ""

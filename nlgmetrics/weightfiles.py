@@ -5,6 +5,7 @@ code from it. The common mistake is pointing a loader at a ``torch.save`` / Ligh
 pickle stream), which safetensors reports as a header error; saying "damaged" there would send users looking for
 a disk fault, so such files are named for what they are.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,13 +24,16 @@ def unreadable_reason(path: str | Path) -> str:
     except OSError:
         return "unreadable"
     if start.startswith(_PICKLE_STARTS):
-        return ("a pickled PyTorch file (torch.save or a Lightning .ckpt), not safetensors; it is not loaded, "
-                "because unpickling runs code from the file")
+        return (
+            "a pickled PyTorch file (torch.save or a Lightning .ckpt), not safetensors; it is not loaded, "
+            "because unpickling runs code from the file"
+        )
     return "damaged or truncated"
 
 
-def read_format_yaml(file: str | Path, fmt: str, owner: str, error: Callable[[str], Exception],
-                     missing: str | None = None) -> dict[str, Any]:
+def read_format_yaml(
+    file: str | Path, fmt: str, owner: str, error: Callable[[str], Exception], missing: str | None = None
+) -> dict[str, Any]:
     """A checkpoint's YAML file as a dict whose ``format`` is ``fmt``, or ``error(message)`` raised.
 
     Why one function: every checkpoint kind (SEScore models and ensembles, NLI adapters) must turn a missing file,
@@ -46,3 +50,28 @@ def read_format_yaml(file: str | Path, fmt: str, owner: str, error: Callable[[st
     if not isinstance(raw, dict) or raw.get("format") != fmt:
         raise error(f"{owner}: {file.name} is not a '{fmt}' file")
     return raw
+
+
+def save_weights(state: dict[str, Any], path: str | Path, metadata: dict[str, str] | None = None) -> Path:
+    """``safetensors.torch.save_file`` with the file mode a plain ``open`` gives (0666 minus the umask).
+
+    Why: safetensors creates its file private (0600), so a checkpoint exported on a shared machine or into a
+    shared folder could not be read by anybody else, unlike every other file the toolkit writes.
+
+    Args:
+        state: tensors by name.
+        path: the ``.safetensors`` file to write.
+        metadata: safetensors' string metadata.
+
+    Returns:
+        The path written.
+    """
+    import os
+
+    from safetensors.torch import save_file
+
+    save_file(state, str(path), metadata=metadata)
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(path, 0o666 & ~mask)
+    return Path(path)

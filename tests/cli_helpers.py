@@ -1,4 +1,5 @@
 """Helpers shared by the command-line tests (test_evaluate_cli, test_compare, test_user_defects)."""
+
 from __future__ import annotations
 
 import pytest

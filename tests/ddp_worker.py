@@ -1,8 +1,10 @@
-"""One rank of the metric-contract DDP test, run as its own Python process (``python tests/ddp_worker.py ARGS.json RANK``).
+"""One rank of the metric-contract DDP test, run as its own Python process
+(``python tests/ddp_worker.py ARGS.json RANK``).
 
 A fresh interpreter per rank, not ``fork``: a forked pytest process inherits torch's thread pools and any
 process group state earlier tests left behind, which made the sync fail only inside the full suite.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -34,8 +36,13 @@ def gloo_group(rank: int, world: int, port: int) -> Iterator[None]:
     import torch.distributed as dist
 
     faulthandler.enable()  # should a rank still abort, CI shows where each of its Python threads was
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
-                            timeout=datetime.timedelta(seconds=60))
+    dist.init_process_group(
+        "gloo",
+        init_method=f"tcp://127.0.0.1:{port}",
+        rank=rank,
+        world_size=world,
+        timeout=datetime.timedelta(seconds=60),
+    )
     try:
         yield
         dist.barrier()
@@ -47,7 +54,7 @@ def build(name: str, args: dict, per_sample: bool = False):
     """The metric under test, built from picklable specs only (what each DDP rank does in a user's loop)."""
     from mars.metric import MARS
     from menli.metric import MENLI
-    from sescore.regressor.metric import SEScore
+    from sescore.metric import SEScore
 
     if name == "sescore":
         return SEScore(checkpoint=args["checkpoint"], per_sample=per_sample)
@@ -74,8 +81,9 @@ def main(args_file: str, rank: int) -> None:
         mean = build(args["name"], args)
         if rank == 0:
             mean.update(args["hyps"], args["refs"])
-        Path(args["out_dir"], f"rank{rank}.json").write_text(json.dumps(
-            {"per_sample": values.tolist(), "dtype": str(values.dtype), "mean": float(mean.compute())}))
+        Path(args["out_dir"], f"rank{rank}.json").write_text(
+            json.dumps({"per_sample": values.tolist(), "dtype": str(values.dtype), "mean": float(mean.compute())})
+        )
 
 
 if __name__ == "__main__":

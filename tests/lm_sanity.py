@@ -1,4 +1,5 @@
 """One sanity check for every causal LM the toolkit packages: a fluent sentence is far likelier than its shuffle."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """Helpers shared by the packaged-model tests (test_packaged_*.py)."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -18,5 +19,6 @@ def unit(rows: np.ndarray) -> np.ndarray:
 def hide_packages(monkeypatch, prefix: str) -> None:
     """Make every package whose import name starts with ``prefix`` look uninstalled to ``find_spec``."""
     real_find_spec = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name.startswith(prefix) else real_find_spec(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name.startswith(prefix) else real_find_spec(name, *a)
+    )

@@ -2,4 +2,6 @@
 
 
 def jaccard(hyps, refs, srcs):
-    return [len(set(h.split()) & set(r.split())) / max(1, len(set(h.split()) | set(r.split()))) for h, r in zip(hyps, refs)]
+    return [
+        len(set(h.split()) & set(r.split())) / max(1, len(set(h.split()) | set(r.split()))) for h, r in zip(hyps, refs)
+    ]

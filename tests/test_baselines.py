@@ -1,4 +1,5 @@
 """Baselines: BERTScore's greedy matching by hand, identity, multi-reference max, sacrebleu agreement."""
+
 import numpy as np
 import pytest
 import sacrebleu
@@ -27,7 +28,8 @@ def test_encoder_scorers_on_a_tiny_encoder(tiny):
 def test_sentence_bleu_and_chrf_match_sacrebleu():
     hyps, refs = ["the cat sat on a mat"], ["the cat sat on the mat"]
     assert SacreBleuScorer("bleu").score(hyps, refs)[0] == pytest.approx(
-        sacrebleu.sentence_bleu(hyps[0], refs, use_effective_order=True).score)
+        sacrebleu.sentence_bleu(hyps[0], refs, use_effective_order=True).score
+    )
     assert SacreBleuScorer("chrf").score(hyps, refs)[0] == pytest.approx(sacrebleu.sentence_chrf(hyps[0], refs).score)
     with pytest.raises(ValueError, match="hypotheses=2, references=1"):
         SacreBleuScorer("bleu").score(["a", "b"], ["c"])

@@ -1,5 +1,6 @@
 """bench/compare_nli.py: the stratified paired bootstrap of the adversarial statistic (mean over error types; the
 statistic itself is nlgmetrics.metaeval.preference_accuracy, tested in test_metaeval)."""
+
 import numpy as np
 import pytest
 

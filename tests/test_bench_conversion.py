@@ -1,4 +1,5 @@
 """bench/bench_conversion.py: a first use is measured in a cache of its own and never fills the user's cache."""
+
 from __future__ import annotations
 
 import os

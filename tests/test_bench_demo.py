@@ -1,4 +1,5 @@
 """bench/bench_demo.py's step runner, and the demo's --nli-model switch it times the peer with."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -21,10 +22,19 @@ def test_timed_step_keeps_the_exit_code_and_the_output_in_its_log(tmp_path):
 
 
 def test_demo_passes_its_nli_model_to_the_menli_rows_only(tiny):
-    done = subprocess.run([sys.executable, str(REPO / "examples" / "demo.py"), "--nli-model", str(tiny["nli"]),
-                           "--metrics", "menli,menli+chrf,chrf"],  # chrf: no real encoder to load (~13 s each)
-                          capture_output=True, text=True,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1", "NLGMETRICS_THREADS": "1"})
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "examples" / "demo.py"),
+            "--nli-model",
+            str(tiny["nli"]),
+            "--metrics",
+            "menli,menli+chrf,chrf",
+        ],  # chrf: no real encoder to load (~13 s each)
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "NLGMETRICS_THREADS": "1"},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     lines = {line.split(":")[0].strip(): line for line in done.stdout.splitlines() if ": system " in line}
     assert f"nli:{tiny['nli']}@" in lines["menli"] and f"nli:{tiny['nli']}@" in lines["menli+chrf"]
@@ -41,8 +51,12 @@ def test_demo_runs_every_metric_family_and_names_a_metric_it_cannot_run():
     spec.loader.exec_module(demo)
 
     assert {"sescore", "menli", "mars"} <= set(demo.METRICS)
-    done = subprocess.run([sys.executable, str(REPO / "examples" / "demo.py"), "--metrics", "chrf,nonsense"],
-                          capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    done = subprocess.run(
+        [sys.executable, str(REPO / "examples" / "demo.py"), "--metrics", "chrf,nonsense"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
     assert done.returncode != 0
     assert done.stdout.lstrip().startswith("chrf: system ")
     assert "nonsense: error: unknown metric 'nonsense'" in done.stderr

@@ -1,4 +1,5 @@
 """bench/ablate_mars_roc.py: the ROC set-ups, MARS's weighting on precomputed similarities, select-half choice."""
+
 from __future__ import annotations
 
 import sys
@@ -19,8 +20,12 @@ HYP = "tom went out . it rained . he got wet . he went in . he slept ."
 def test_splits_build_the_papers_setup_and_the_generated_part():
     assert ablation.roc_split(HYP, REF, SRC, "whole") == (HYP, REF, SRC, False)
     cand, ref, ctx, fallback = ablation.roc_split(HYP, REF, SRC, "paper")
-    assert (cand, ref, ctx, fallback) == ("he slept .", "he got home safe .",
-                                          "tom went out . he saw a dog . it barked . he ran .", False)
+    assert (cand, ref, ctx, fallback) == (
+        "he slept .",
+        "he got home safe .",
+        "tom went out . he saw a dog . it barked . he ran .",
+        False,
+    )
     cand, ref, ctx, fallback = ablation.roc_split(HYP, REF, SRC, "generated")
     assert cand.startswith("it rained") and ref.startswith("he saw a dog") and ctx == SRC and not fallback
     short = "tom went out . it rained . he slept ."
@@ -34,8 +39,9 @@ def test_weighting_is_marss_geometric_weighting():
     from mars.functional import geometric_weights
 
     sim = np.random.default_rng(0).random((6, 5))
-    np.testing.assert_allclose(ablation.weighted(sim, ablation.AUG_RATIOS, 0.8),
-                               sim @ geometric_weights(5, 0.8).double().numpy(), atol=1e-6)
+    np.testing.assert_allclose(
+        ablation.weighted(sim, ablation.AUG_RATIOS, 0.8), sim @ geometric_weights(5, 0.8).double().numpy(), atol=1e-6
+    )
     np.testing.assert_allclose(ablation.weighted(sim, (), 0.5), sim[:, 0])  # no augmentation: the reference only
     np.testing.assert_allclose(ablation.weighted(sim, (0.6,), 1.0), (sim[:, 0] + sim[:, 3]) / 2)
     with pytest.raises(ValueError, match=r"\[items, 5\]"):
@@ -46,7 +52,9 @@ def test_similarity_matrix_pairs_each_candidate_with_each_of_its_references():
     def overlap(hyps, refs):
         return [len(set(h.split()) & set(r.split())) for h, r in zip(hyps, refs)]
 
-    matrix = ablation.similarity_matrix(overlap, ["a b", "c"], [["a", "b", "a b", "x", "y"], ["c", "c d", "", "c", "d"]])
+    matrix = ablation.similarity_matrix(
+        overlap, ["a b", "c"], [["a", "b", "a b", "x", "y"], ["c", "c d", "", "c", "d"]]
+    )
     np.testing.assert_array_equal(matrix, [[1, 1, 2, 0, 0], [1, 1, 0, 1, 0]])
 
 
@@ -61,7 +69,8 @@ def test_choice_reads_only_the_select_half():
     assert result["chosen"] == "a" and result["select"]["kendall"] == pytest.approx(1.0)
     report = halves == "report"
     assert result["kendall_b"]["a"] == pytest.approx(
-        ablation.evaluate_half(good_on_select, human, np.flatnonzero(report))["kendall"])
+        ablation.evaluate_half(good_on_select, human, np.flatnonzero(report))["kendall"]
+    )
     assert result["kendall_b"]["rows"] == 20
 
 
@@ -74,6 +83,8 @@ def test_every_ratio_set_and_q_is_a_variant_and_none_is_the_plain_similarity():
 
 def test_overrides_are_yaml_values_and_bad_ones_are_named():
     assert ablation.parse_overrides(["masking.window_words=48", "masking.ratios=[0.0, 0.4]"]) == {
-        "masking.window_words": 48, "masking.ratios": [0.0, 0.4]}
+        "masking.window_words": 48,
+        "masking.ratios": [0.0, 0.4],
+    }
     with pytest.raises(SystemExit, match="KEY=VALUE.*'window'"):
         ablation.parse_overrides(["window"])

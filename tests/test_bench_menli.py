@@ -1,17 +1,23 @@
 """bench/ablate_menli_combiner.py (partner and weight chosen on one half with fixed ranges) and
 bench/stress_menli.py (stored per-row scores: resumable, and combinations computed from them)."""
+
 import json
 
 import numpy as np
 import pytest
 
 from bench.ablate_menli_combiner import choose, combined, fit_ranges, mean_tau, reference_scores
-from bench.stress_menli import ScoreStore, combined_metric, row_key
+from bench.stress_menli import combined_metric
+from nlgmetrics.scorecache import ScoreCache, row_key
 
 
 def _set(name, human, menli, partners, items):
-    return {"set": name, "human": list(human), "items": list(items),
-            "scores": {"menli": np.asarray(menli, float), **{k: np.asarray(v, float) for k, v in partners.items()}}}
+    return {
+        "set": name,
+        "human": list(human),
+        "items": list(items),
+        "scores": {"menli": np.asarray(menli, float), **{k: np.asarray(v, float) for k, v in partners.items()}},
+    }
 
 
 def test_choose_finds_the_partner_and_weight_that_rank_like_the_humans():
@@ -41,23 +47,40 @@ def test_combination_uses_the_fixed_ranges_not_the_scored_rows():
 def test_combiner_report_shows_the_all_items_set_only_when_the_file_has_it():
     from bench.ablate_menli_combiner import all_items, markdown
 
-    halves = {"select": [_set("ted", [1, 0], [0.1, 0.2], {"bertscore": [0.3, 0.4]}, [("s", 0)] * 2)],
-              "report": [_set("ted", [0, 1, 1], [0.5, 0.6, 0.7], {"bertscore": [0.1, 0.2, 0.3]}, [("r", 0)] * 3)]}
+    halves = {
+        "select": [_set("ted", [1, 0], [0.1, 0.2], {"bertscore": [0.3, 0.4]}, [("s", 0)] * 2)],
+        "report": [_set("ted", [0, 1, 1], [0.5, 0.6, 0.7], {"bertscore": [0.1, 0.2, 0.3]}, [("r", 0)] * 3)],
+    }
     whole = all_items(halves, "ted")
     assert whole["items"] == [("s", 0)] * 2 + [("r", 0)] * 3 and whole["human"] == [1, 0, 0, 1, 1]
     np.testing.assert_allclose(whole["scores"]["menli"], [0.1, 0.2, 0.5, 0.6, 0.7])
     with pytest.raises(ValueError, match="no set named 'webnlg'"):
         all_items(halves, "webnlg")
     boot = {"difference": 0.01, "ci95": [-0.02, 0.04], "share_a_not_better": 0.25}
-    row = {"variant": "menli", "chosen": False, "select_mean_tau": 0.1, "report_tau": {"ted": 0.2},
-           "report_mean_tau": 0.2, "vs_bertscore": boot}
-    result = {"split_seed": 13, "nli_model": "m", "select_grid": {"bertscore": {"0.0": 0.1}}, "adversarial": None,
-              "signatures": {"menli": "menli|x"}, "ranges": {"menli": {"low": 0, "high": 1}}, "seconds": 1,
-              "machine": "here", "report": [row]}
+    row = {
+        "variant": "menli",
+        "chosen": False,
+        "select_mean_tau": 0.1,
+        "report_tau": {"ted": 0.2},
+        "report_mean_tau": 0.2,
+        "vs_bertscore": boot,
+    }
+    result = {
+        "split_seed": 13,
+        "nli_model": "m",
+        "select_grid": {"bertscore": {"0.0": 0.1}},
+        "adversarial": None,
+        "signatures": {"menli": "menli|x"},
+        "ranges": {"menli": {"low": 0, "high": 1}},
+        "seconds": 1,
+        "machine": "here",
+        "report": [row],
+    }
     old_file = markdown(result).splitlines()
     assert old_file[2].endswith("| adversarial acc. |") and old_file[4].endswith("| 0.250 | - |")
-    new_file = markdown({**result, "all_items_set": "ted",
-                         "report": [{**row, "all_items_tau": 0.05, "all_items_vs_bertscore": boot}]}).splitlines()
+    new_file = markdown(
+        {**result, "all_items_set": "ted", "report": [{**row, "all_items_tau": 0.05, "all_items_vs_bertscore": boot}]}
+    ).splitlines()
     assert new_file[2].endswith("| ted, all items* | vs BERTScore [95% CI]* |")
     assert new_file[4].endswith("| 0.250 | - | 0.0500 | +0.0100 [-0.0200, +0.0400] |")
     assert any("includes the select half" in line for line in new_file)
@@ -73,15 +96,19 @@ class _Counting:
         return [len(h) + len(r) for h, r in zip(hyps, refs)]
 
 
-def test_reference_scores_score_each_distinct_row_once_without_sources():
+def test_reference_scores_score_each_distinct_row_once_without_sources(tmp_path):
     rows = [{"hyp": "ab", "refs": ["x"], "src": "S"}, {"hyp": "abc", "refs": ["x", "y"]}, {"hyp": "ab", "refs": ["x"]}]
     scorer = _Counting()
     assert reference_scores(scorer, rows) == [3.0, 5.0, 3.0]
     assert scorer.calls == [["ab", "abc"]]
+    scorer.signature = lambda: "counting|v1"
+    assert reference_scores(scorer, rows, tmp_path, "refonly-set") == [3.0, 5.0, 3.0]
+    assert reference_scores(scorer, rows, tmp_path, "refonly-set") == [3.0, 5.0, 3.0]  # from the score cache
+    assert scorer.calls == [["ab", "abc"], ["ab", "abc"]]
 
 
 def test_combined_stress_metric_reads_stored_scores_with_fixed_stats(tmp_path):
-    store = ScoreStore(tmp_path / "s.json")
+    store = ScoreCache(tmp_path / "s.json")
     store.scores = {"menli-s-mean": {row_key("h", "r"): 0.5}, "bertscore": {row_key("h", "r"): 0.9}}
     stats = tmp_path / "stats.json"
     stats.write_text(json.dumps({"nli": {"low": 0.0, "high": 1.0}, "metric": {"low": 0.8, "high": 1.0}}))
@@ -93,10 +120,11 @@ def test_combined_stress_metric_reads_stored_scores_with_fixed_stats(tmp_path):
 
 
 def test_combined_stress_metric_takes_the_combiner_ablation_ranges(tmp_path):
-    store = ScoreStore(tmp_path / "s.json")
+    store = ScoreCache(tmp_path / "s.json")
     store.scores = {"menli-s-mean": {row_key("h", "r"): 0.5}, "chrf": {row_key("h", "r"): 55.0}}
     result = tmp_path / "menli_combiner.json"
-    result.write_text(json.dumps({"ranges": {"menli": {"low": 0.0, "high": 1.0}, "chrf": {"low": 10.0, "high": 100.0}}}))
+    ranges = {"menli": {"low": 0.0, "high": 1.0}, "chrf": {"low": 10.0, "high": 100.0}}
+    result.write_text(json.dumps({"ranges": ranges}))
     _, metric = combined_metric(f"menli-s-mean+chrf:0.3:{result}", store)
     assert metric(["h"], ["r"], None) == pytest.approx([0.3 * 0.5 + 0.7 * 0.5])
     with pytest.raises(SystemExit, match="not 'bertscore'"):
@@ -106,8 +134,10 @@ def test_combined_stress_metric_takes_the_combiner_ablation_ranges(tmp_path):
 def test_passed_table_counts_passed_of_judged_per_report(tmp_path):
     from bench.stress_menli import passed_table
 
-    for name, summary in (("a", {"m": {"passed": 3, "failed": 1, "too_few": 2}}),
-                          ("b", {"m": {"passed": 1, "failed": 0, "too_few": 0}, "n": {"passed": 0, "failed": 2}})):
+    for name, summary in (
+        ("a", {"m": {"passed": 3, "failed": 1, "too_few": 2}}),
+        ("b", {"m": {"passed": 1, "failed": 0, "too_few": 0}, "n": {"passed": 0, "failed": 2}}),
+    ):
         (tmp_path / name).mkdir()
         (tmp_path / name / "report.json").write_text(json.dumps({"metrics": list(summary), "summary": summary}))
     table = passed_table([tmp_path / "a", tmp_path / "b" / "report.json"])
@@ -115,22 +145,25 @@ def test_passed_table_counts_passed_of_judged_per_report(tmp_path):
 
 
 def test_mixed_stress_metric_applies_the_recipe_after_checking_each_parts_models(tiny, tmp_path):
-    from bench.stress_menli import mixed_metric
+    from bench.stress_menli import mixed_metric, run_settings
     from menli import MENLIScorer, MinMax, MixPart, MixRecipe
     from menli.scorer import nli_fitted_with
-    from nlgmetrics.cli.evaluate import make_parser
 
-    cli = make_parser().parse_args(["stress", "--data", "x.jsonl", "--out", "o", "--metric", "x",
-                                    "--nli-model", str(tiny["nli"])])
+    cli = run_settings(str(tiny["nli"]))
     nli = nli_fitted_with(MENLIScorer(str(tiny["nli"])).signature())
     from menli.scorer import metric_fitted_with
     from nlgmetrics.baselines import SacreBleuScorer
 
     chrf = metric_fitted_with(SacreBleuScorer("chrf").signature())
-    recipe = MixRecipe((MixPart("menli", 0.2, MinMax(0.0, 1.0), nli), MixPart("chrf", 0.5, MinMax(10.0, 100.0), chrf),
-                        MixPart("bleu", 0.3, MinMax(0.0, 50.0))))
+    recipe = MixRecipe(
+        (
+            MixPart("menli", 0.2, MinMax(0.0, 1.0), nli),
+            MixPart("chrf", 0.5, MinMax(10.0, 100.0), chrf),
+            MixPart("bleu", 0.3, MinMax(0.0, 50.0)),
+        )
+    )
     recipe.save(tmp_path / "mix.json")
-    store = ScoreStore(tmp_path / "s.json")
+    store = ScoreCache(tmp_path / "s.json")
     key = row_key("h", "r")
     store.scores = {"menli-auto@tiny": {key: 0.5}, "chrf": {key: 55.0}, "bleu": {key: 10.0}}
     name, metric = mixed_metric(f"menli-auto@tiny+chrf+bleu:{tmp_path / 'mix.json'}", store, cli)
@@ -139,7 +172,8 @@ def test_mixed_stress_metric_applies_the_recipe_after_checking_each_parts_models
     with pytest.raises(SystemExit, match="no stored scores"):
         metric(["other"], ["r"], None)
     MixRecipe((recipe.parts[0], MixPart("chrf", 0.5, MinMax(10.0, 100.0), "chrf|nc:4"), recipe.parts[2])).save(
-        tmp_path / "other.json")
+        tmp_path / "other.json"
+    )
     with pytest.raises(SystemExit, match="chrf: recipe 'chrf.nc:4', here 'chrf.nrefs"):
         mixed_metric(f"menli-auto@tiny+chrf+bleu:{tmp_path / 'other.json'}", store, cli)
     with pytest.raises(SystemExit, match="first part must be a stored MT-pooled MENLI variant"):
@@ -147,22 +181,18 @@ def test_mixed_stress_metric_applies_the_recipe_after_checking_each_parts_models
 
 
 def test_stress_menli_paper_thumb_set_up_averages_menli_over_all_references(tiny):
-    import argparse
-
     from bench.stress_menli import SETUPS, build_metric
     from menli import menli_scores
-    from nlgmetrics.cli.evaluate import make_parser
     from nlgmetrics.nli import load_nli
 
     _, options = SETUPS["thumb_paper"]
-    cli = make_parser().parse_args(["stress", "--data", "x.jsonl", "--out", "o", "--metric", "x", *options])
-    assert (cli.gold_system, cli.ref_index, cli.aggregation, cli.limit) == ("Human-H", "all", "mean", 100)
+    assert options == {"gold_system": "Human-H", "ref_index": "all", "aggregation": "mean", "limit": 100}
     hyps = ["a man is playing a guitar", "the cat sleeps on the sofa"]
     refs = [["a man plays guitar", "nobody is playing anything"], ["a cat is asleep", "the dog barks loudly"]]
     nli = load_nli(str(tiny["nli"]))
     scored = {}
     for aggregation in ("mean", "max"):
-        fn = build_metric("menli", argparse.Namespace(nli_model=str(tiny["nli"]), aggregation=aggregation), {})
+        fn = build_metric("menli", {"nli_model": str(tiny["nli"]), "aggregation": aggregation}, {})
         scored[aggregation] = np.asarray(fn(hyps, refs))
         expected = menli_scores(nli, hyps, refs, "e", "<->", aggregation, granularity="text")
         np.testing.assert_allclose(scored[aggregation], expected, rtol=1e-6)
@@ -188,22 +218,39 @@ def test_stress_menli_with_another_nli_model_keeps_the_default_models_scores(tin
     import subprocess
     import sys
 
-    from bench.stress_menli import REPO, ScoreStore
+    from bench.harness import REPO
+    from nlgmetrics.scorecache import ScoreCache as ScoreStore
 
     store_path = tmp_path / "store.json"
-    base = [sys.executable, str(REPO / "bench" / "stress_menli.py"), "--set-up", "tedmt", "--limit", "2",
-            "--store", str(store_path), "--chunk", "50", "--no-plots"]  # plots were ~5 s of each run's ~16 s
+    base = [
+        sys.executable,
+        str(REPO / "bench" / "stress_menli.py"),
+        "--set-up",
+        "tedmt",
+        "--limit",
+        "2",
+        "--store",
+        str(store_path),
+        "--chunk",
+        "50",
+        "--no-plots",
+    ]  # plots were ~5 s of each run's ~16 s
     env = {**os.environ, "NLGMETRICS_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    first = subprocess.run([*base, "--metrics", "chrf", "--out", str(tmp_path / "a")], env=env,
-                           capture_output=True, text=True)
+    first = subprocess.run(
+        [*base, "--metrics", "chrf", "--out", str(tmp_path / "a")], env=env, capture_output=True, text=True
+    )
     assert first.returncode == 0, first.stderr[-2000:]
     assert (tmp_path / "a" / "report.md").is_file() and not (tmp_path / "a" / "plots").exists()
     chrf = dict(ScoreStore(store_path).scores["chrf"])
     model = str(tiny["nli"])
     # --min-applied 1: two items reach no test's default 10 applied samples, and the --partial check below needs
     # judged tests
-    second = subprocess.run([*base, "--metrics", "menli,chrf", "--nli-model", model, "--min-applied", "1",
-                             "--out", str(tmp_path / "b")], env=env, capture_output=True, text=True)
+    second = subprocess.run(
+        [*base, "--metrics", "menli,chrf", "--nli-model", model, "--min-applied", "1", "--out", str(tmp_path / "b")],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert second.returncode == 0, second.stderr[-2000:]
     assert "chrf: " + f"{len(chrf)} stored, 0 to score" in second.stdout
     scores = ScoreStore(store_path).scores
@@ -222,8 +269,12 @@ def test_stress_menli_with_another_nli_model_keeps_the_default_models_scores(tin
     lost = ScoreStore(store_path)
     menli_scores = lost.scores.pop(f"menli@{model}")
     lost.save()
-    third = subprocess.run([*base, "--metrics", "menli", "--nli-model", model, "--out", str(tmp_path / "c")],
-                           env=env, capture_output=True, text=True)
+    third = subprocess.run(
+        [*base, "--metrics", "menli", "--nli-model", model, "--out", str(tmp_path / "c")],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert third.returncode == 0, third.stderr[-2000:]
     again = json.loads((tmp_path / "c" / "report.json").read_text())["setup"]["nli_pairs"]
     assert again["scored"] == 0 and again["from_cache"] > 0
@@ -259,15 +310,13 @@ def test_stress_menli_with_another_nli_model_keeps_the_default_models_scores(tin
 def test_stress_menli_summary_variant_scores_the_papers_summarisation_pooling(tiny):
     """menli-sum-s-mean is e-c with the candidate as premise (ref<-cand), the MENLI paper's reference-based
     summarisation choice, sentence-pooled like menli-s-mean; it is not the MT variant under another name."""
-    import argparse
-
     from bench.stress_menli import build_metric
     from menli import menli_scores
     from nlgmetrics.nli import load_nli
 
     hyps = ["A man is playing a guitar. He sings loudly.", "The cat sleeps on the sofa."]
     refs = [["A man plays guitar on a stage."], ["A cat is asleep."]]
-    cli = argparse.Namespace(nli_model=str(tiny["nli"]), aggregation="max")
+    cli = {"nli_model": str(tiny["nli"]), "aggregation": "max"}
     scored = np.asarray(build_metric("menli-sum-s-mean", cli, {})(hyps, refs))
     nli = load_nli(str(tiny["nli"]))
     options = {"granularity": "auto", "sentence_reduce": "mean", "sentence_candidates": 1}
@@ -278,6 +327,7 @@ def test_stress_menli_summary_variant_scores_the_papers_summarisation_pooling(ti
 
 class _DirectionalNLI:
     """Entails when the premise is the longer text: forward and backward passes must come back in their own slots."""
+
     spec = "fake:directional"
     hash = "0123456789abcdef0123"
     max_length = 128
@@ -287,15 +337,19 @@ class _DirectionalNLI:
 
     def predict_proba(self, premises, hypotheses, **_):
         self.calls += 1
-        return np.asarray([[0.9, 0.05, 0.05] if len(p) > len(h) else [0.1, 0.2, 0.7]
-                           for p, h in zip(premises, hypotheses)], dtype=np.float32)
+        return np.asarray(
+            [[0.9, 0.05, 0.05] if len(p) > len(h) else [0.1, 0.2, 0.7] for p, h in zip(premises, hypotheses)],
+            dtype=np.float32,
+        )
 
 
 def test_pooling_ablation_keeps_directions_and_references_apart(tmp_path):
     from bench.ablate_menli_pooling import pair_probabilities, strategy_scores
 
-    rows = [{"hyp": "a short one", "refs": ["a much longer reference text", "tiny"]},
-            {"hyp": "another candidate here", "refs": ["ref"]}]
+    rows = [
+        {"hyp": "a short one", "refs": ["a much longer reference text", "tiny"]},
+        {"hyp": "another candidate here", "refs": ["ref"]},
+    ]
     nli = _DirectionalNLI()
     forward, backward = pair_probabilities(nli, rows, tmp_path)
     assert [f.shape for f in forward] == [(2, 3), (1, 3)]
@@ -315,8 +369,8 @@ def test_pooling_choice_is_the_best_select_mean_with_ties_to_the_paper():
     from bench.ablate_menli_pooling import choose_strategy
 
     taus = {"e ->": {"a": 0.1, "b": 0.3}, "e <->": {"a": 0.2, "b": 0.2}, "-c <-": {"a": 0.0, "b": 0.1}}
-    assert choose_strategy(taus, "e <->") == "e <->"      # 0.2 mean each: the paper's wins the tie
-    assert choose_strategy(taus, "-c <-") == "e ->"       # no tie for the paper: the table's first best
+    assert choose_strategy(taus, "e <->") == "e <->"  # 0.2 mean each: the paper's wins the tie
+    assert choose_strategy(taus, "-c <-") == "e ->"  # no tie for the paper: the table's first best
     taus["-c <-"] = {"a": 0.3, "b": 0.2}
     assert choose_strategy(taus, "e <->") == "-c <-"
 
@@ -325,9 +379,16 @@ def test_bertscore_weight_ablation_joins_halves_and_always_shows_the_reference_p
     from bench.ablate_menli_bertscore_weight import all_items, combiner_sets, variants
 
     def half(tag, n):
-        return [{"set": "ted", "human": [float(i) for i in range(n)], "items": [(tag, i // 2) for i in range(n)],
-                 "forward": [np.array([[0.2 * i % 1, 0.5, 0.3]]) for i in range(n)],
-                 "backward": [np.array([[0.1, 0.6, 0.3]]) for _ in range(n)], "bertscore": np.arange(n) / n}]
+        return [
+            {
+                "set": "ted",
+                "human": [float(i) for i in range(n)],
+                "items": [(tag, i // 2) for i in range(n)],
+                "forward": [np.array([[0.2 * i % 1, 0.5, 0.3]]) for i in range(n)],
+                "backward": [np.array([[0.1, 0.6, 0.3]]) for _ in range(n)],
+                "bertscore": np.arange(n) / n,
+            }
+        ]
 
     sets = combiner_sets({"select": half("s", 4), "report": half("r", 2)}, "e", "->")
     assert set(sets["select"][0]["scores"]) == {"menli", "bertscore"}
@@ -335,8 +396,12 @@ def test_bertscore_weight_ablation_joins_halves_and_always_shows_the_reference_p
     whole = all_items(sets, "ted")
     assert len(whole["human"]) == 6 and whole["items"][:4] == [("s", 0), ("s", 0), ("s", 1), ("s", 1)]
     np.testing.assert_allclose(whole["scores"]["bertscore"], [0, 0.25, 0.5, 0.75, 0, 0.5])
-    assert variants(0.1) == {"menli alone": 1.0, "bertscore alone": 0.0, "menli+bertscore@0.2 (paper-style)": 0.2,
-                             "menli+bertscore@0.1": 0.1}
+    assert variants(0.1) == {
+        "menli alone": 1.0,
+        "bertscore alone": 0.0,
+        "menli+bertscore@0.2 (paper-style)": 0.2,
+        "menli+bertscore@0.1": 0.1,
+    }
     assert list(variants(0.2).values()) == [1.0, 0.0, 0.2]  # the chosen weight is not shown twice
     assert variants(0.1, 0.4)["menli+bertscore@0.4 (robust)"] == 0.4
     assert list(variants(0.1, 0.1).values()) == [1.0, 0.0, 0.2, 0.1]  # a robust weight equal to the chosen one
@@ -349,8 +414,15 @@ def test_robust_weight_is_the_best_select_weight_that_meets_the_adversarial_goal
     # humans prefer the first candidate of each item; MENLI is wrong on every item by the whole range, BERTScore
     # right by 0.9, 0.45, 0.27, 0.15, so item k stays right only while w < b_k / (1 + b_k) (0.47, 0.31, 0.21,
     # 0.13): tau-like falls from 1 (w <= 0.1) to 0.5 (0.2), 0 (0.3), -0.5 (0.4) and -1 (w >= 0.5)
-    sets = [_set("a", [1, 0] * 4, [0.0, 1.0] * 4, {"bertscore": [1.0, 0.1, 0.45, 0.0, 0.27, 0.0, 0.15, 0.0]},
-                 np.repeat(np.arange(4), 2))]
+    sets = [
+        _set(
+            "a",
+            [1, 0] * 4,
+            [0.0, 1.0] * 4,
+            {"bertscore": [1.0, 0.1, 0.45, 0.0, 0.27, 0.0, 0.15, 0.0]},
+            np.repeat(np.arange(4), 2),
+        )
+    ]
     ranges = fit_ranges(sets, ["menli", "bertscore"])
     assert [mean_tau(sets, ranges, "bertscore", w) for w in (0.1, 0.2, 0.3, 0.4, 0.5)] == [1.0, 0.5, 0.0, -0.5, -1.0]
     rising = {w: 0.4 + 0.4 * w for w in WEIGHTS}  # adversarial accuracy grows with MENLI's weight
@@ -366,18 +438,18 @@ def test_shipped_ranges_file_is_the_weight_ablations_ranges():
     packaged file: both must be the same numbers, or the README's blind-spot rows describe another metric."""
     from pathlib import Path
 
-    from menli import CombinationStats
+    from menli import MixRecipe
     from nlgmetrics.resources import CONFIG_DIR
 
     repo = Path(__file__).resolve().parents[1]
     result = json.loads((repo / "bench" / "results" / "menli_bertscore_weight_nli-mpnet.json").read_text())
-    shipped = CombinationStats.load(CONFIG_DIR / "menli" / "nli-mpnet+bertscore-minilm.json")
-    assert (shipped.nli.low, shipped.nli.high) == (result["ranges"]["menli"]["low"], result["ranges"]["menli"]["high"])
-    assert (shipped.metric.low, shipped.metric.high) == (result["ranges"]["bertscore"]["low"],
-                                                         result["ranges"]["bertscore"]["high"])
-    assert shipped.fitted_with["nli"].startswith(result["nli_model"] + "@")
-    assert shipped.fitted_with["nli"].endswith("|formula:e|direction:<->") and result["strategy"] == "e <->"
-    assert result["bertscore"].startswith(shipped.fitted_with["metric"] + "|version:")
+    shipped = MixRecipe.load(CONFIG_DIR / "menli" / "nli-mpnet+bertscore-minilm.json")
+    (nli, partner), (nli_record, partner_record) = shipped.ranges, shipped.fitted_with
+    assert (nli.low, nli.high) == (result["ranges"]["menli"]["low"], result["ranges"]["menli"]["high"])
+    assert (partner.low, partner.high) == (result["ranges"]["bertscore"]["low"], result["ranges"]["bertscore"]["high"])
+    assert nli_record.startswith(result["nli_model"] + "@")
+    assert nli_record.endswith("|formula:e|direction:<->") and result["strategy"] == "e <->"
+    assert result["bertscore"].startswith(partner_record + "|version:")
     assert result["robust_weight"] == 0.4  # the weight the README's command and stress column use
 
 
@@ -404,8 +476,13 @@ def test_fluency_rule_takes_the_best_point_meeting_the_goal_and_reads_the_report
     def point(tau, adv, weights=(0.4, 0.3, 0.3)):
         return {"partner": "chrf", "weights": list(weights), "select_tau": tau, "adversarial": adv}
 
-    points = [point(0.18, 0.34), point(0.16, 0.69), point(0.15, 0.6999999999999998), point(0.14, 0.72),
-              point(0.10, 0.71)]
+    points = [
+        point(0.18, 0.34),
+        point(0.16, 0.69),
+        point(0.15, 0.6999999999999998),
+        point(0.14, 0.72),
+        point(0.10, 0.71),
+    ]
     assert meets_goal(0.6999999999999998, 0.70) and not meets_goal(0.6999, 0.70)
     best, carried, why = choose(points, 0.70, 0.1538)
     assert best["select_tau"] == 0.15 and not carried and "below BERTScore" in why  # 0.70 to rounding counts
@@ -422,45 +499,15 @@ def test_fluency_rule_takes_the_best_point_meeting_the_goal_and_reads_the_report
 def test_range_files_are_named_by_nli_model_partner_and_its_model():
     from bench.fit_menli_ranges import file_name
 
-    assert file_name("packaged:nli-mpnet", "bertscore|encoder:packaged:minilm@59d7|layer:None|idf:no",
-                     "bertscore") == "nli-mpnet+bertscore-minilm"  # the robust combination's packaged file
+    assert (
+        file_name("packaged:nli-mpnet", "bertscore|encoder:packaged:minilm@59d7|layer:None|idf:no", "bertscore")
+        == "nli-mpnet+bertscore-minilm"
+    )  # the robust combination's packaged file
     assert file_name("packaged:nli-mpnet", "chrf|nrefs:var|case:mixed|version:2.6.0", "chrf") == "nli-mpnet+chrf"
-    assert file_name("/models/my_nli", "lm-ratio|lm:packaged:smollm2@d38e|logprob", "lm-ratio") \
+    assert (
+        file_name("/models/my_nli", "lm-ratio|lm:packaged:smollm2@d38e|logprob", "lm-ratio")
         == "my_nli+lm-ratio-smollm2"
-
-
-def test_veto_is_linear_above_the_threshold_penalised_below_and_its_rule_prefers_the_gentler_veto():
-    from bench.ablate_menli_veto import choose, grid, vetoed
-
-    nli, partner = np.array([0.9, 0.5, 0.1]), np.array([0.2, 0.6, 1.0])
-    np.testing.assert_allclose(vetoed(nli, partner, 0.2, 0.4, 2.0),
-                               [0.8 * 0.2 + 0.2 * 0.9, 0.8 * 0.6 + 0.2 * 0.5, 0.8 * 1.0 + 0.2 * 0.1 - 2.0 * 0.3])
-    np.testing.assert_allclose(vetoed(nli, partner, 0.3, 0.0, 4.0), 0.7 * partner + 0.3 * nli)  # no veto: linear
-    assert len(grid(("a", "b"))) == 2 * 4 * 7 * 4
-    points = [{"partner": "a", "weight": 0.1, "threshold": 0.5, "penalty": 2.0, "select_tau": 0.2, "adversarial": 0.7},
-              {"partner": "a", "weight": 0.1, "threshold": 0.5, "penalty": 1.0, "select_tau": 0.2, "adversarial": 0.71},
-              {"partner": "b", "weight": 0.0, "threshold": 0.2, "penalty": 0.5, "select_tau": 0.3, "adversarial": 0.69}]
-    chosen, carried, _ = choose(points, 0.70, 0.15)
-    assert chosen is points[1] and carried  # tie on tau: the smaller penalty; the 0.69 point never qualifies
-    assert choose(points, 0.70, 0.25)[1] is False
-    assert choose(points, 0.80, 0.0)[0] is None
-
-
-def test_ted_protocol_measures_only_a_carried_point_and_names_the_combination():
-    from bench.ted_protocol_fluency import chosen_point, markdown
-
-    carried = {"chosen": {"partner": "sescore", "weights": [0.1, 0.6, 0.3]}, "report": {"tau": {}}}
-    assert chosen_point(carried, "r.json") == ("sescore", [0.1, 0.6, 0.3])
-    for not_carried in ({**carried, "report": None, "verdict": "below BERTScore"}, {"chosen": None, "report": None}):
-        with pytest.raises(SystemExit, match="r.json: its rule carried no point"):
-            chosen_point(not_carried, "r.json")
-    out = {"combination": "0.1 menli + 0.6 sescore + 0.3 lm-ratio", "result": "bench/results/x.json", "data": "ted",
-           "rows": 4, "skipped": 0, "limit_items": None, "signatures": {"menli": "m"}, "seconds": 1, "machine": {},
-           "tau": {"0.1 menli + 0.6 sescore + 0.3 lm-ratio": 0.25, "bertscore": 0.5},
-           "vs_bertscore": {"difference": -0.25, "ci95": [-0.5, 0.0], "share_a_not_better": 0.9, "resamples": 10}}
-    text = markdown(out)
-    assert "| **0.1 menli + 0.6 sescore + 0.3 lm-ratio** | 0.2500 |" in text and "| bertscore | 0.5000 |" in text
-    assert "-0.2500 [-0.5000, +0.0000], not better in 90.0%" in text
+    )
 
 
 def test_mix_cost_bench_checks_the_mix_against_the_recipe_its_run_found_on_its_parts_scores(tmp_path):
@@ -473,8 +520,9 @@ def test_mix_cost_bench_checks_the_mix_against_the_recipe_its_run_found_on_its_p
     scores = {"menli": [0.2, 0.9], "sescore": [0.5, 0.7], "lm-ratio": [-1.0, 0.5]}
     runs = {f"{name}@wmt": [{"scores": s}] for name, s in scores.items()}
     runs[f"{MIX}@wmt"] = [{"scores": [0.0, 0.0], "recipe_file": str(packaged)}]
-    want = sum(p.weight * (np.asarray(scores[p.name]) - p.range.low) / (p.range.high - p.range.low)
-               for p in recipe.parts)
+    want = sum(
+        p.weight * (np.asarray(scores[p.name]) - p.range.low) / (p.range.high - p.range.low) for p in recipe.parts
+    )
     np.testing.assert_allclose(mix_of_parts(runs, "wmt"), want)
     assert mix_of_parts({**runs, "sescore@wmt": []}, "wmt") is None  # a failed part: no check, not a wrong one
     assert mix_of_parts({**runs, f"{MIX}@wmt": []}, "wmt") is None
@@ -486,8 +534,78 @@ def test_mix_cost_bench_checks_the_mix_against_the_recipe_its_run_found_on_its_p
     (tmp_path / "other.json").write_text(json.dumps(other))
     runs[f"{MIX}@wmt"] = [{"scores": [0.0, 0.0], "recipe_file": str(tmp_path / "other.json")}]
     menli_part = recipe.parts[0]
-    np.testing.assert_allclose(mix_of_parts(runs, "wmt"), (np.asarray(scores["menli"]) - menli_part.range.low)
-                               / (menli_part.range.high - menli_part.range.low))
+    np.testing.assert_allclose(
+        mix_of_parts(runs, "wmt"),
+        (np.asarray(scores["menli"]) - menli_part.range.low) / (menli_part.range.high - menli_part.range.low),
+    )
     runs[f"{MIX}@wmt"] = [{"scores": [0.0, 0.0], "recipe_file": None}]
     with pytest.raises(SystemExit, match="found no packaged recipe"):
         mix_of_parts(runs, "wmt")
+
+
+def test_combiner_ablation_runs_end_to_end_on_a_tiny_mix_and_a_rerun_reads_its_score_cache(tiny, tmp_path, monkeypatch):
+    """The whole path of bench/ablate_menli_combiner.py (metrics by name, reference-only scores in the shared score
+    cache, ranges, choice, report half, result files) on a two-set mix of six items, then again from the cache."""
+    import sys
+
+    import bench.ablate_menli_combiner as combiner
+    import bench.harness as harness
+
+    refs = [
+        "the cat sat on the mat",
+        "a dog ran in the park",
+        "rain fell all day long",
+        "she read a good book",
+        "they built a small house",
+        "the train left at noon",
+    ]
+    rows = [
+        {
+            "item_id": str(item),
+            "system": system,
+            "src": "",
+            "refs": [ref],
+            "hyp": " ".join(ref.split()[:keep]) + (" x" if system == "bad" else ""),
+            "scores": {"q": float(keep)},
+        }
+        for item, ref in enumerate(refs * 2)
+        for system, keep in (("good", 6), ("mid", 4), ("bad", 1))
+    ]
+    (tmp_path / "a.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "mix.yaml").write_text("split_seed: 0\nsets:\n  - {name: one, path: a.jsonl, human: q}\n")
+    monkeypatch.setenv("NLGMETRICS_DATA", str(tmp_path))
+    monkeypatch.setattr(harness, "RESULTS", tmp_path / "results")
+    argv = [
+        "ablate_menli_combiner.py",
+        "--mix",
+        str(tmp_path / "mix.yaml"),
+        "--cache",
+        str(tmp_path / "cache"),
+        "--adversarial",
+        "",
+        "--partners",
+        "bertscore,chrf",
+        "--nli-model",
+        str(tiny["nli"]),
+        "--all-items-set",
+        "",
+        "--bootstrap",
+        "10",
+        "--name",
+        "smoke",
+    ]
+    monkeypatch.setattr(sys, "argv", argv)
+    combiner.main()
+    first = json.loads((tmp_path / "results" / "smoke.json").read_text())
+    assert first["chosen"]["partner"] in ("bertscore", "chrf") and first["report"][0]["variant"] == "menli"
+    assert "# MENLI's combiner partner" in (tmp_path / "results" / "smoke.md").read_text()
+    stored = sorted(p.name for p in (tmp_path / "cache").iterdir() if not p.name.endswith(".costs.json"))
+    assert len(stored) == 2 * 3 and all(name.startswith("refonly-a-") for name in stored)  # halves x metrics
+
+    def no_scoring(*args, **kwargs):
+        raise AssertionError("a rerun must read every score from the cache")
+
+    monkeypatch.setattr("nlgmetrics.metaeval.rows.score_rows", no_scoring)
+    combiner.main()
+    again = json.loads((tmp_path / "results" / "smoke.json").read_text())
+    assert again["select_grid"] == first["select_grid"] and again["ranges"] == first["ranges"]

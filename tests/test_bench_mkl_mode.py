@@ -1,4 +1,5 @@
 """The MKL mode benchmark's summary: best time per mode and metric, ratio to MKL's default, bit-level changes."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,17 +8,25 @@ from bench.bench_mkl_mode import summarise
 
 
 def _run(mode: str, menli_s: float, changed: int) -> dict:
-    return {"mkl_cbwr": mode, "few_row_products_invariant": changed == 0, "filled_products_invariant": True,
-            "load_s": 1.0, "score_s": menli_s + 1.0,
-            "peak_rss_mb": 100.0,
-            "metrics": {"menli": {"seconds": menli_s, "rows_changed_by_batch_size_1": changed,
-                                  "max_abs_change": 1e-8 * changed},
-                        "bertscore": {"seconds": 1.0, "rows_changed_by_batch_size_1": 0, "max_abs_change": 0.0}}}
+    return {
+        "mkl_cbwr": mode,
+        "few_row_products_invariant": changed == 0,
+        "filled_products_invariant": True,
+        "load_s": 1.0,
+        "score_s": menli_s + 1.0,
+        "peak_rss_mb": 100.0,
+        "metrics": {
+            "menli": {"seconds": menli_s, "rows_changed_by_batch_size_1": changed, "max_abs_change": 1e-8 * changed},
+            "bertscore": {"seconds": 1.0, "rows_changed_by_batch_size_1": 0, "max_abs_change": 0.0},
+        },
+    }
 
 
 def test_summary_takes_each_metrics_best_time_and_the_ratio_to_the_default_mode():
-    runs = {"mkl-strict": [_run("AUTO,STRICT", 4.0, 0), _run("AUTO,STRICT", 3.0, 0)],
-            "mkl-default": [_run("OFF", 2.0, 5), _run("OFF", 6.0, 5)]}
+    runs = {
+        "mkl-strict": [_run("AUTO,STRICT", 4.0, 0), _run("AUTO,STRICT", 3.0, 0)],
+        "mkl-default": [_run("OFF", 2.0, 5), _run("OFF", 6.0, 5)],
+    }
     rows = {(r["mode"], r["metric"]): r for r in summarise(runs, 10)}
     assert rows["mkl-strict", "menli"]["seconds"] == 3.0
     assert rows["mkl-strict", "menli"]["time_ratio_to_default"] == pytest.approx(1.5)
@@ -31,7 +40,7 @@ def test_summary_takes_each_metrics_best_time_and_the_ratio_to_the_default_mode(
 def test_filling_the_rows_makes_few_row_products_invariant_in_this_process():
     """The toolkit's own mode (strict, set on import) with filled rows: invariant on every CPU this has met."""
     from bench.bench_mkl_mode import few_row_products_invariant
-    from bench.common import cpu_model
+    from bench.harness import cpu_model
 
     assert few_row_products_invariant(filled=True)
     assert isinstance(cpu_model(), str) and cpu_model()

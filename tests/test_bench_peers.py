@@ -1,4 +1,6 @@
-"""The helpers of bench/bench_peers.py and bench/bench_scaling.py on tiny synthetic models and data (no timings)."""
+"""The helpers of bench/bench_peers.py and bench/bench_scaling.py on tiny synthetic models and data (no timings);
+the harness they share is tested in test_bench_harness.py."""
+
 from __future__ import annotations
 
 import sys
@@ -11,12 +13,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import bench_peers as peers  # noqa: E402
 from bench import bench_scaling as scaling  # noqa: E402
-from bench.common import run_child, write_results  # noqa: E402
+from bench.harness import write_results  # noqa: E402
 
-HYPS = ["the cat sat on the mat", "a dog barked at night", "rain fell", "she reads the old book slowly today",
-        "birds fly south", "he ate bread"]
-REFS = ["a cat sat on a mat", "the dog barked loudly all night long", "it rained", "she read a book",
-        "the birds flew south in winter", "he eats bread and cheese"]
+HYPS = [
+    "the cat sat on the mat",
+    "a dog barked at night",
+    "rain fell",
+    "she reads the old book slowly today",
+    "birds fly south",
+    "he ate bread",
+]
+REFS = [
+    "a cat sat on a mat",
+    "the dog barked loudly all night long",
+    "it rained",
+    "she read a book",
+    "the birds flew south in winter",
+    "he eats bread and cheese",
+]
 
 
 @pytest.fixture(scope="module")
@@ -35,14 +49,6 @@ def tiny_nli(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 def _unit(rows: np.ndarray) -> np.ndarray:
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
-
-
-def test_agreement_reports_worst_row_and_correlation():
-    out = peers.agreement([0.1, 0.5, 0.9], [0.2, 0.5, 0.7])
-    assert out["max_abs_diff"] == pytest.approx(0.2)
-    assert out["pearson"] == pytest.approx(np.corrcoef([0.1, 0.5, 0.9], [0.2, 0.5, 0.7])[0, 1])
-    with pytest.raises(ValueError, match="equally long"):
-        peers.agreement([0.1, 0.2], [0.1])
 
 
 def test_f1_rules_differ_only_where_each_implementation_differs():
@@ -108,8 +114,10 @@ def test_one_pair_at_a_time_equals_batched_probabilities(tiny_nli):
 
 def test_summarise_best_time_ratios_and_diagnostics():
     runs = {
-        "ours": [{"score_s": 2.0, "load_s": 1.0, "peak_rss_mb": 100.0, "scores": [0.1, 0.5, 0.9]},
-                 {"score_s": 1.0, "load_s": 1.5, "peak_rss_mb": 120.0, "scores": [0.1, 0.5, 0.9]}],
+        "ours": [
+            {"score_s": 2.0, "load_s": 1.0, "peak_rss_mb": 100.0, "scores": [0.1, 0.5, 0.9]},
+            {"score_s": 1.0, "load_s": 1.5, "peak_rss_mb": 120.0, "scores": [0.1, 0.5, 0.9]},
+        ],
         "peer": [{"score_s": 3.0, "load_s": 2.0, "peak_rss_mb": 240.0, "scores": [0.2, 0.4, 0.9]}],
         "check": [{"score_s": 9.0, "load_s": 2.0, "peak_rss_mb": 90.0, "scores": [0.2, 0.4, 0.8]}],
         "broken": [],
@@ -123,15 +131,6 @@ def test_summarise_best_time_ratios_and_diagnostics():
     assert rows["broken"]["status"] == "failed"
     with pytest.raises(ValueError, match="reference peer"):
         peers.summarise({"ours": []}, "ours", 3, 0)
-
-
-def test_wmt_and_ted_pairs_from_rows():
-    rows = [{"refs": [f"ref {i}", f"alt {i}"], "systems": {"B": f"b{i}", "A": f"a{i}"}} for i in range(4)]
-    hyps, refs = peers.wmt_one_system(rows, 3, seed=1)
-    assert refs == ["ref 0", "ref 1", "ref 2"] and all(h[1:] == str(i) for i, h in enumerate(hyps))
-    assert peers.wmt_one_system(rows, 3, seed=1) == (hyps, refs)
-    assert peers.wmt_all_systems(rows, 2) == (["a0", "b0", "a1", "b1"], ["ref 0", "ref 0", "ref 1", "ref 1"])
-    assert peers.ted_paragraphs(rows[:2]) == (["alt 0", "alt 1"], ["ref 0", "ref 1"])
 
 
 def test_sample_segments_is_seeded_distinct_and_from_the_pool():
@@ -156,8 +155,9 @@ def test_projection_and_caps():
 
 
 def test_row_from_run_ok_failed_and_stopped():
-    ok = scaling.row_from_run("bertscore", "short", 2000, {"seconds": 4.0, "rss_after_load_mb": 500.0,
-                                                           "distinct_texts": 4000}, 700.0, None, 0)
+    ok = scaling.row_from_run(
+        "bertscore", "short", 2000, {"seconds": 4.0, "rss_after_load_mb": 500.0, "distinct_texts": 4000}, 700.0, None, 0
+    )
     assert ok["segments_per_s"] == 500.0 and ok["mb_per_1k_segments"] == pytest.approx(100.0)
     assert scaling.row_from_run("menli", "short", 10, None, 0.0, None, 1)["status"] == "failed (exit 1)"
     stopped = scaling.row_from_run("menli", "short", 10, None, 9000.0, 8192.0, -9)
@@ -165,20 +165,21 @@ def test_row_from_run_ok_failed_and_stopped():
 
 
 def test_plot_and_results_files(tmp_path, monkeypatch):
-    rows = [{"metric": "bertscore", "texts": "short", "segments": n, "seconds": n / 500, "peak_rss_mb": 600 + n / 10,
-             "status": "ok"} for n in (1000, 2000)]
+    rows = [
+        {
+            "metric": "bertscore",
+            "texts": "short",
+            "segments": n,
+            "seconds": n / 500,
+            "peak_rss_mb": 600 + n / 10,
+            "status": "ok",
+        }
+        for n in (1000, 2000)
+    ]
     rows.append({"metric": "menli", "texts": "paragraph", "segments": 50000, "status": "capped: projected"})
     scaling.plot(rows, tmp_path / "s.png")
     assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
-    monkeypatch.setattr("bench.common.RESULTS", tmp_path)
+    monkeypatch.setattr("bench.harness.RESULTS", tmp_path)
     write_results("t", {}, rows, scaling.COLUMNS, "title", ["a note"])
     text = (tmp_path / "t.md").read_text()
     assert "- a note" in text and "capped: projected" in text
-
-
-def test_run_child_reports_its_own_peak_and_stops_at_the_limit():
-    grow = "import time; block = bytearray({mb} * 2**20); block[::4096] = b'x' * len(block[::4096]); time.sleep(2)"
-    small = run_child([sys.executable, "-c", grow.format(mb=40)], poll_seconds=0.1)
-    assert small.returncode == 0 and small.killed_over_mb is None and small.peak_rss_mb > 40
-    stopped = run_child([sys.executable, "-c", grow.format(mb=300)], rss_limit_mb=150, poll_seconds=0.1)
-    assert stopped.killed_over_mb == 150 and stopped.returncode != 0

@@ -1,4 +1,5 @@
 """bench/ablate_sescore.py: arms train only once (resume), missing datasets are reported, never trained on."""
+
 import json
 
 from bench.ablate_sescore import ARMS, CONFIG, fit_arm
@@ -47,3 +48,17 @@ def test_a_killed_fit_continues_from_its_resume_state(tmp_path, monkeypatch):
     fit_arm("z", str(dataset), [], 10, 5, root)
     assert commands[1][commands[1].index("--ckpt_path") + 1] == str(root / "z.resume" / "last.safetensors")
     assert not (root / "z.done.json").exists()
+
+
+def test_devcheck_peer_orders_pairs_longest_first_as_the_check_it_replaced():
+    """bench/bench_sescore_devcheck.py's peer: every pair by length, longest first, ties in input order (the toolkit's
+    check keeps each item's pairs together instead)."""
+    from bench.bench_sescore_devcheck import pairs_longest_first
+
+    records = [
+        {"candidate": "ab", "reference": "c", "item": 1},
+        {"candidate": "abcd", "reference": "e", "item": 2},
+        {"candidate": "a", "reference": "bc", "item": 1},
+        {"candidate": "x", "reference": "y", "item": 2},
+    ]
+    assert [r["candidate"] for r in pairs_longest_first(records)] == ["abcd", "ab", "a", "x"]

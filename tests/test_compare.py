@@ -1,4 +1,5 @@
 """``evaluate.py compare``: paired bootstrap over systems, corpus BLEU/chrF as sacrebleu computes it, CLI errors."""
+
 from __future__ import annotations
 
 import json
@@ -7,7 +8,6 @@ import sys
 import numpy as np
 import pytest
 import sacrebleu
-
 from cli_helpers import run
 
 from nlgmetrics.baselines import SacreBleuScorer
@@ -15,26 +15,60 @@ from nlgmetrics.metaeval import bootstrap_p_value, paired_bootstrap_systems
 from nlgmetrics.metaeval import compare as compare_module
 
 REFS = [
-    "the cat sat on the mat", "a dog runs in the park", "she sings a song today",
-    "the weather is nice this morning", "we will meet at the station at noon", "he bought three apples and a pear",
-    "the train was late again", "children play football after school", "my sister reads a book every night",
-    "the shop closes at six on sundays", "they painted the kitchen walls blue", "an old man feeds the birds",
+    "the cat sat on the mat",
+    "a dog runs in the park",
+    "she sings a song today",
+    "the weather is nice this morning",
+    "we will meet at the station at noon",
+    "he bought three apples and a pear",
+    "the train was late again",
+    "children play football after school",
+    "my sister reads a book every night",
+    "the shop closes at six on sundays",
+    "they painted the kitchen walls blue",
+    "an old man feeds the birds",
 ]
 GOOD = [
-    "the cat sat on the mat", "a dog runs in a park", "she sings a song today",
-    "the weather is nice this morning", "we meet at the station at noon", "he bought three apples and one pear",
-    "the train was late again", "children play football after school", "my sister reads a book each night",
-    "the shop closes at six on sunday", "they painted the kitchen walls blue", "an old man feeds birds",
+    "the cat sat on the mat",
+    "a dog runs in a park",
+    "she sings a song today",
+    "the weather is nice this morning",
+    "we meet at the station at noon",
+    "he bought three apples and one pear",
+    "the train was late again",
+    "children play football after school",
+    "my sister reads a book each night",
+    "the shop closes at six on sunday",
+    "they painted the kitchen walls blue",
+    "an old man feeds birds",
 ]
 BAD = [
-    "cat on mat", "dog park run", "song she", "weather nice", "meet station", "apples bought", "train late",
-    "football children", "book sister", "shop six", "walls blue painted", "man birds",
+    "cat on mat",
+    "dog park run",
+    "song she",
+    "weather nice",
+    "meet station",
+    "apples bought",
+    "train late",
+    "football children",
+    "book sister",
+    "shop six",
+    "walls blue painted",
+    "man birds",
 ]
 OTHER_REFS = [  # a second reference set, for the multi-reference corpus scores
-    "a cat was sitting on the mat", "the dog is running in the park", "she is singing a song today",
-    "it is nice weather this morning", "we meet at noon at the station", "he bought a pear and three apples",
-    "once again the train was late", "after school the children play football", "my sister reads every night",
-    "on sundays the shop closes at six", "they painted the walls of the kitchen blue", "an old man is feeding birds",
+    "a cat was sitting on the mat",
+    "the dog is running in the park",
+    "she is singing a song today",
+    "it is nice weather this morning",
+    "we meet at noon at the station",
+    "he bought a pear and three apples",
+    "once again the train was late",
+    "after school the children play football",
+    "my sister reads every night",
+    "on sundays the shop closes at six",
+    "they painted the walls of the kitchen blue",
+    "an old man is feeding birds",
 ]
 
 
@@ -48,6 +82,7 @@ def _noisy(offset: float, n: int = 200, seed: int = 1) -> tuple[list[float], lis
 
 
 # --- the pure functions ------------------------------------------------------------------------------------
+
 
 def test_a_clearly_better_system_is_called_better_with_an_interval_above_zero():
     a, b = _noisy(0.05)
@@ -148,20 +183,24 @@ def test_bonferroni_multiplies_p_values_and_widens_difference_intervals():
     assert [p["verdict"] for p in corrected["pairs"]][1:] == ["A better", "B better"]
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"segment_scores": {"A": [1.0, 2.0]}}, "at least 2 systems"),
-    ({"segment_scores": {"A": [1.0, 2.0], "B": [1.0]}}, "same non-empty set"),
-    ({"segment_scores": {"A": [1.0], "B": [2.0]}, "resamples": 0}, "resamples"),
-    ({"segment_scores": {"A": [1.0], "B": [2.0]}, "alpha": 1.5}, "alpha"),
-    ({"segment_scores": {"A": [1.0], "B": [2.0]}, "correction": "holm"}, "correction"),
-    ({"segment_scores": {"A": [1.0, 2.0], "B": [2.0, float("nan")]}}, "system B: segment 1 has the score nan"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"segment_scores": {"A": [1.0, 2.0]}}, "at least 2 systems"),
+        ({"segment_scores": {"A": [1.0, 2.0], "B": [1.0]}}, "same non-empty set"),
+        ({"segment_scores": {"A": [1.0], "B": [2.0]}, "resamples": 0}, "resamples"),
+        ({"segment_scores": {"A": [1.0], "B": [2.0]}, "alpha": 1.5}, "alpha"),
+        ({"segment_scores": {"A": [1.0], "B": [2.0]}, "correction": "holm"}, "correction"),
+        ({"segment_scores": {"A": [1.0, 2.0], "B": [2.0, float("nan")]}}, "system B: segment 1 has the score nan"),
+    ],
+)
 def test_bad_arguments_are_value_errors(kwargs, message):
     with pytest.raises(ValueError, match=message):
         paired_bootstrap_systems(**kwargs)
 
 
 # --- corpus BLEU / chrF ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name, metric", [("bleu", sacrebleu.BLEU), ("chrf", sacrebleu.CHRF)])
 def test_corpus_score_is_sacrebleus_corpus_score_with_one_and_two_references(name, metric):
@@ -220,6 +259,7 @@ def test_sacrebleus_paired_test_agrees_on_a_clear_difference(monkeypatch):
 
 # --- the command -------------------------------------------------------------------------------------------
 
+
 @pytest.fixture()
 def files(tmp_path):
     paths = {}
@@ -234,17 +274,38 @@ def files(tmp_path):
 
 def test_compare_chrf_end_to_end(capsys, files, tmp_path):
     out, table = tmp_path / "result.json", tmp_path / "table.md"
-    code, stdout, _ = run(capsys, "compare", "--metric", "chrf", "--hyps", str(files["good"]), str(files["bad"]),
-                          str(files["copy"]), "--refs", str(files["ref"]), str(files["other_ref"]),
-                          "--bootstrap", "300", "--out", str(out), "--markdown", str(table), "--quiet")
+    code, stdout, _ = run(
+        capsys,
+        "compare",
+        "--metric",
+        "chrf",
+        "--hyps",
+        str(files["good"]),
+        str(files["bad"]),
+        str(files["copy"]),
+        "--refs",
+        str(files["ref"]),
+        str(files["other_ref"]),
+        "--bootstrap",
+        "300",
+        "--json",
+        str(out),
+        "--markdown",
+        str(table),
+        "--quiet",
+    )
     assert code == 0
     result = json.loads(stdout[-1])
     assert [s["name"] for s in result["systems"]] == ["good-1", "bad", "good-2"]  # clashing stems made unique
     assert result["systems"][0]["score"] == pytest.approx(
-        sacrebleu.CHRF().corpus_score(GOOD, [REFS, OTHER_REFS]).score, abs=1e-9)
+        sacrebleu.CHRF().corpus_score(GOOD, [REFS, OTHER_REFS]).score, abs=1e-9
+    )
     verdicts = {(p["a"], p["b"]): p["verdict"] for p in result["pairs"]}
-    assert verdicts == {("good-1", "bad"): "good-1 better", ("good-1", "good-2"): "no significant difference",
-                        ("bad", "good-2"): "good-2 better"}
+    assert verdicts == {
+        ("good-1", "bad"): "good-1 better",
+        ("good-1", "good-2"): "no significant difference",
+        ("bad", "good-2"): "good-2 better",
+    }
     assert result["pairs"][1]["difference"] == 0.0 and result["pairs"][1]["ties"] == len(REFS)
     assert result["signature"].startswith("chrf|corpus|nrefs:2|") and "|paired-bs:300|seed:0|" in result["signature"]
     assert result["segment_signature"].startswith("chrf|nrefs:var")
@@ -255,8 +316,21 @@ def test_compare_chrf_end_to_end(capsys, files, tmp_path):
 
 
 def test_compare_bleu_names_and_seed(capsys, files):
-    common = ["compare", "--metric", "bleu", "--hyps", str(files["good"]), str(files["bad"]), "--refs",
-              str(files["ref"]), "--names", "base,small", "--bootstrap", "200", "--quiet"]
+    common = [
+        "compare",
+        "--metric",
+        "bleu",
+        "--hyps",
+        str(files["good"]),
+        str(files["bad"]),
+        "--refs",
+        str(files["ref"]),
+        "--names",
+        "base,small",
+        "--bootstrap",
+        "200",
+        "--quiet",
+    ]
     _, first, _ = run(capsys, *common, "--seed", "1")
     _, again, _ = run(capsys, *common, "--seed", "1")
     _, other, _ = run(capsys, *common, "--seed", "2")
@@ -269,13 +343,28 @@ def test_compare_bleu_names_and_seed(capsys, files):
 
 def test_all_systems_are_scored_in_one_call_with_shared_pairs_once(capsys, files, tmp_path, monkeypatch):
     module = tmp_path / "compare_counting_metric.py"
-    module.write_text("CALLS = []\n\ndef overlap(hyps, refs, srcs):\n    CALLS.append(len(hyps))\n"
-                      "    return [len(set(h.split()) & set(r[0].split())) / len(set(r[0].split())) "
-                      "for h, r in zip(hyps, refs)]\n", encoding="utf-8")
+    module.write_text(
+        "CALLS = []\n\ndef overlap(hyps, refs, srcs):\n    CALLS.append(len(hyps))\n"
+        "    return [len(set(h.split()) & set(r[0].split())) / len(set(r[0].split())) "
+        "for h, r in zip(hyps, refs)]\n",
+        encoding="utf-8",
+    )
     monkeypatch.chdir(tmp_path)
-    code, stdout, _ = run(capsys, "compare", "--metric", "py:compare_counting_metric:overlap", "--hyps",
-                          str(files["good"]), str(files["bad"]), str(files["copy"]), "--refs", str(files["ref"]),
-                          "--bootstrap", "100", "--quiet")
+    code, stdout, _ = run(
+        capsys,
+        "compare",
+        "--metric",
+        "py:compare_counting_metric:overlap",
+        "--hyps",
+        str(files["good"]),
+        str(files["bad"]),
+        str(files["copy"]),
+        "--refs",
+        str(files["ref"]),
+        "--bootstrap",
+        "100",
+        "--quiet",
+    )
     assert code == 0
     calls = sys.modules["compare_counting_metric"].CALLS
     assert calls == [2 * len(REFS)]  # one call; the copy of 'good' is not scored again
@@ -285,15 +374,39 @@ def test_all_systems_are_scored_in_one_call_with_shared_pairs_once(capsys, files
 
 
 def test_compare_a_model_metric_on_a_tiny_encoder(capsys, files, tiny):
-    code, stdout, _ = run(capsys, "compare", "--metric", "bertscore", "--encoder", str(tiny["encoder"]), "--hyps",
-                          str(files["good"]), str(files["copy"]), "--refs", str(files["ref"]),
-                          "--bootstrap", "100", "--quiet")
+    code, stdout, _ = run(
+        capsys,
+        "compare",
+        "--metric",
+        "bertscore",
+        "--encoder",
+        str(tiny["encoder"]),
+        "--hyps",
+        str(files["good"]),
+        str(files["copy"]),
+        "--refs",
+        str(files["ref"]),
+        "--bootstrap",
+        "100",
+        "--quiet",
+    )
     assert code == 0
     result = json.loads(stdout[-1])
     (pair,) = result["pairs"]
     assert pair["difference"] == 0.0 and pair["verdict"] == "no significant difference"
-    code, stdout, _ = run(capsys, "score", "--metric", "bertscore", "--encoder", str(tiny["encoder"]), "--hyps",
-                          str(files["good"]), "--refs", str(files["ref"]), "--quiet")
+    code, stdout, _ = run(
+        capsys,
+        "score",
+        "--metric",
+        "bertscore",
+        "--encoder",
+        str(tiny["encoder"]),
+        "--hyps",
+        str(files["good"]),
+        "--refs",
+        str(files["ref"]),
+        "--quiet",
+    )
     assert result["systems"][0]["score"] == pytest.approx(json.loads(stdout[-1])["system_score"], abs=1e-6)
     assert result["signature"].startswith("bertscore|encoder:")
 
@@ -302,23 +415,45 @@ def test_mismatched_line_counts_name_the_file_and_write_nothing(capsys, files, t
     short = tmp_path / "short.txt"
     short.write_text("\n".join(GOOD[:5]) + "\n", encoding="utf-8")
     out = tmp_path / "result.json"
-    code, stdout, stderr = run(capsys, "compare", "--metric", "chrf", "--hyps", str(files["good"]), str(short),
-                               "--refs", str(files["ref"]), "--out", str(out), "--quiet")
+    code, stdout, stderr = run(
+        capsys,
+        "compare",
+        "--metric",
+        "chrf",
+        "--hyps",
+        str(files["good"]),
+        str(short),
+        "--refs",
+        str(files["ref"]),
+        "--json",
+        str(out),
+        "--quiet",
+    )
     assert code == 1 and stdout == [] and len(stderr) == 1
     assert stderr[0] == f"error: system short {short}: 5 lines, but the references have {len(REFS)}"
     assert not out.exists()
 
 
 def test_fewer_than_two_systems_is_an_error(capsys, files):
-    code, stdout, stderr = run(capsys, "compare", "--metric", "chrf", "--hyps", str(files["good"]), "--refs",
-                               str(files["ref"]), "--quiet")
+    code, stdout, stderr = run(
+        capsys, "compare", "--metric", "chrf", "--hyps", str(files["good"]), "--refs", str(files["ref"]), "--quiet"
+    )
     assert code == 1 and stdout == []
     assert stderr == ["error: compare needs at least 2 systems (--hyps A.txt B.txt ...), got 1"]
 
 
 def test_bad_names_and_alpha_are_errors(capsys, files):
-    base = ["compare", "--metric", "chrf", "--hyps", str(files["good"]), str(files["bad"]), "--refs",
-            str(files["ref"]), "--quiet"]
+    base = [
+        "compare",
+        "--metric",
+        "chrf",
+        "--hyps",
+        str(files["good"]),
+        str(files["bad"]),
+        "--refs",
+        str(files["ref"]),
+        "--quiet",
+    ]
     code, _, stderr = run(capsys, *base, "--names", "x,x")
     assert code == 1 and "--names must be unique" in stderr[-1]
     code, _, stderr = run(capsys, *base, "--names", "x,y,z")
@@ -328,8 +463,20 @@ def test_bad_names_and_alpha_are_errors(capsys, files):
 
 
 def test_too_few_resamples_for_any_verdict_warn(capsys, files):
-    code, stdout, stderr = run(capsys, "compare", "--metric", "chrf", "--hyps", str(files["good"]), str(files["bad"]),
-                               "--refs", str(files["ref"]), "--bootstrap", "20", "--quiet")
+    code, stdout, stderr = run(
+        capsys,
+        "compare",
+        "--metric",
+        "chrf",
+        "--hyps",
+        str(files["good"]),
+        str(files["bad"]),
+        "--refs",
+        str(files["ref"]),
+        "--bootstrap",
+        "20",
+        "--quiet",
+    )
     assert code == 0 and any("no p-value can fall below 0.05" in line for line in stderr)
     assert json.loads(stdout[-1])["pairs"][0]["verdict"] == "no significant difference"
 
@@ -349,8 +496,19 @@ def test_devices_shard_the_one_scoring_call(capsys, files, monkeypatch):
         return SacreBleuScorer("chrf").score(hyps, refs)
 
     monkeypatch.setattr(ProcessScorer, "score", fake_score)
-    argv = ["compare", "--metric", "chrf", "--hyps", str(files["good"]), str(files["bad"]), "--refs",
-            str(files["ref"]), "--bootstrap", "100", "--quiet"]
+    argv = [
+        "compare",
+        "--metric",
+        "chrf",
+        "--hyps",
+        str(files["good"]),
+        str(files["bad"]),
+        "--refs",
+        str(files["ref"]),
+        "--bootstrap",
+        "100",
+        "--quiet",
+    ]
     code, stdout, _ = run(capsys, *argv, "--devices", "2")
     assert code == 0 and calls == [(2, 2 * len(REFS))]
     _, single, _ = run(capsys, *argv)

@@ -1,4 +1,5 @@
 """The select/report split, the mix bootstrap and ``evaluate.py devmix`` (on tiny judged files, chrF vs BLEU)."""
+
 from __future__ import annotations
 
 import json
@@ -9,7 +10,11 @@ import pytest
 
 from nlgmetrics.cli import evaluate
 from nlgmetrics.metaeval import (
-    paired_bootstrap_tau_like, paired_bootstrap_tau_like_mix, rows_in_half, split_items, tau_like,
+    paired_bootstrap_tau_like,
+    paired_bootstrap_tau_like_mix,
+    rows_in_half,
+    split_items,
+    tau_like,
 )
 
 
@@ -63,20 +68,36 @@ def test_mix_bootstrap_mean_of_set_differences_and_one_set_matches_the_single_bo
 
 
 def _write_mix(tmp_path):
-    refs = ["the cat sat on the mat", "a dog ran in the park", "rain fell all day long", "she read a good book",
-            "they built a small house", "the train left at noon"]
+    refs = [
+        "the cat sat on the mat",
+        "a dog ran in the park",
+        "rain fell all day long",
+        "she read a good book",
+        "they built a small house",
+        "the train left at noon",
+    ]
     rows = []
     for item, ref in enumerate(refs * 4):
         words = ref.split()
         for system, keep in (("good", len(words)), ("mid", len(words) - 2), ("bad", 1), ("ref-A", len(words))):
-            rows.append({"item_id": f"{item}", "system": system, "src": "", "refs": [ref],
-                         "hyp": " ".join(words[:keep]) + (" x" if system == "bad" else ""),
-                         "scores": {"q": float(keep)}})
+            rows.append(
+                {
+                    "item_id": f"{item}",
+                    "system": system,
+                    "src": "",
+                    "refs": [ref],
+                    "hyp": " ".join(words[:keep]) + (" x" if system == "bad" else ""),
+                    "scores": {"q": float(keep)},
+                }
+            )
     (tmp_path / "a.jsonl").write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
     (tmp_path / "b.jsonl").write_text("\n".join(json.dumps(r) for r in rows[: 4 * 12]), encoding="utf-8")
     mix = tmp_path / "mix.yaml"
-    mix.write_text("split_seed: 0\nsets:\n  - {name: one, path: a.jsonl, human: q, exclude_systems: [ref-A]}\n"
-                   "  - {name: two, path: b.jsonl, human: q}\n", encoding="utf-8")
+    mix.write_text(
+        "split_seed: 0\nsets:\n  - {name: one, path: a.jsonl, human: q, exclude_systems: [ref-A]}\n"
+        "  - {name: two, path: b.jsonl, human: q}\n",
+        encoding="utf-8",
+    )
     return mix
 
 
@@ -88,8 +109,22 @@ def _run(capsys, *argv):
 
 def test_devmix_scores_each_half_reports_intervals_and_resumes_from_its_cache(capsys, tmp_path):
     mix = _write_mix(tmp_path)
-    base = ["devmix", "--mix", str(mix), "--data-root", str(tmp_path), "--metric", "chrf", "--versus", "bleu",
-            "--bootstrap", "50", "--quiet", "--cache", str(tmp_path / "cache")]
+    base = [
+        "devmix",
+        "--mix",
+        str(mix),
+        "--data-root",
+        str(tmp_path),
+        "--metric",
+        "chrf",
+        "--versus",
+        "bleu",
+        "--bootstrap",
+        "50",
+        "--quiet",
+        "--cache",
+        str(tmp_path / "cache"),
+    ]
     code, out, err = _run(capsys, *base, "--half", "select", "--markdown", str(tmp_path / "t.md"))
     assert code == 0, err
     select = json.loads(out[-1])
@@ -99,17 +134,21 @@ def test_devmix_scores_each_half_reports_intervals_and_resumes_from_its_cache(ca
     assert "mean of sets" in (tmp_path / "t.md").read_text()
     assert select["sets"][0]["judged_pairs"] == 12 * 3  # three systems with three different human scores
     assert "Metric ties among judged pairs" in (tmp_path / "t.md").read_text()
-    cached = sorted(p.name for p in (tmp_path / "cache").iterdir())
-    assert len(cached) == 4
+
+    def score_files():  # one per set half and metric signature, each with its cost ledger beside it
+        return sorted(p for p in (tmp_path / "cache").iterdir() if not p.name.endswith(".costs.json"))
+
+    assert len(score_files()) == 4
+    assert len(list((tmp_path / "cache").glob("*.costs.json"))) == 4
     code, out, _ = _run(capsys, *base, "--half", "report")
     report = json.loads(out[-1])
     assert report["half"] == "report" and report["sets"][0]["rows"] == 36
-    assert len(list((tmp_path / "cache").iterdir())) == 8
+    assert len(score_files()) == 8
     # a rerun reads the cache: corrupting the stored scores shows up in the result, proving nothing was rescored
-    for path in (tmp_path / "cache").glob("a-select-*"):
-        stored = json.loads(path.read_text())
-        stored["scores"] = [0.0] * len(stored["scores"])
-        path.write_text(json.dumps(stored))
+    for path in score_files():
+        if path.name.startswith("a-select-"):
+            stored = json.loads(path.read_text())
+            path.write_text(json.dumps({name: dict.fromkeys(rows, 0.0) for name, rows in stored.items()}))
     code, out, _ = _run(capsys, *base, "--half", "select", "--sets", "one")
     again = json.loads(out[-1])
     assert [s["set"] for s in again["sets"]] == ["one"]
@@ -126,8 +165,18 @@ def test_devmix_names_bad_mixes_and_sets(capsys, tmp_path):
     bad.write_text("sets:\n  - {name: one, path: a.jsonl}\n")
     code, _, err = _run(capsys, *base, "--mix", str(bad))
     assert code == 1 and "needs 'name', 'path' and 'human'" in err
-    code, _, err = _run(capsys, "devmix", "--data-root", str(tmp_path / "nope"), "--metric", "chrf", "--half",
-                        "select", "--mix", str(mix))
+    code, _, err = _run(
+        capsys,
+        "devmix",
+        "--data-root",
+        str(tmp_path / "nope"),
+        "--metric",
+        "chrf",
+        "--half",
+        "select",
+        "--mix",
+        str(mix),
+    )
     assert code == 1 and "judged data folder not found" in err
 
 
@@ -151,8 +200,17 @@ def test_set_rows_leave_out_empty_outputs_and_say_so(tmp_path):
     as `correlate` does, instead of crashing a selection run half-way."""
     from nlgmetrics.metaeval.devmix import set_rows
 
-    rows = [{"item_id": i, "system": s, "hyp": "" if (i, s) == (0, "a") else f"out {i} {s}", "refs": [f"ref {i}"],
-             "scores": {"h": float(i)}} for i in range(10) for s in "ab"]
+    rows = [
+        {
+            "item_id": i,
+            "system": s,
+            "hyp": "" if (i, s) == (0, "a") else f"out {i} {s}",
+            "refs": [f"ref {i}"],
+            "scores": {"h": float(i)},
+        }
+        for i in range(10)
+        for s in "ab"
+    ]
     path = tmp_path / "judged.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     entry = {"name": "toy", "path": str(path), "human": "h"}
@@ -163,24 +221,68 @@ def test_set_rows_leave_out_empty_outputs_and_say_so(tmp_path):
 
 def test_devmix_versus_encoder_compares_two_encoders_on_the_same_rows(capsys, tmp_path, tiny):
     mix = _write_mix(tmp_path)
-    base = ["devmix", "--mix", str(mix), "--data-root", str(tmp_path), "--metric", "bertscore", "--versus",
-            "bertscore", "--half", "select", "--bootstrap", "20", "--quiet", "--sets", "two"]
+    base = [
+        "devmix",
+        "--mix",
+        str(mix),
+        "--data-root",
+        str(tmp_path),
+        "--metric",
+        "bertscore",
+        "--versus",
+        "bertscore",
+        "--half",
+        "select",
+        "--bootstrap",
+        "20",
+        "--quiet",
+        "--sets",
+        "two",
+    ]
     cache = tmp_path / "cache"
-    code, out, err = _run(capsys, *base, "--encoder", str(tiny["encoder"]), "--versus-encoder", str(tiny["bert_mlm"]),
-                          "--cache", str(cache))
+    code, out, err = _run(
+        capsys,
+        *base,
+        "--encoder",
+        str(tiny["encoder"]),
+        "--versus-encoder",
+        str(tiny["bert_mlm"]),
+        "--cache",
+        str(cache),
+    )
     assert code == 0, err
     result = json.loads(out[-1])
     assert f"encoder:{tiny['encoder']}@" in result["signature"]
     assert f"encoder:{tiny['bert_mlm']}@" in result["versus_signature"]
     assert result["label_a"] == f"bertscore ({tiny['encoder']})" and result["label_b"].endswith(f"({tiny['bert_mlm']})")
-    stored = [json.loads(p.read_text())["scores"] for p in sorted(cache.iterdir())]
-    assert len(stored) == 2 and stored[0] != stored[1]  # each encoder scored the rows itself
+    stored = [
+        next(iter(json.loads(p.read_text()).values()))
+        for p in sorted(cache.iterdir())
+        if not p.name.endswith(".costs.json")
+    ]
+    assert len(stored) == 2 and stored[0].keys() == stored[1].keys()  # the same rows,
+    assert list(stored[0].values()) != list(stored[1].values())  # each encoder scored them itself
     code, out, err = _run(capsys, *base, "--encoder", str(tiny["encoder"]))
     same = json.loads(out[-1])
     assert code == 0, err
     assert same["signature"] == same["versus_signature"] and same["sets"][0]["difference"] == 0.0
-    code, _, err = _run(capsys, "devmix", "--mix", str(mix), "--data-root", str(tmp_path), "--metric", "bertscore",
-                        "--versus", "chrf", "--versus-encoder", str(tiny["encoder"]), "--half", "select", "--quiet")
+    code, _, err = _run(
+        capsys,
+        "devmix",
+        "--mix",
+        str(mix),
+        "--data-root",
+        str(tmp_path),
+        "--metric",
+        "bertscore",
+        "--versus",
+        "chrf",
+        "--versus-encoder",
+        str(tiny["encoder"]),
+        "--half",
+        "select",
+        "--quiet",
+    )
     assert code == 1 and "--versus chrf has no encoder" in err
 
 
@@ -192,12 +294,14 @@ def test_tau_like_ties_counts_exactly_the_pairs_that_breaking_ties_turns_concord
     human = rng.integers(0, 3, size=50).astype(float)
     metric = rng.integers(0, 3, size=50).astype(float)  # coarse scores: many ties
     counts = tau_like_ties(metric, human, items)
-    judged = sum(1 for g in range(10) for a in range(5) for b in range(a + 1, 5)
-                 if human[5 * g + a] != human[5 * g + b])
+    judged = sum(
+        1 for g in range(10) for a in range(5) for b in range(a + 1, 5) if human[5 * g + a] != human[5 * g + b]
+    )
     assert counts["judged_pairs"] == judged and 0 < counts["metric_ties"] < judged
     broken = metric + 1e-3 * human  # each tie now agrees with the people; no other pair changes order
     assert tau_like(broken, human, items) - tau_like(metric, human, items) == pytest.approx(
-        2 * counts["metric_ties"] / judged)
+        2 * counts["metric_ties"] / judged
+    )
 
 
 @pytest.mark.parametrize("variant", ["devmix/short_text.yaml", "devmix/encoders.yaml"])

@@ -1,13 +1,14 @@
 """evaluate.py end to end on tiny models: outputs, the JSON last line, and one-line errors for bad input."""
+
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-
 from cli_helpers import run
 
 from nlgmetrics.cli import evaluate
+from nlgmetrics.cli.metricflags import metric_from_args
 from nlgmetrics.metaeval import tau_like
 
 
@@ -25,7 +26,9 @@ def texts(tmp_path):
 def test_score_writes_per_segment_scores_and_a_json_last_line(capsys, texts, tmp_path):
     hyps, refs, _ = texts
     out = tmp_path / "scores.jsonl"
-    code, stdout, _ = run(capsys, "score", "--metric", "chrf", "--hyps", str(hyps), "--refs", str(refs), "--out", str(out), "--quiet")
+    code, stdout, _ = run(
+        capsys, "score", "--metric", "chrf", "--hyps", str(hyps), "--refs", str(refs), "--scores", str(out), "--quiet"
+    )
     assert code == 0
     last = json.loads(stdout[-1])
     assert last["metric"] == "chrf" and last["n"] == 3 and "nrefs:var" in last["signature"]
@@ -34,59 +37,86 @@ def test_score_writes_per_segment_scores_and_a_json_last_line(capsys, texts, tmp
     assert last["system_score"] == pytest.approx(sum(r["score"] for r in rows) / 3)
 
 
+def from_cli(argv: list[str]):
+    """The scorer a command line builds for its --metric (flags through the registry, as every subcommand does)."""
+    args = evaluate.make_parser().parse_args(argv)
+    return metric_from_args(args.metric, args)
+
+
 def test_menli_and_combination_on_tiny_nli(capsys, texts, tiny, tmp_path):
     hyps, refs, srcs = texts
     common = ["--hyps", str(hyps), "--refs", str(refs), "--nli-model", str(tiny["nli"]), "--quiet"]
     code, stdout, _ = run(capsys, "score", "--metric", "menli", "--formula", "e-c", "--direction", "<-", *common)
     assert code == 0 and "formula:e-c|direction:<-" in json.loads(stdout[-1])["signature"]
     stats = tmp_path / "stats.json"
-    code, stdout, _ = run(capsys, "score", "--metric", "menli+bleu", "--weight", "0.3", "--save-normalization", str(stats), *common)
+    code, stdout, _ = run(
+        capsys, "score", "--metric", "menli+bleu", "--weight", "0.3", "--save-normalization", str(stats), *common
+    )
     assert code == 0
     first = json.loads(stdout[-1])
     assert "w:0.3|norm:set" in first["signature"]
     # the CLI's value is the library's: MENLI (paper MT pooling) and sentence BLEU, min-max over the set, w = 0.3
-    from menli import MENLIScorer, combine
+    from menli import MENLIScorer, mix, pair_weights
     from nlgmetrics.baselines import SacreBleuScorer
 
     hyp_lines, ref_lines = hyps.read_text().splitlines(), refs.read_text().splitlines()
     nli = MENLIScorer(model=str(tiny["nli"])).score(hyp_lines, ref_lines)
     bleu = SacreBleuScorer("bleu").score(hyp_lines, ref_lines)
-    assert first["system_score"] == pytest.approx(float(np.mean(combine(nli, bleu, 0.3))))
-    code, stdout, _ = run(capsys, "score", "--metric", "menli+bleu", "--weight", "0.3", "--normalization", str(stats), *common)
+    assert first["system_score"] == pytest.approx(float(np.mean(mix([nli, bleu], pair_weights(0.3)))))
+    code, stdout, _ = run(
+        capsys, "score", "--metric", "menli+bleu", "--weight", "0.3", "--normalization", str(stats), *common
+    )
     assert code == 0 and json.loads(stdout[-1])["system_score"] == pytest.approx(first["system_score"])
-    code, stdout, _ = run(capsys, "score", "--metric", "menli", "--reference-free", "--srcs", str(srcs),
-                          "--hyps", str(hyps), "--nli-model", str(tiny["nli"]), "--quiet")
+    code, stdout, _ = run(
+        capsys,
+        "score",
+        "--metric",
+        "menli",
+        "--reference-free",
+        "--srcs",
+        str(srcs),
+        "--hyps",
+        str(hyps),
+        "--nli-model",
+        str(tiny["nli"]),
+        "--quiet",
+    )
     assert code == 0 and "anchor:src" in json.loads(stdout[-1])["signature"]
 
 
-def test_default_normalization_takes_packaged_ranges_fitted_with_these_models(capsys, texts, tiny, tmp_path,
-                                                                               monkeypatch):
+def test_default_normalization_takes_packaged_ranges_fitted_with_these_models(
+    capsys, texts, tiny, tmp_path, monkeypatch
+):
     """`--normalization auto` (the default): ranges packaged for exactly these models make each row's score
     independent of the rows scored with it; with none, set normalisation and a note saying so."""
     import nlgmetrics.resources
-    from menli import CombinationStats, packaged_stats
+    from menli import MixRecipe, packaged_recipe
 
     hyps, refs, _ = texts
     common = ["--metric", "menli+chrf", "--weight", "0.3", "--nli-model", str(tiny["nli"]), "--quiet"]
     monkeypatch.setattr(nlgmetrics.resources, "CONFIG_DIR", tmp_path / "configs")  # nothing packaged yet
     code, stdout, stderr = run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), *common)
-    assert code == 0 and "norm:set" in json.loads(stdout[-1])["signature"] and "no packaged ranges" in "\n".join(stderr)
+    assert code == 0 and "norm:set" in json.loads(stdout[-1])["signature"] and "no packaged recipe" in "\n".join(stderr)
     fitted = tmp_path / "configs" / "menli" / "tiny+chrf.json"
     fitted.parent.mkdir(parents=True)
-    other = CombinationStats.load(_save(capsys, hyps, refs, common, tmp_path / "fit.json"))
-    CombinationStats(other.nli, other.metric, {**other.fitted_with, "metric": "chrf|another"}).save(
-        fitted.parent / "a_other_models.json")  # sorted first; fitted with another partner: never taken
-    assert packaged_stats(other.fitted_with) is None and packaged_stats(None) is None
+    other = MixRecipe.load(_save(capsys, hyps, refs, common, tmp_path / "fit.json"))
+    MixRecipe.from_ranges(other.ranges, [other.fitted_with[0], "chrf|another"]).save(
+        fitted.parent / "a_other_models.json"
+    )  # sorted first; fitted with another partner: never taken
+    assert packaged_recipe(other.fitted_with) is None and packaged_recipe(None) is None
     other.save(fitted)
-    assert packaged_stats(other.fitted_with)[0] == fitted
+    assert packaged_recipe(other.fitted_with)[0] == fitted
     out_all, out_one = tmp_path / "all.jsonl", tmp_path / "one.jsonl"
-    code, stdout, stderr = run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), "--out", str(out_all),
-                               *common)
+    code, stdout, stderr = run(
+        capsys, "score", "--hyps", str(hyps), "--refs", str(refs), "--scores", str(out_all), *common
+    )
     assert code == 0 and "norm:stored" in json.loads(stdout[-1])["signature"] and "no packaged" not in "\n".join(stderr)
     one_hyp, one_ref = tmp_path / "h1.txt", tmp_path / "r1.txt"
     one_hyp.write_text(hyps.read_text().splitlines()[1] + "\n")
     one_ref.write_text(refs.read_text().splitlines()[1] + "\n")
-    assert run(capsys, "score", "--hyps", str(one_hyp), "--refs", str(one_ref), "--out", str(out_one), *common)[0] == 0
+    assert (
+        run(capsys, "score", "--hyps", str(one_hyp), "--refs", str(one_ref), "--scores", str(out_one), *common)[0] == 0
+    )
     alone = json.loads(out_one.read_text().splitlines()[0])["score"]
     assert alone == pytest.approx(json.loads(out_all.read_text().splitlines()[1])["score"])  # not its neighbours'
     code, stdout, _ = run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), "--normalization", "set", *common)
@@ -105,13 +135,29 @@ def test_mixed_combination_by_weights_then_by_its_saved_recipe(capsys, texts, ti
     hyps, refs, _ = texts
     common = ["--metric", "menli+chrf+bleu", "--nli-model", str(tiny["nli"]), "--quiet"]
     recipe, out_all = tmp_path / "mix.json", tmp_path / "all.jsonl"
-    code, stdout, stderr = run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), "--weights", "0.2,0.5,0.3",
-                               "--save-normalization", str(recipe), "--out", str(out_all), *common)
+    code, stdout, stderr = run(
+        capsys,
+        "score",
+        "--hyps",
+        str(hyps),
+        "--refs",
+        str(refs),
+        "--weights",
+        "0.2,0.5,0.3",
+        "--save-normalization",
+        str(recipe),
+        "--scores",
+        str(out_all),
+        *common,
+    )
     assert code == 0 and "no packaged recipe" in "\n".join(stderr)
     assert "w:0.2,0.5,0.3|norm:set" in json.loads(stdout[-1])["signature"]
     hyp_lines, ref_lines = hyps.read_text().splitlines(), refs.read_text().splitlines()
-    parts = [MENLIScorer(model=str(tiny["nli"])).score(hyp_lines, ref_lines),
-             SacreBleuScorer("chrf").score(hyp_lines, ref_lines), SacreBleuScorer("bleu").score(hyp_lines, ref_lines)]
+    parts = [
+        MENLIScorer(model=str(tiny["nli"])).score(hyp_lines, ref_lines),
+        SacreBleuScorer("chrf").score(hyp_lines, ref_lines),
+        SacreBleuScorer("bleu").score(hyp_lines, ref_lines),
+    ]
     saved = MixRecipe.load(recipe)
     scores = [json.loads(line)["score"] for line in out_all.read_text().splitlines()]
     assert scores == pytest.approx(list(mix(parts, [0.2, 0.5, 0.3], [p.range for p in saved.parts])))
@@ -119,26 +165,50 @@ def test_mixed_combination_by_weights_then_by_its_saved_recipe(capsys, texts, ti
     one_hyp, one_ref, out_one = tmp_path / "h1.txt", tmp_path / "r1.txt", tmp_path / "one.jsonl"
     one_hyp.write_text(hyp_lines[2] + "\n")
     one_ref.write_text(ref_lines[2] + "\n")
-    code, stdout, _ = run(capsys, "score", "--hyps", str(one_hyp), "--refs", str(one_ref), "--normalization",
-                          str(recipe), "--out", str(out_one), *common)
+    code, stdout, _ = run(
+        capsys,
+        "score",
+        "--hyps",
+        str(one_hyp),
+        "--refs",
+        str(one_ref),
+        "--normalization",
+        str(recipe),
+        "--scores",
+        str(out_one),
+        *common,
+    )
     assert code == 0 and "w:0.2,0.5,0.3|norm:stored" in json.loads(stdout[-1])["signature"]
     assert json.loads(out_one.read_text())["score"] == pytest.approx(scores[2])
 
     with pytest.raises(SystemExit):  # argparse: usage and exit code 2
         run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), "--weights", "0.2,x,0.3", *common)
     assert "comma-separated numbers" in capsys.readouterr().err
-    for extra, message in [(["--weights", "0.2,0.5"], "2 weights for 3 parts"),
-                           ([], "no packaged recipe was fitted with these models"),
-                           (["--normalization", "set"], "needs --weights"),
-                           (["--normalization", str(tmp_path / "nope.json")], "--normalization: config file not found"),
-                           (["--metric", "menli+chrf", "--weights", "0.5,0.5"], "menli+chrf takes --weight")]:
+    for extra, message in [
+        (["--weights", "0.2,0.5"], "2 weights for 3 parts"),
+        ([], "no packaged recipe was fitted with these models"),
+        (["--normalization", "set"], "needs --weights"),
+        (["--normalization", str(tmp_path / "nope.json")], "--normalization: config file not found"),
+        (["--metric", "menli+chrf", "--weights", "0.5,0.5"], "menli+chrf takes --weight"),
+    ]:
         code, stdout, stderr = run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), *common, *extra)
         assert code == 1 and len(stderr) == 1 and message in stderr[0], (extra, stderr)
 
 
 def _save(capsys, hyps, refs, common, path):
-    code, _, _ = run(capsys, "score", "--hyps", str(hyps), "--refs", str(refs), "--normalization", "set",
-                     "--save-normalization", str(path), *common)
+    code, _, _ = run(
+        capsys,
+        "score",
+        "--hyps",
+        str(hyps),
+        "--refs",
+        str(refs),
+        "--normalization",
+        "set",
+        "--save-normalization",
+        str(path),
+        *common,
+    )
     assert code == 0
     return path
 
@@ -154,8 +224,9 @@ def test_menli_task_sets_the_papers_pooling_and_explicit_options_win(capsys, tex
 
     assert "formula:e|direction:<->" in signature("--refs", str(refs))
     assert "formula:e-c|direction:<-" in signature("--refs", str(refs), "--task", "summarization")
-    assert "formula:-c|direction:->|anchor:src" in signature("--srcs", str(srcs), "--reference-free", "--task",
-                                                             "summarization")
+    assert "formula:-c|direction:->|anchor:src" in signature(
+        "--srcs", str(srcs), "--reference-free", "--task", "summarization"
+    )
     assert "formula:e|direction:<-" in signature("--refs", str(refs), "--task", "summarization", "--formula", "e")
     code, _, stderr = run(capsys, "score", "--metric", "menli", *common, "--refs", str(refs), "--formula", "x")
     assert code == 1 and "unknown MENLI formula 'x'" in stderr[-1]
@@ -175,16 +246,16 @@ def test_task_strategy_is_the_papers_table():
 def test_the_clis_written_out_choices_are_menlis_own():
     """evaluate.py writes MENLI's tasks, formulas and directions out (importing menli would load torch for --help),
     so a task or formula added to menli must show up here or this fails."""
-    from menli import DIRECTIONS, FORMULAS, TASKS
-
     import argparse
+
+    from menli import DIRECTIONS, FORMULAS, TASKS
 
     commands = next(a for a in evaluate.make_parser()._actions if isinstance(a, argparse._SubParsersAction))
     options = {a.dest: a for a in commands.choices["score"]._actions}
     assert tuple(options["task"].choices) == TASKS
     helps = {dest: action.help for dest, action in options.items()}
     assert f"MENLI formula: {', '.join(FORMULAS)} " in helps["formula"]
-    assert f"MENLI direction: {', '.join(DIRECTIONS)} " in helps["direction"]
+    assert all(direction in helps["direction"] for direction in DIRECTIONS)
 
 
 def test_bertscore_on_a_tiny_encoder_is_the_librarys_and_layer_picks_the_layer(capsys, texts, tiny, tmp_path):
@@ -195,8 +266,22 @@ def test_bertscore_on_a_tiny_encoder_is_the_librarys_and_layer_picks_the_layer(c
 
     def cli(*extra: str) -> list[float]:
         out = tmp_path / "bertscore.jsonl"
-        code, _, _ = run(capsys, "score", "--metric", "bertscore", "--encoder", str(tiny["encoder"]),
-                         "--hyps", str(hyps), "--refs", str(refs), "--out", str(out), "--quiet", *extra)
+        code, _, _ = run(
+            capsys,
+            "score",
+            "--metric",
+            "bertscore",
+            "--encoder",
+            str(tiny["encoder"]),
+            "--hyps",
+            str(hyps),
+            "--refs",
+            str(refs),
+            "--scores",
+            str(out),
+            "--quiet",
+            *extra,
+        )
         assert code == 0
         return [json.loads(line)["score"] for line in out.read_text().splitlines()]
 
@@ -207,12 +292,22 @@ def test_bertscore_on_a_tiny_encoder_is_the_librarys_and_layer_picks_the_layer(c
     assert max(abs(a - b) for a, b in zip(last, first_layer)) > 1e-6, "--layer 1 scored the last layer"
 
 
-@pytest.mark.parametrize("case", ["mismatch", "empty", "non_utf8", "unknown_metric", "missing_checkpoint", "bad_combo",
-                                  "missing_sescore_checkpoint"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "mismatch",
+        "empty",
+        "non_utf8",
+        "unknown_metric",
+        "missing_checkpoint",
+        "bad_combo",
+        "missing_sescore_checkpoint",
+    ],
+)
 def test_bad_input_exits_nonzero_with_one_line_and_writes_nothing(capsys, texts, tmp_path, case):
     hyps, refs, _ = texts
     out = tmp_path / "never.jsonl"
-    metric, nli = "chrf", "packaged:nli-minilm"
+    metric, nli = "chrf", None
     if case == "mismatch":
         refs.write_text("only one line\n")
     elif case == "empty":
@@ -228,13 +323,33 @@ def test_bad_input_exits_nonzero_with_one_line_and_writes_nothing(capsys, texts,
     extra = []
     if case == "missing_sescore_checkpoint":
         metric, extra = "sescore", ["--checkpoint", str(tmp_path / "no_such_sescore")]
-    code, stdout, stderr = run(capsys, "score", "--metric", metric, "--nli-model", nli, "--hyps", str(hyps),
-                               "--refs", str(refs), "--out", str(out), "--quiet", *extra)
+    nli_flag = ["--nli-model", nli] if nli else []
+    code, stdout, stderr = run(
+        capsys,
+        "score",
+        "--metric",
+        metric,
+        *nli_flag,
+        "--hyps",
+        str(hyps),
+        "--refs",
+        str(refs),
+        "--scores",
+        str(out),
+        "--quiet",
+        *extra,
+    )
     assert code == 1
     assert len(stderr) == 1 and stderr[0].startswith("error: ")
-    expected = {"mismatch": "mismatched lengths", "empty": "file is empty", "non_utf8": "not valid UTF-8",
-                "unknown_metric": "unknown metric 'rouge-99'", "missing_checkpoint": "no directory",
-                "bad_combo": "menli+<metric>", "missing_sescore_checkpoint": "no such directory"}[case]
+    expected = {
+        "mismatch": "mismatched lengths",
+        "empty": "file is empty",
+        "non_utf8": "not valid UTF-8",
+        "unknown_metric": "unknown metric 'rouge-99'",
+        "missing_checkpoint": "no directory",
+        "bad_combo": "combinations start with menli",
+        "missing_sescore_checkpoint": "no such directory",
+    }[case]
     assert expected in stderr[0]
     assert not out.exists() and stdout == []
 
@@ -242,15 +357,26 @@ def test_bad_input_exits_nonzero_with_one_line_and_writes_nothing(capsys, texts,
 def _judged(tmp_path):
     rows = []
     refs = {1: "the cat sat on the mat", 2: "a dog runs in the park"}
-    outputs = {"good": {1: "the cat sat on the mat", 2: "a dog runs in the park"},
-               "mid": {1: "the cat sat on a rug", 2: "a dog walks in a park"},
-               "bad": {1: "dogs fly", 2: "cats sing loudly"},
-               "ref-B": {1: "a cat was sitting on the mat", 2: "one dog is running in the park"}}
+    outputs = {
+        "good": {1: "the cat sat on the mat", 2: "a dog runs in the park"},
+        "mid": {1: "the cat sat on a rug", 2: "a dog walks in a park"},
+        "bad": {1: "dogs fly", 2: "cats sing loudly"},
+        "ref-B": {1: "a cat was sitting on the mat", 2: "one dog is running in the park"},
+    }
     human = {"good": 0.0, "mid": -5.0, "bad": -20.0, "ref-B": -1.0}
     for system, by_item in outputs.items():
         for item, hyp in by_item.items():
-            rows.append({"lp": "xx-en", "item_id": item, "system": system, "src": "", "refs": [refs[item]],
-                         "hyp": hyp, "scores": {"mqm": human[system]}})
+            rows.append(
+                {
+                    "lp": "xx-en",
+                    "item_id": item,
+                    "system": system,
+                    "src": "",
+                    "refs": [refs[item]],
+                    "hyp": hyp,
+                    "scores": {"mqm": human[system]},
+                }
+            )
     path = tmp_path / "judged.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
     return path
@@ -263,16 +389,23 @@ def test_correlate_reports_all_statistics_with_and_without_human_systems(capsys,
     assert {"tau_like", "kendall_b", "pearson", "system_pearson", "n", "signature"} <= set(result)
     assert result["n"] == 8 and result["without_human_systems"]["n"] == 6
     assert result["without_human_systems"]["tau_like"] == pytest.approx(1.0)
-    code, stdout, _ = run(capsys, "correlate", "--metric", "chrf", "--data", str(_judged(tmp_path)), "--limit", "1", "--quiet")
+    code, stdout, _ = run(
+        capsys, "correlate", "--metric", "chrf", "--data", str(_judged(tmp_path)), "--limit", "1", "--quiet"
+    )
     assert json.loads(stdout[-1])["n"] == 4
-    code, stdout, _ = run(capsys, "correlate", "--metric", "chrf", "--data", str(_judged(tmp_path)), "--skip", "1", "--quiet")
+    code, stdout, _ = run(
+        capsys, "correlate", "--metric", "chrf", "--data", str(_judged(tmp_path)), "--skip", "1", "--quiet"
+    )
     assert json.loads(stdout[-1])["n"] == 4 and json.loads(stdout[-1])["skip_items"] == 1
 
 
 def test_correlate_accepts_data_to_text_sources_given_as_lists(capsys, tmp_path):
     """WebNLG sources are lists of triples; they must not break the de-duplication of scored triples."""
     path = _judged(tmp_path)
-    rows = [dict(json.loads(line), src=["Cat | sits_on | Mat", "Dog | runs_in | Park"]) for line in path.read_text().splitlines()]
+    rows = [
+        dict(json.loads(line), src=["Cat | sits_on | Mat", "Dog | runs_in | Park"])
+        for line in path.read_text().splitlines()
+    ]
     path.write_text("\n".join(json.dumps(r) for r in rows))
     code, stdout, _ = run(capsys, "correlate", "--metric", "chrf", "--data", str(path), "--quiet")
     assert code == 0 and json.loads(stdout[-1])["n"] == 8
@@ -280,11 +413,24 @@ def test_correlate_accepts_data_to_text_sources_given_as_lists(capsys, tmp_path)
 
 def test_adversarial_reports_per_type_and_mean(capsys, tmp_path):
     rows = [
-        {"error": "neg", "src": "s", "refs": ["the cat sat on the mat"], "r": "a cat sat on the mat",
-         "hyp_para": "the cat sat on the mat today", "hyp_adv_based": "the cat did not sit on the mat",
-         "hyp_adv_free": "no cat"},
-        {"error": "typo", "src": "s", "refs": ["a dog runs fast"], "r": "the dog runs fast",
-         "hyp_para": "one dog is running quickly", "hyp_adv_based": "a dgo runs fast", "hyp_adv_free": "dgo"},
+        {
+            "error": "neg",
+            "src": "s",
+            "refs": ["the cat sat on the mat"],
+            "r": "a cat sat on the mat",
+            "hyp_para": "the cat sat on the mat today",
+            "hyp_adv_based": "the cat did not sit on the mat",
+            "hyp_adv_free": "no cat",
+        },
+        {
+            "error": "typo",
+            "src": "s",
+            "refs": ["a dog runs fast"],
+            "r": "the dog runs fast",
+            "hyp_para": "one dog is running quickly",
+            "hyp_adv_based": "a dgo runs fast",
+            "hyp_adv_free": "dgo",
+        },
     ]
     path = tmp_path / "adv.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
@@ -298,14 +444,22 @@ def test_adversarial_reports_per_type_and_mean(capsys, tmp_path):
 def _multiref(tmp_path):
     rows = [
         {"item_id": i, "src": "", "refs": [a, b], "hyp": a, "system": "x"}
-        for i, (a, b) in enumerate([
-            ("The old man walked to the market in the morning and bought fresh bread.",
-             "In the morning the old man went to the market and bought fresh bread."),
-            ("She said the new bridge will open to traffic next year.",
-             "According to her, the new bridge opens to traffic next year."),
-            ("The team played well but lost the final game by two points.",
-             "The team played a good match but lost the final by two points."),
-        ])
+        for i, (a, b) in enumerate(
+            [
+                (
+                    "The old man walked to the market in the morning and bought fresh bread.",
+                    "In the morning the old man went to the market and bought fresh bread.",
+                ),
+                (
+                    "She said the new bridge will open to traffic next year.",
+                    "According to her, the new bridge opens to traffic next year.",
+                ),
+                (
+                    "The team played well but lost the final game by two points.",
+                    "The team played a good match but lost the final by two points.",
+                ),
+            ]
+        )
     ]
     path = tmp_path / "multiref.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
@@ -314,9 +468,23 @@ def _multiref(tmp_path):
 
 def test_stress_with_a_toolkit_metric_and_a_plain_callable(capsys, tmp_path):
     out = tmp_path / "stress"
-    code, stdout, _ = run(capsys, "stress", "--metric", "chrf,py:stress_toy_metric:jaccard", "--data", str(_multiref(tmp_path)),
-                          "--tests", "truncation,local_swap", "--seeds", "1,2", "--out", str(out), "--quiet",
-                          "--min-applied", "3")
+    code, stdout, _ = run(
+        capsys,
+        "stress",
+        "--metric",
+        "chrf,py:stress_toy_metric:jaccard",
+        "--data",
+        str(_multiref(tmp_path)),
+        "--tests",
+        "truncation,local_swap",
+        "--seeds",
+        "1,2",
+        "--out",
+        str(out),
+        "--quiet",
+        "--min-applied",
+        "3",
+    )
     assert code == 0
     report = json.loads(stdout[-1])
     assert report["tests"]["truncation"]["passed"]["chrf"] is True
@@ -332,8 +500,21 @@ def test_stress_resumes_from_its_stored_scores_and_rescores_an_edited_callable(c
     module = tmp_path / "stress_edited_metric.py"
     module.write_text("def score(hyps, refs, srcs):\n    return [float(len(h)) for h in hyps]\n")
     out = tmp_path / "stress"
-    argv = ["stress", "--metric", "chrf,py:stress_edited_metric:score", "--data", str(_multiref(tmp_path)),
-            "--tests", "truncation,local_swap", "--seeds", "1,2", "--out", str(out), "--min-applied", "3"]
+    argv = [
+        "stress",
+        "--metric",
+        "chrf,py:stress_edited_metric:score",
+        "--data",
+        str(_multiref(tmp_path)),
+        "--tests",
+        "truncation,local_swap",
+        "--seeds",
+        "1,2",
+        "--out",
+        str(out),
+        "--min-applied",
+        "3",
+    ]
     code, stdout, stderr = run(capsys, *argv)
     assert code == 0 and "chrf: 0 stored" in "\n".join(stderr)
     first = json.loads(stdout[-1])
@@ -344,7 +525,10 @@ def test_stress_resumes_from_its_stored_scores_and_rescores_an_edited_callable(c
     code, stdout, stderr = run(capsys, *argv)  # the same run again: nothing is scored twice, the report is the same
     assert code == 0
     rows = len(stored[first["setup"]["scoring"]["chrf"]["signature"]])
-    assert f"chrf: {rows} stored, 0 to score" in stderr and f"py:stress_edited_metric:score: {rows} stored, 0 to score" in stderr
+    assert (
+        f"chrf: {rows} stored, 0 to score" in stderr
+        and f"py:stress_edited_metric:score: {rows} stored, 0 to score" in stderr
+    )
     again = json.loads(stdout[-1])
     assert again["tests"] == first["tests"] and again["summary"] == first["summary"]
 
@@ -362,16 +546,35 @@ def test_stress_resumes_from_its_stored_scores_and_rescores_an_edited_callable(c
 
 
 def test_stress_scores_a_set_normalised_combination_in_one_call_and_stores_it_only_with_fixed_ranges(
-        capsys, tmp_path, tiny, monkeypatch):
-    from menli import CombinedScorer
+    capsys, tmp_path, tiny, monkeypatch
+):
+    from menli import MixedScorer
 
     calls = []
-    original = CombinedScorer.score
-    monkeypatch.setattr(CombinedScorer, "score", lambda self, h, r, s=None: calls.append(len(h)) or original(self, h, r, s))
+    original = MixedScorer.score
+    monkeypatch.setattr(
+        MixedScorer, "score", lambda self, h, r, s=None: calls.append(len(h)) or original(self, h, r, s)
+    )
     out = tmp_path / "stress"
-    argv = ["stress", "--metric", "menli+chrf", "--nli-model", str(tiny["nli"]), "--data", str(_multiref(tmp_path)),
-            "--tests", "truncation,local_swap", "--seeds", "1,2", "--out", str(out), "--min-applied", "3",
-            "--chunk", "5"]
+    argv = [
+        "stress",
+        "--metric",
+        "menli+chrf",
+        "--nli-model",
+        str(tiny["nli"]),
+        "--data",
+        str(_multiref(tmp_path)),
+        "--tests",
+        "truncation,local_swap",
+        "--seeds",
+        "1,2",
+        "--out",
+        str(out),
+        "--min-applied",
+        "3",
+        "--chunk",
+        "5",
+    ]
     code, stdout, stderr = run(capsys, *argv)
     assert code == 0 and len(calls) == 1 and calls[0] > 5  # all rows at once: the ranges are fitted on them all
     assert "not stored" in json.loads(stdout[-1])["setup"]["scoring"]["menli+chrf"]["scores"]
@@ -389,8 +592,21 @@ def test_stress_scores_a_set_normalised_combination_in_one_call_and_stores_it_on
 
 def test_stress_too_few_items_are_shown_not_judged_and_a_stored_report_can_be_rejudged(capsys, tmp_path):
     out = tmp_path / "stress"
-    code, stdout, _ = run(capsys, "stress", "--metric", "chrf", "--data", str(_multiref(tmp_path)),
-                          "--tests", "truncation", "--seeds", "1", "--out", str(out), "--quiet")  # default minimum
+    code, stdout, _ = run(
+        capsys,
+        "stress",
+        "--metric",
+        "chrf",
+        "--data",
+        str(_multiref(tmp_path)),
+        "--tests",
+        "truncation",
+        "--seeds",
+        "1",
+        "--out",
+        str(out),
+        "--quiet",
+    )  # default minimum
     assert code == 0
     report = json.loads(stdout[-1])
     truncation = report["tests"]["truncation"]
@@ -401,23 +617,49 @@ def test_stress_too_few_items_are_shown_not_judged_and_a_stored_report_can_be_re
     assert "| truncation | fluency | 3/3 |" in table and "| too few |" in table and "| 0/0 |" in table
     stored = (out / "report.json").read_text()
 
-    code, stdout, _ = run(capsys, "stress-report", "--report", str(out), "--min-applied", "3", "--out", str(tmp_path / "re"))
+    code, stdout, _ = run(
+        capsys, "stress-report", "--report", str(out), "--min-applied", "3", "--out", str(tmp_path / "re")
+    )
     assert code == 0
     rejudged = json.loads(stdout[-1])
     assert rejudged["tests"]["truncation"]["passed"] == {"chrf": True}
     assert rejudged["tests"]["truncation"]["metrics"] == {
-        "chrf": {**truncation["metrics"]["chrf"], "passed": True}}  # same curve, new verdict only
+        "chrf": {**truncation["metrics"]["chrf"], "passed": True}
+    }  # same curve, new verdict only
     assert "| 1/1 |" in (tmp_path / "re" / "report.md").read_text()
     assert (out / "report.json").read_text() == stored  # --out elsewhere leaves the original alone
     assert (out / "plots" / "truncation.png").is_file() and (tmp_path / "re" / "plots" / "truncation.png").is_file()
 
     # --no-plots: the same report and table, no PNG
-    code, stdout, _ = run(capsys, "stress-report", "--report", str(out), "--min-applied", "3", "--out",
-                          str(tmp_path / "bare"), "--no-plots")
+    code, stdout, _ = run(
+        capsys,
+        "stress-report",
+        "--report",
+        str(out),
+        "--min-applied",
+        "3",
+        "--out",
+        str(tmp_path / "bare"),
+        "--no-plots",
+    )
     assert code == 0 and json.loads(stdout[-1]) == rejudged
     assert sorted(p.name for p in (tmp_path / "bare").iterdir()) == ["report.json", "report.md"]
-    code, stdout, _ = run(capsys, "stress", "--metric", "chrf", "--data", str(_multiref(tmp_path)), "--tests",
-                          "truncation", "--seeds", "1", "--out", str(tmp_path / "bare2"), "--quiet", "--no-plots")
+    code, stdout, _ = run(
+        capsys,
+        "stress",
+        "--metric",
+        "chrf",
+        "--data",
+        str(_multiref(tmp_path)),
+        "--tests",
+        "truncation",
+        "--seeds",
+        "1",
+        "--out",
+        str(tmp_path / "bare2"),
+        "--quiet",
+        "--no-plots",
+    )
     assert code == 0 and json.loads(stdout[-1])["tests"] == report["tests"]
     assert not (tmp_path / "bare2" / "plots").exists()
 
@@ -444,8 +686,18 @@ def test_plain_callable_errors_are_one_line(capsys, texts):
 
 def test_make_adversarial_writes_menli_rows_the_protocol_reads(capsys, tmp_path):
     out = tmp_path / "adv.jsonl"
-    code, stdout, _ = run(capsys, "make-adversarial", "--data", str(_multiref(tmp_path)), "--out", str(out),
-                          "--types", "neg,jumble,typo", "--seed", "3")
+    code, stdout, _ = run(
+        capsys,
+        "make-adversarial",
+        "--data",
+        str(_multiref(tmp_path)),
+        "--rows",
+        str(out),
+        "--types",
+        "neg,jumble,typo",
+        "--seed",
+        "3",
+    )
     assert code == 0
     summary = json.loads(stdout[-1])
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -459,21 +711,21 @@ def test_make_adversarial_writes_menli_rows_the_protocol_reads(capsys, tmp_path)
 def test_quiet_reaches_the_model_metrics_progress_bars(quiet, tmp_path):
     """--quiet must silence every metric's bars, including MARS (its YAML default is on) and SEScore."""
     extra = ["--quiet"] if quiet else []
-    args = evaluate.make_parser().parse_args(
-        ["score", "--metric", "mars", "--hyps", "h", "--refs", "r", "--mars-cache", str(tmp_path), *extra])
-    mars_scorer = evaluate.build_scorer("mars", args)
+    mars_scorer = from_cli(
+        ["score", "--metric", "mars", "--hyps", "h", "--refs", "r", "--mars-cache", str(tmp_path), *extra]
+    )
     assert mars_scorer.config.progress is (not quiet)
     assert str(mars_scorer.config.cache_dir) == str(tmp_path)
-    assert evaluate.build_scorer("sescore", args).progress is (not quiet)
+    assert from_cli(["score", "--metric", "sescore", "--hyps", "h", "--refs", "r", *extra]).progress is (not quiet)
 
 
 def test_mars_window_words_flag_overrides_the_config():
     base = ["score", "--metric", "mars", "--hyps", "h", "--refs", "r"]
-    default = evaluate.build_scorer("mars", evaluate.make_parser().parse_args(base)).config.masking.window_words
-    unbounded = evaluate.build_scorer("mars", evaluate.make_parser().parse_args(base + ["--mars-window-words", "0"]))
+    default = from_cli(base).config.masking.window_words
+    unbounded = from_cli(base + ["--mars-window-words", "0"])
     assert unbounded.config.masking.window_words == 0 and default > 0  # the shipped config bounds the cost
     with pytest.raises(ValueError, match="window_words must be an integer >= 0"):
-        evaluate.build_scorer("mars", evaluate.make_parser().parse_args(base + ["--mars-window-words", "-3"]))
+        from_cli(base + ["--mars-window-words", "-3"])
 
 
 @pytest.mark.parametrize("ablation", ["no_planning", "no_context"])
@@ -482,13 +734,13 @@ def test_mars_ablation_flag_builds_the_ablated_config(ablation):
     from nlgmetrics.resources import config_path
 
     base = ["score", "--metric", "mars", "--hyps", "h", "--refs", "r", "--quiet"]
-    built = evaluate.build_scorer("mars", evaluate.make_parser().parse_args(base + ["--ablation", ablation])).config
-    full = evaluate.build_scorer("mars", evaluate.make_parser().parse_args(base)).config
+    built = from_cli(base + ["--ablation", ablation]).config
+    full = from_cli(base).config
     expected = load_config(config_path("mars/offline.yaml"), {"progress": False}, ablation)
     assert built == expected and built != full
     # the paper's naive baseline needs a masked LM, which the offline config has none of: said before any model loads
     with pytest.raises(ValueError, match="augmenter 'naive' needs models.masked_lm"):
-        evaluate.build_scorer("mars", evaluate.make_parser().parse_args(base + ["--ablation", "naive"]))
+        from_cli(base + ["--ablation", "naive"])
 
 
 def test_correlate_human_picks_the_score_and_refuses_to_guess(capsys, tmp_path):
@@ -506,13 +758,26 @@ def test_correlate_human_picks_the_score_and_refuses_to_guess(capsys, tmp_path):
         results[key] = json.loads(stdout[-1])
         assert results[key]["human"] == key
     assert results["mqm"]["pearson"] == pytest.approx(-results["fluency"]["pearson"]) and results["mqm"]["pearson"] > 0
-    code, _, stderr = run(capsys, "correlate", "--metric", "chrf", "--data", str(data), "--human", "adequacy", "--quiet")
+    code, _, stderr = run(
+        capsys, "correlate", "--metric", "chrf", "--data", str(data), "--human", "adequacy", "--quiet"
+    )
     assert code == 1 and "human score 'adequacy' not in the data; available: fluency, mqm" in stderr[-1]
 
 
 def test_correlate_versus_adds_a_paired_bootstrap(capsys, tmp_path):
-    code, stdout, _ = run(capsys, "correlate", "--metric", "chrf", "--versus", "bleu", "--bootstrap", "50",
-                          "--data", str(_judged(tmp_path)), "--quiet")
+    code, stdout, _ = run(
+        capsys,
+        "correlate",
+        "--metric",
+        "chrf",
+        "--versus",
+        "bleu",
+        "--bootstrap",
+        "50",
+        "--data",
+        str(_judged(tmp_path)),
+        "--quiet",
+    )
     assert code == 0
     result = json.loads(stdout[-1])
     versus = result["versus"]
@@ -532,16 +797,27 @@ def test_correlate_versus_adds_a_paired_bootstrap(capsys, tmp_path):
     assert versus["segment"]["pearson"]["a"] == pytest.approx(result["pearson"])
     assert versus["segment"]["pearson"]["b"] == pytest.approx(np.corrcoef(bleu, human)[0, 1])
     assert versus["segment"]["kendall_b"]["b"] == pytest.approx(kendalltau(bleu, human, variant="b").statistic)
-    code, _, stderr = run(capsys, "correlate", "--metric", "chrf", "--versus", "bleu", "--bootstrap", "0",
-                          "--data", str(_judged(tmp_path)), "--quiet")
+    code, _, stderr = run(
+        capsys,
+        "correlate",
+        "--metric",
+        "chrf",
+        "--versus",
+        "bleu",
+        "--bootstrap",
+        "0",
+        "--data",
+        str(_judged(tmp_path)),
+        "--quiet",
+    )
     assert code == 1 and "--bootstrap" in stderr[-1]
 
 
 def test_sescore_checkpoint_flag_takes_one_folder_or_an_ensemble():
     base = ["score", "--metric", "sescore", "--hyps", "h", "--refs", "r"]
-    default = evaluate.build_scorer("sescore", evaluate.make_parser().parse_args(base))
-    one = evaluate.build_scorer("sescore", evaluate.make_parser().parse_args(base + ["--checkpoint", "a"]))
-    several = evaluate.build_scorer("sescore", evaluate.make_parser().parse_args(base + ["--checkpoint", "a", "b"]))
+    default = from_cli(base)
+    one = from_cli(base + ["--checkpoint", "a"])
+    several = from_cli(base + ["--checkpoint", "a", "b"])
     assert [Path(c).name for c in default.checkpoints] == ["mpnet-v2"]  # the shipped default, one model
     assert one.checkpoints == ["a"] and several.checkpoints == ["a", "b"]
 
@@ -549,12 +825,22 @@ def test_sescore_checkpoint_flag_takes_one_folder_or_an_ensemble():
 def test_sescore_in_a_menli_mix_defaults_to_the_model_the_packaged_recipe_was_fitted_with():
     """The packaged menli+sescore+lm-ratio recipe names the MiniLM ensemble; with the mpnet default as its part the
     documented command would find no recipe. An explicit --checkpoint still wins (and is checked by the recipe)."""
-    base = ["score", "--metric", "menli+sescore+lm-ratio", "--hyps", "h", "--refs", "r", "--normalization", "set",
-            "--weights", "0.1,0.6,0.3"]
-    mixed = evaluate.build_scorer("menli+sescore+lm-ratio", evaluate.make_parser().parse_args(base))
+    base = [
+        "score",
+        "--metric",
+        "menli+sescore+lm-ratio",
+        "--hyps",
+        "h",
+        "--refs",
+        "r",
+        "--normalization",
+        "set",
+        "--weights",
+        "0.1,0.6,0.3",
+    ]
+    mixed = from_cli(base)
     assert [Path(c).parent.name for c in mixed.partners[0].checkpoints] == ["minilm-v2"] * 3
-    mine = evaluate.build_scorer("menli+sescore+lm-ratio",
-                                 evaluate.make_parser().parse_args(base + ["--checkpoint", "a"]))
+    mine = from_cli(base + ["--checkpoint", "a"])
     assert mine.partners[0].checkpoints == ["a"]
-    alone = evaluate.build_scorer("sescore", evaluate.make_parser().parse_args(base[:2] + ["sescore"] + base[3:7]))
+    alone = from_cli(base[:2] + ["sescore"] + base[3:7])
     assert [Path(c).name for c in alone.checkpoints] == ["mpnet-v2"]

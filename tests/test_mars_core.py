@@ -1,4 +1,5 @@
 """MARS pieces that need no model: knapsack, LCS, costs, templates, idf, config, weights, planning maths, cache."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -20,8 +21,8 @@ from mars.masking import AnalysedText, build_templates, choose_mask, mask_costs,
 from mars.planning import draw, plan_logits_head, plan_logits_hidden, sampling_probs
 from mars.template import Blank, Template, TextBlock, template_from_mask
 
-
 # --- knapsack ---------------------------------------------------------------------------------------------------
+
 
 def _brute_force(values, costs, capacity):
     best = 0.0
@@ -55,8 +56,13 @@ def test_knapsack_prefers_cheap_high_priority_items():
 
 @pytest.mark.parametrize(
     "values,costs,capacity,message",
-    [([1.0], [1, 2], 3, "differ in length"), ([1.0], [-1], 3, "non-negative"), ([1.0], [1], -1, "capacity"),
-     ([float("nan")], [1], 1, "finite"), ([1.0], [1.5], 2, "integer")],
+    [
+        ([1.0], [1, 2], 3, "differ in length"),
+        ([1.0], [-1], 3, "non-negative"),
+        ([1.0], [1], -1, "capacity"),
+        ([float("nan")], [1], 1, "finite"),
+        ([1.0], [1.5], 2, "integer"),
+    ],
 )
 def test_knapsack_rejects_bad_input(values, costs, capacity, message):
     with pytest.raises(ValueError, match=message):
@@ -64,6 +70,7 @@ def test_knapsack_rejects_bad_input(values, costs, capacity, message):
 
 
 # --- LCS and costs ----------------------------------------------------------------------------------------------
+
 
 def _lcs_length(a, b):
     table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
@@ -95,6 +102,7 @@ def test_lcs_words_cost_ten_others_one():
 
 # --- priorities, masks and templates ----------------------------------------------------------------------------
 
+
 def test_priorities_favour_frequent_and_adjective_words():
     idf = IdfTable(100, {"the": 100, "red": 10, "car": 10, "stopped": 10})
     config = MaskingConfig()
@@ -119,7 +127,10 @@ def test_template_blocks_group_runs_and_render_the_original():
     spaces = [" ", " ", " ", "", " "]
     template = template_from_mask(words, spaces, [False, True, True, False, True], 0.6)
     assert template.blocks == (
-        TextBlock("she", ""), Blank(2, "called for", " "), TextBlock("help", " "), Blank(1, ".", ""),
+        TextBlock("she", ""),
+        Blank(2, "called for", " "),
+        TextBlock("help", " "),
+        Blank(1, ".", ""),
     )
     assert template.original() == "she called for help."
     assert template.display() == "she [B][B] help[B]"
@@ -156,8 +167,11 @@ def test_window_keeps_only_the_first_maskable_words_maskable():
 def test_window_words_bounds_the_blanks_and_each_ratios_budget():
     """Issue 16: a long reference is masked only in its first N words, so the LM never reads its tail."""
     words = "she called for help and waited for the tow truck .".split()
-    reference = AnalysedText(tuple(words), tuple([" "] * 10 + [""]),
-                             ("PRON", "VERB", "ADP", "NOUN", "CCONJ", "VERB", "ADP", "DET", "NOUN", "NOUN", "PUNCT"))
+    reference = AnalysedText(
+        tuple(words),
+        tuple([" "] * 10 + [""]),
+        ("PRON", "VERB", "ADP", "NOUN", "CCONJ", "VERB", "ADP", "DET", "NOUN", "NOUN", "PUNCT"),
+    )
     idf = IdfTable(10, {"the": 10, "for": 9, "and": 9, ".": 10, "she": 8, "help": 2, "tow": 1, "truck": 1})
     ratios = [0.0, 0.2, 0.4, 0.6, 0.8]
     unbounded = build_templates(reference, [], ratios, idf, MaskingConfig())
@@ -172,6 +186,7 @@ def test_window_words_bounds_the_blanks_and_each_ratios_budget():
 
 
 # --- idf ----------------------------------------------------------------------------------------------------------
+
 
 def test_fit_idf_counts_documents_not_occurrences(tmp_path):
     table = fit_idf(["the cat the cat", "The dog", "a bird"], str.split)
@@ -195,6 +210,7 @@ def test_default_idf_table_is_small_wikitext_and_frequent_words_have_low_idf():
 
 # --- config -------------------------------------------------------------------------------------------------------
 
+
 def test_config_files_load_and_differ_only_where_documented():
     offline = load_config("configs/mars/offline.yaml")
     paper = load_config("configs/mars/paper.yaml")
@@ -207,7 +223,7 @@ def test_config_files_load_and_differ_only_where_documented():
 
 
 def test_config_rejects_unknown_keys_and_bad_values():
-    with pytest.raises(ValueError, match="unknown key.*'cloze'.*temprature"):
+    with pytest.raises(ValueError, match=r"unknown key 'cloze\.temprature'; known in 'cloze': .*temperature"):
         load_config({"cloze": {"temprature": 1.0}})
     with pytest.raises(ValueError, match="increasing"):
         load_config({"masking": {"ratios": [0.4, 0.2]}})
@@ -237,11 +253,13 @@ def test_overrides_ablations_and_hashes():
     assert isinstance(load_config(base), MARSConfig)
     # the window is part of what changes augmented references; 0 (no bound) keeps the hashes of older configs
     assert "window_words" not in load_config(None, {"masking.window_words": 0}).augmentation_dict()["masking"]
-    assert stable_hash(load_config(None, {"masking.window_words": 64}).augmentation_dict()) != \
-        stable_hash(base.augmentation_dict())
+    assert stable_hash(load_config(None, {"masking.window_words": 64}).augmentation_dict()) != stable_hash(
+        base.augmentation_dict()
+    )
 
 
 # --- score maths ------------------------------------------------------------------------------------------------
+
 
 def test_geometric_weights_sum_to_one_with_ratio_q():
     w = geometric_weights(5, 0.5)
@@ -264,6 +282,7 @@ def test_weighted_cosine_by_hand():
 
 # --- planning maths ---------------------------------------------------------------------------------------------
 
+
 def _autograd_head_delta(E, h, future, eta, steps, xi):
     """Eq. 6 on an explicit output-projection delta D (logits = (E + D) h), by autograd."""
     D = torch.zeros_like(E)
@@ -280,8 +299,9 @@ def test_closed_form_head_planning_equals_autograd_on_a_head_delta():
     E, h = torch.randn(50, 8, generator=gen, dtype=torch.float64), torch.randn(8, generator=gen, dtype=torch.float64)
     future = torch.tensor([3, 7, 7, 11])
     expected = _autograd_head_delta(E, h, future, 0.3, 3, 1.3)
-    got = plan_logits_head((E @ h).unsqueeze(0), h.norm().view(1), future.view(1, -1), eta=0.3, steps=3,
-                           temperature=1.3)[0]
+    got = plan_logits_head(
+        (E @ h).unsqueeze(0), h.norm().view(1), future.view(1, -1), eta=0.3, steps=3, temperature=1.3
+    )[0]
     assert torch.allclose(got, expected, atol=1e-10)
     base_reward = torch.log_softmax(E @ h / 1.3, -1)[future].sum()
     assert torch.log_softmax(got / 1.3, -1)[future].sum() > base_reward  # planning moves toward the future text
@@ -322,6 +342,7 @@ def test_draw_depends_only_on_each_rows_generator():
 
 # --- cache --------------------------------------------------------------------------------------------------------
 
+
 def test_cache_round_trip_through_the_file(tmp_path):
     cache = AugmentationCache(tmp_path, "ns")
     assert cache.get("ref", "ctx", 0.2) is None
@@ -335,6 +356,7 @@ def test_cache_round_trip_through_the_file(tmp_path):
 
 
 # --- real references (shared data) --------------------------------------------------------------------------------
+
 
 def _data_root():
     import os

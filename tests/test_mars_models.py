@@ -1,4 +1,5 @@
 """MARS end to end on tiny random models: lockstep decoding, planning safety, cloze constraints, score, cache."""
+
 from __future__ import annotations
 
 import hashlib
@@ -47,8 +48,12 @@ def tiny(tmp_path_factory):
 
 def _config(tiny, tmp_path, arch="llama", **extra):
     values = {
-        "models": {"causal_lm": tiny[arch], "encoder": tiny["encoder"], "masked_lm": tiny["mlm"],
-                   "spacy": "packaged:en_core_web_sm"},
+        "models": {
+            "causal_lm": tiny[arch],
+            "encoder": tiny["encoder"],
+            "masked_lm": tiny["mlm"],
+            "spacy": "packaged:en_core_web_sm",
+        },
         "masking": {"ratios": [0.0, 0.4, 0.8]},
         "cloze": {"lockstep_references": 2},
         "cache_dir": str(tmp_path / "cache"),
@@ -85,8 +90,12 @@ def test_lockstep_rows_see_exactly_their_own_tokens(tiny, arch):
     forked = fork.step([[30], [31, 32]])
     batch.keep_rows([2, 0, 0])
     hidden = batch.step([[40], [41], [42]])
-    expected = [(seqs[2] + [40], hidden[0]), (seqs[0] + [41], hidden[1]), (seqs[0] + [42], hidden[2]),
-                (seqs[0] + [31, 32], forked[1])]
+    expected = [
+        (seqs[2] + [40], hidden[0]),
+        (seqs[0] + [41], hidden[1]),
+        (seqs[0] + [42], hidden[2]),
+        (seqs[0] + [31, 32], forked[1]),
+    ]
     for tokens, states in expected:
         with torch.no_grad():
             reference = lm.model(torch.tensor([tokens])).logits[0, -1]
@@ -135,11 +144,14 @@ def _assert_respects_template(job, fills):
             assert fill.startswith(" ")  # a fill starts a new word where the masked words did
 
 
-@pytest.mark.parametrize("arch,overrides", [
-    ("llama", {}),
-    ("gpt2", {"cloze": {"judge_lookahead": -1, "text_chunk": 0}}),
-    ("llama", {"planning": {"scope": "hidden"}, "cloze": {"judge_scope": "span", "blank_length_unit": "tokens"}}),
-])
+@pytest.mark.parametrize(
+    "arch,overrides",
+    [
+        ("llama", {}),
+        ("gpt2", {"cloze": {"judge_lookahead": -1, "text_chunk": 0}}),
+        ("llama", {"planning": {"scope": "hidden"}, "cloze": {"judge_scope": "span", "blank_length_unit": "tokens"}}),
+    ],
+)
 def test_generation_keeps_text_blocks_and_leaves_weights_bit_identical(tiny, tmp_path, arch, overrides):
     scorer = build(_config(tiny, tmp_path, arch, **overrides))
     lm = load_model("causal_lm", tiny[arch])
@@ -279,12 +291,15 @@ def test_signature_names_models_hashes_config_and_version(tiny, tmp_path):
     assert build(_config(tiny, tmp_path), score__q=0.5).signature() != signature
 
 
-@pytest.mark.parametrize("hyps,refs,srcs,message", [
-    (["a"], ["b", "c"], None, "hyps=1, refs=2"),
-    (["a", "b"], ["b", "c"], ["x"], "srcs=1"),
-    ([""], ["b"], None, r"hyps\[0\] is empty"),
-    (["a"], [3], None, r"refs\[0\] is int"),
-])
+@pytest.mark.parametrize(
+    "hyps,refs,srcs,message",
+    [
+        (["a"], ["b", "c"], None, "hyps=1, refs=2"),
+        (["a", "b"], ["b", "c"], ["x"], "srcs=1"),
+        ([""], ["b"], None, r"hyps\[0\] is empty"),
+        (["a"], [3], None, r"refs\[0\] is int"),
+    ],
+)
 def test_bad_input_raises_a_clear_error(tiny, tmp_path, hyps, refs, srcs, message):
     scorer = build(_config(tiny, tmp_path))
     with pytest.raises(ValueError, match=message):
@@ -315,13 +330,22 @@ def _count_fed_tokens(monkeypatch) -> list[int]:
 # speed changes must not change augmented references: skipping text after the last blank is output-neutral
 @pytest.mark.parametrize("arch,cloze", [("llama", {}), ("gpt2", {"judge_lookahead": -1, "text_chunk": 0})])
 def test_skipping_trailing_text_changes_nothing_but_the_work(tiny, tmp_path, monkeypatch, arch, cloze):
-    scorer = build({
-        "models": {"causal_lm": tiny[arch], "encoder": tiny["encoder"], "spacy": "packaged:en_core_web_sm"},
-        "masking": {"ratios": [0.0, 0.2, 0.4, 0.6]}, "cloze": {"lockstep_references": 3, **cloze},
-        "cache_dir": None, "progress": False, "device": "cpu",
-    })
-    jobs = [ClozeJob(t, ctx, 7 + i) for per_ref, ctx in zip(scorer.templates(REFS, SRCS), SRCS)
-            for i, t in enumerate(per_ref) if t.ratio > 0]
+    scorer = build(
+        {
+            "models": {"causal_lm": tiny[arch], "encoder": tiny["encoder"], "spacy": "packaged:en_core_web_sm"},
+            "masking": {"ratios": [0.0, 0.2, 0.4, 0.6]},
+            "cloze": {"lockstep_references": 3, **cloze},
+            "cache_dir": None,
+            "progress": False,
+            "device": "cpu",
+        }
+    )
+    jobs = [
+        ClozeJob(t, ctx, 7 + i)
+        for per_ref, ctx in zip(scorer.templates(REFS, SRCS), SRCS)
+        for i, t in enumerate(per_ref)
+        if t.ratio > 0
+    ]
     assert any(j.template.blanks and isinstance(j.template.blocks[-1], TextBlock) for j in jobs)  # text to skip
     fed = _count_fed_tokens(monkeypatch)
     augmenter = ClozeAugmenter(load_model("causal_lm", tiny[arch]), scorer.config.cloze, scorer.config.planning)
@@ -379,15 +403,24 @@ def test_growing_cache_gives_the_dynamic_caches_states_bit_for_bit(tiny, arch, m
 
 @pytest.mark.parametrize("arch,cloze", [("llama", {}), ("gpt2", {"judge_lookahead": -1, "text_chunk": 0})])
 def test_growing_cache_leaves_every_augmented_text_unchanged(tiny, arch, cloze):
-    scorer = build({
-        "models": {"causal_lm": tiny[arch], "encoder": tiny["encoder"], "spacy": "packaged:en_core_web_sm"},
-        "masking": {"ratios": [0.0, 0.2, 0.4, 0.6, 0.8]}, "cloze": cloze, "cache_dir": None, "progress": False,
-        "device": "cpu",
-    })
+    scorer = build(
+        {
+            "models": {"causal_lm": tiny[arch], "encoder": tiny["encoder"], "spacy": "packaged:en_core_web_sm"},
+            "masking": {"ratios": [0.0, 0.2, 0.4, 0.6, 0.8]},
+            "cloze": cloze,
+            "cache_dir": None,
+            "progress": False,
+            "device": "cpu",
+        }
+    )
     long_ref = " ".join(REFS + REFS[:2])  # long enough for the cache to outgrow its first capacity while rows decode
     refs, srcs = REFS + [long_ref], SRCS + [SRCS[0]]
-    jobs = [ClozeJob(t, ctx, 11 + i) for per_ref, ctx in zip(scorer.templates(refs, srcs), srcs)
-            for i, t in enumerate(per_ref) if t.ratio > 0]
+    jobs = [
+        ClozeJob(t, ctx, 11 + i)
+        for per_ref, ctx in zip(scorer.templates(refs, srcs), srcs)
+        for i, t in enumerate(per_ref)
+        if t.ratio > 0
+    ]
     augmenter = ClozeAugmenter(load_model("causal_lm", tiny[arch]), scorer.config.cloze, scorer.config.planning)
     results = {}
     for growing in (False, True):
@@ -404,11 +437,16 @@ def test_window_bounds_the_lm_work_and_leaves_short_references_alone(tiny, monke
     fed = _count_fed_tokens(monkeypatch)
     out, work = {}, {}
     for words in (0, 12, 1000):
-        scorer = build({
-            "models": {"causal_lm": tiny["llama"], "encoder": tiny["encoder"], "spacy": "packaged:en_core_web_sm"},
-            "masking": {"ratios": [0.0, 0.4, 0.8], "window_words": words}, "cloze": {"lockstep_references": 2},
-            "cache_dir": None, "progress": False, "device": "cpu",
-        })
+        scorer = build(
+            {
+                "models": {"causal_lm": tiny["llama"], "encoder": tiny["encoder"], "spacy": "packaged:en_core_web_sm"},
+                "masking": {"ratios": [0.0, 0.4, 0.8], "window_words": words},
+                "cloze": {"lockstep_references": 2},
+                "cache_dir": None,
+                "progress": False,
+                "device": "cpu",
+            }
+        )
         fed.clear()
         out[words] = scorer.augment(refs, srcs)
         work[words] = sum(fed)
@@ -416,5 +454,5 @@ def test_window_bounds_the_lm_work_and_leaves_short_references_alone(tiny, monke
     assert out[12][0] == out[0][0]  # the 10-word reference fits the window: same augmentations
     tail = long_ref.split()[14:]  # spaCy words = whitespace words here; 12 words + slack for a fill's length
     for augmented in out[12][1][1:]:
-        assert augmented != long_ref and augmented.split()[-len(tail):] == tail
+        assert augmented != long_ref and augmented.split()[-len(tail) :] == tail
     assert work[12] < work[0] / 2

@@ -1,11 +1,25 @@
 """MENLI pooling, scoring, combination and the torchmetrics shell."""
+
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
-from menli import ALL_STRATEGIES, MENLI, CombinationStats, CombinedScorer, MENLIScorer, MinMax, combine, menli_scores, pool
+from menli import (
+    ALL_STRATEGIES,
+    MENLI,
+    MENLIScorer,
+    MinMax,
+    MixedScorer,
+    MixPart,
+    MixRecipe,
+    menli_scores,
+    mix,
+    packaged_recipe,
+    pair_weights,
+    pool,
+)
 
 
 class TableNLI:
@@ -74,27 +88,73 @@ def test_reference_free_uses_source_as_premise():
         scorer.score(["x"], ["y"], None)
 
 
+def _pair(nli, metric, nli_record=None, metric_record=None):
+    """A two-part recipe without weights: what a two-part ranges file (``{nli, metric, fitted_with?}``) loads as."""
+    return MixRecipe.from_ranges([nli, metric], [nli_record, metric_record])
+
+
 def test_combination_min_max_and_degenerate_ranges():
-    out = combine([0.0, 0.5, 1.0], [10.0, 30.0, 20.0], weight=0.2)
+    out = mix([[0.0, 0.5, 1.0], [10.0, 30.0, 20.0]], pair_weights(0.2))
     np.testing.assert_allclose(out, [0.0, 0.2 * 0.5 + 0.8 * 1.0, 0.2 + 0.8 * 0.5])
-    same = combine([0.3, 0.3], [5.0, 5.0], weight=0.5)  # no division by zero
+    same = mix([[0.3, 0.3], [5.0, 5.0]], pair_weights(0.5))  # no division by zero
     np.testing.assert_allclose(same, [0.5, 0.5])
-    single = combine([0.3], [12.0], 0.2)  # one row: both ranges degenerate, each part 0.5
+    single = mix([[0.3], [12.0]], pair_weights(0.2))  # one row: both ranges degenerate, each part 0.5
     np.testing.assert_allclose(single, [0.5])
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        combine([1.0], [1.0], 1.5)
+        pair_weights(1.5)
+    assert pair_weights(0.2) == [0.2, 1.0 - 0.2]
 
 
 def test_stored_statistics_make_scores_independent_of_the_batch(tmp_path):
-    stats = CombinationStats(MinMax(0.0, 1.0), MinMax(0.0, 100.0))
-    stats.save(tmp_path / "s.json")
-    loaded = CombinationStats.load(tmp_path / "s.json")
-    alone = combine([0.5], [50.0], 0.3, loaded)
-    together = combine([0.5, 0.9, 0.1], [50.0, 99.0, 1.0], 0.3, loaded)
+    _pair(MinMax(0.0, 1.0), MinMax(0.0, 100.0)).save(tmp_path / "s.json")
+    loaded = MixRecipe.load(tmp_path / "s.json")
+    assert loaded.weights is None and loaded.ranges == [MinMax(0.0, 1.0), MinMax(0.0, 100.0)]
+    alone = mix([[0.5], [50.0]], pair_weights(0.3), loaded.ranges)
+    together = mix([[0.5, 0.9, 0.1], [50.0, 99.0, 1.0]], pair_weights(0.3), loaded.ranges)
     assert alone[0] == pytest.approx(together[0]) == pytest.approx(0.5)
     (tmp_path / "bad.json").write_text("{")
-    with pytest.raises(ValueError, match="normalisation file"):
-        CombinationStats.load(tmp_path / "bad.json")
+    with pytest.raises(ValueError, match="mix recipe .*bad.json"):
+        MixRecipe.load(tmp_path / "bad.json")
+
+
+def test_one_partner_is_bit_identical_to_the_papers_weighted_sum_on_every_packaged_ranges_file():
+    """The former one-partner combination computed ``w * nli.apply(n) + (1.0 - w) * metric.apply(m)``: the mix
+    with ``pair_weights(w)`` must give the same float64 bits (score caches and saved results rely on it), find the
+    packaged file for its models itself, and keep that combination's signature (score caches are keyed by it)."""
+    from nlgmetrics.resources import CONFIG_DIR
+
+    rng = np.random.default_rng(7)
+    paths = sorted((CONFIG_DIR / "menli").glob("*.json"))
+    assert paths
+    for path in paths:
+        recipe = MixRecipe.load(path)
+        (nli_range, metric_range), (nli_record, metric_record) = recipe.ranges, recipe.fitted_with
+        nli = list(rng.uniform(nli_range.low - 0.5, nli_range.high + 0.5, 100)) + [nli_range.low, nli_range.high]
+        metric = list(rng.uniform(metric_range.low - 5, metric_range.high + 5, 100)) + [metric_range.high, 0.0]
+        rows = [str(i) for i in range(len(nli))]
+        menli_signature = f"menli|nli:{nli_record.split('|')[0]}|formula:e|direction:<->|version:9"
+        for w in [0.0, 0.2, 0.3, 0.4, 1.0, *rng.random(5)]:
+            old = w * nli_range.apply(nli) + (1.0 - w) * metric_range.apply(metric)
+            scorer = MixedScorer(
+                Fixed("menli", menli_signature, nli), [Fixed("m", metric_record, metric)], pair_weights(w)
+            )
+            got = np.array(scorer.score(rows, None))
+            assert scorer.recipe_file == path and np.array_equal(got.view(np.uint64), old.view(np.uint64)), (path, w)
+            assert scorer.signature() == (f"menli+m|w:{w}|norm:stored|nli=[{menli_signature}]|m=[{metric_record}]")
+            assert np.array_equal(mix([nli, metric], pair_weights(w), recipe.ranges), old)
+
+
+class Fixed:
+    """A part with fixed scores per row index and a given signature."""
+
+    def __init__(self, name, signature, values):
+        self.name, self._signature, self.values = name, signature, values
+
+    def score(self, hyps, refs, srcs=None):
+        return [self.values[int(h)] for h in hyps]
+
+    def signature(self):
+        return self._signature
 
 
 class LengthScorer:
@@ -107,16 +167,20 @@ class LengthScorer:
         return "len"
 
 
-def test_combined_scorer_takes_any_metric():
+def test_mixed_scorer_with_one_partner_takes_any_metric():
     menli = MENLIScorer(_nli=TableNLI())
-    combined = CombinedScorer(menli, LengthScorer(), weight=0.2, stats="set")
+    combined = MixedScorer(menli, [LengthScorer()], pair_weights(0.2), "set")
     hyps, refs = ["a", "bbb", "cc"], ["x", "y", "z"]
     n = np.array(menli.score(hyps, refs))
     m = np.array([1.0, 3.0, 2.0])
     want = 0.2 * (n - n.min()) / (n.max() - n.min()) + 0.8 * (m - 1) / 2
     np.testing.assert_allclose(combined.score(hyps, refs), want)
-    assert combined.name == "menli+len"
-    assert "w:0.2" in combined.signature() and "m=[len]" in combined.signature()
+    assert combined.name == "menli+len" and combined.batch_dependent
+    assert combined.signature().startswith("menli+len|w:0.2|norm:set|nli=[") and "m=[len]" in combined.signature()
+    # the paper's default weight without weights; other weights than [w, 1 - w] are both in the signature
+    default = MixedScorer(menli, [LengthScorer()], recipe="set")
+    assert default.used_weights() == [0.2, 0.8] and default.score(hyps, refs) == combined.score(hyps, refs)
+    assert "|w:0.7,0.3|" in MixedScorer(menli, [LengthScorer()], [0.7, 0.3], "set").signature()
 
 
 class VersionedLength(LengthScorer):
@@ -129,54 +193,89 @@ class VersionedLength(LengthScorer):
 
 def test_stored_ranges_name_their_models_and_other_models_are_refused(tmp_path):
     hyps, refs = ["a", "bbb", "cc"], ["x", "y", "z"]
-    fitting = CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(), weight=0.4, stats="set")
+    fitting = MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength()], pair_weights(0.4), "set")
     fitting.score(hyps, refs)
-    fitting.last_stats.save(tmp_path / "ranges.json")
-    stored = CombinationStats.load(tmp_path / "ranges.json")
-    assert stored.fitted_with == {"nli": "packaged:nli-mpnet@table|formula:e|direction:<->", "metric": "len|unit:chars"}
+    fitting.last_recipe.save(tmp_path / "ranges.json")
+    stored = MixRecipe.load(tmp_path / "ranges.json")
+    assert stored.fitted_with == ["packaged:nli-mpnet@table|formula:e|direction:<->", "len|unit:chars"]
+    assert stored.weights == [0.4, 1.0 - 0.4]
 
     # same models (another toolkit version): the stored ranges apply, one segment scores as it did among three
-    same = CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(version="0.2.0"), weight=0.4, stats=stored)
+    same = MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength(version="0.2.0")], pair_weights(0.4), stored)
     assert same.score(hyps[1:2], refs[1:2]) == pytest.approx(fitting.score(hyps, refs)[1:2])
     # another partner, another NLI pooling: refused, naming what differs
+    with pytest.raises(ValueError, match="len: fitted with 'len.unit:chars', this run uses 'len.unit:tokens'"):
+        MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength("tokens")], pair_weights(0.4), stored).score(
+            hyps, refs
+        )
+    with pytest.raises(ValueError, match="menli: fitted with .*direction:<->', this run uses .*direction:->'"):
+        MixedScorer(MENLIScorer(direction="->", _nli=TableNLI()), [VersionedLength()], pair_weights(0.4), stored).score(
+            hyps, refs
+        )
+    # a two-part ranges file as --save-normalization wrote it before: read with its records, refused alike
+    (tmp_path / "pair.json").write_text(
+        json.dumps(
+            {
+                "nli": {"low": stored.ranges[0].low, "high": stored.ranges[0].high},
+                "metric": {"low": stored.ranges[1].low, "high": stored.ranges[1].high},
+                "fitted_with": {"nli": stored.fitted_with[0], "metric": stored.fitted_with[1]},
+            },
+            indent=1,
+        )
+        + "\n"
+    )
+    pair = MixRecipe.load(tmp_path / "pair.json")
+    assert pair == _pair(*stored.ranges, *stored.fitted_with) and pair.weights is None
+    same = MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength()], pair_weights(0.4), pair)
+    assert same.score(hyps, refs) == fitting.score(hyps, refs)
     with pytest.raises(ValueError, match="metric: fitted with 'len.unit:chars', this run uses 'len.unit:tokens'"):
-        CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength("tokens"), 0.4, stored).score(hyps, refs)
-    with pytest.raises(ValueError, match="nli: fitted with .*direction:<->', this run uses .*direction:->'"):
-        CombinedScorer(MENLIScorer(direction="->", _nli=TableNLI()), VersionedLength(), 0.4, stored).score(hyps, refs)
+        MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength("tokens")], pair_weights(0.4), pair).score(
+            hyps, refs
+        )
     # a file without fitted_with (hand-written, or saved before it existed) is taken as it is
-    CombinationStats(stored.nli, stored.metric).save(tmp_path / "plain.json")
-    plain = CombinationStats.load(tmp_path / "plain.json")
-    assert plain.fitted_with is None
-    CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength("tokens"), 0.4, plain).score(hyps, refs)
-    (tmp_path / "odd.json").write_text('{"nli": {"low": 0, "high": 1}, "metric": {"low": 0, "high": 1}, "fitted_with": 3}')
+    _pair(*stored.ranges).save(tmp_path / "plain.json")
+    plain = MixRecipe.load(tmp_path / "plain.json")
+    assert plain.fitted_with == [None, None]
+    MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength("tokens")], pair_weights(0.4), plain).score(hyps, refs)
+    (tmp_path / "odd.json").write_text(
+        '{"nli": {"low": 0, "high": 1}, "metric": {"low": 0, "high": 1}, "fitted_with": 3}'
+    )
     with pytest.raises(ValueError, match="optionally fitted_with"):
-        CombinationStats.load(tmp_path / "odd.json")
+        MixRecipe.load(tmp_path / "odd.json")
 
 
 def test_python_api_takes_packaged_ranges_for_its_models_by_default(tmp_path, monkeypatch):
     """The library's default is the CLI's: stored ranges fitted with exactly these models, else set normalisation
     with a warning; a file fitted with other models is never taken."""
     hyps, refs = ["a", "bbb", "cc"], ["x", "y", "z"]
-    fitting = CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(), weight=0.4, stats="set")
+    fitting = MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength()], pair_weights(0.4), "set")
     among_three = fitting.score(hyps, refs)
     (tmp_path / "menli").mkdir()
-    fitting.last_stats.save(tmp_path / "menli" / "table+len.json")
+    _pair(*fitting.last_recipe.ranges, *fitting.last_recipe.fitted_with).save(tmp_path / "menli" / "table+len.json")
     monkeypatch.setattr("nlgmetrics.resources.CONFIG_DIR", tmp_path)
 
-    default = CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(), weight=0.4)
-    assert not default.batch_dependent and default.stats_file == tmp_path / "menli" / "table+len.json"
+    default = MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength()], pair_weights(0.4))
+    assert not default.batch_dependent and default.recipe_file == tmp_path / "menli" / "table+len.json"
     assert default.score(hyps[1:2], refs[1:2]) == pytest.approx(among_three[1:2])  # alone == among others
     assert "norm:stored" in default.signature()
 
-    other = CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength("tokens"), weight=0.4)
-    with pytest.warns(UserWarning, match="no packaged ranges were fitted with these models"):
+    other = MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength("tokens")], pair_weights(0.4))
+    with pytest.warns(UserWarning, match="no packaged recipe was fitted with these models"):
         assert other.batch_dependent
-    assert "norm:set" in other.signature() and other.stats_file is None
+    assert "norm:set" in other.signature() and other.recipe_file is None
     assert other.score(hyps, refs) == pytest.approx(among_three)  # set normalisation over the same three rows
     with pytest.raises(ValueError, match="unknown normalisation 'stored'"):
-        CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(), stats="stored")
-    with pytest.raises(TypeError, match="stats must be CombinationStats"):
-        CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(), stats={"nli": [0, 1]})
+        MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength()], recipe="stored")
+    with pytest.raises(TypeError, match="recipe must be MixRecipe"):
+        MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength()], recipe={"nli": [0, 1]})
+
+    # a one-partner recipe with weights (what --save-normalization writes now) is found in mix/ and its weights used
+    (tmp_path / "menli" / "table+len.json").unlink()
+    (tmp_path / "menli" / "mix").mkdir()
+    fitting.last_recipe.save(tmp_path / "menli" / "mix" / "table+len.json")
+    stored = MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength()])
+    assert stored.used_weights() == [0.4, 1.0 - 0.4] and stored.score(hyps, refs) == among_three
+    assert stored.signature() == fitting.signature().replace("norm:set", "norm:stored")
 
 
 def test_torchmetric_accumulates_like_one_call():
@@ -231,32 +330,41 @@ def test_torchmetric_state_merges_across_two_gloo_processes(tmp_path):
 
 
 def test_normalization_files_resolve_by_path_or_packaged_name(tmp_path):
-    from nlgmetrics.cli.evaluate import _normalization_file
-    from nlgmetrics.metaeval import InputError
+    """``normalization=`` (``--normalization``) takes a path or a packaged name, so a pip install without the
+    repository finds the documented files; a missing one is an error naming both places."""
+    from nlgmetrics import load_metric
+    from nlgmetrics.registry import RegistryError
     from nlgmetrics.resources import CONFIG_DIR
 
-    shipped = CONFIG_DIR / "menli" / "nli-mpnet+bertscore-minilm.json"
-    assert _normalization_file("menli/nli-mpnet+bertscore-minilm.json") == shipped
-    assert _normalization_file("configs/menli/nli-mpnet+bertscore-minilm.json").resolve() == shipped.resolve()
+    shipped = MixRecipe.load(CONFIG_DIR / "menli" / "nli-mpnet+bertscore-minilm.json")
+    for name in ("menli/nli-mpnet+bertscore-minilm.json", "configs/menli/nli-mpnet+bertscore-minilm.json"):
+        assert load_metric("menli+bertscore", normalization=name).recipe == shipped
     own = tmp_path / "mine.json"
-    CombinationStats(MinMax(0.0, 1.0), MinMax(0.0, 1.0)).save(own)
-    assert _normalization_file(str(own)) == own
-    with pytest.raises(InputError, match=r"--normalization: config file not found: nope.json .*menli/nli-mpnet"):
-        _normalization_file("nope.json")
+    _pair(MinMax(0.0, 1.0), MinMax(0.25, 1.0)).save(own)
+    assert load_metric("menli+bertscore", normalization=str(own)).recipe.ranges[1] == MinMax(0.25, 1.0)
+    with pytest.raises(RegistryError, match=r"--normalization: config file not found: nope.json .*menli/nli-mpnet"):
+        load_metric("menli+bertscore", normalization="nope.json")
 
 
-def test_packaged_ranges_each_name_the_models_they_were_fitted_with_and_no_two_the_same():
+def test_packaged_ranges_each_name_the_models_they_were_fitted_with_and_no_two_the_same(tmp_path):
     """`--normalization auto` takes the packaged file fitted with the run's models: a file without that record
-    could never be chosen, and two files with the same record would make the choice depend on file names."""
+    could never be chosen, and two files with the same record would make the choice depend on file names. Each file
+    saves back byte for byte, so refitting code writes the same format."""
     from nlgmetrics.resources import CONFIG_DIR
 
     records = []
-    for path in sorted((CONFIG_DIR / "menli").glob("*.json")):
-        stats = CombinationStats.load(path)
-        assert stats.fitted_with and set(stats.fitted_with) == {"nli", "metric"}, path
-        assert not stats.nli.degenerate and not stats.metric.degenerate, path
-        records.append(tuple(sorted(stats.fitted_with.items())))
-    assert len(records) >= 1 and len(set(records)) == len(records)
+    for path in sorted((CONFIG_DIR / "menli").glob("*.json")) + sorted((CONFIG_DIR / "menli" / "mix").glob("*.json")):
+        recipe = MixRecipe.load(path)
+        recipe.save(tmp_path / "again.json")
+        assert (tmp_path / "again.json").read_bytes() == path.read_bytes(), path
+        assert all(recipe.fitted_with), path
+        assert not any(r.degenerate for r in recipe.ranges), path
+        if path.parent.name == "menli":  # two-part ranges files: no weights stored, the scorer's weights apply
+            assert len(recipe.parts) == 2 and recipe.weights is None, path
+        records.append(tuple(recipe.fitted_with))
+    assert len(records) >= 2 and len(set(records)) == len(records)
+    assert packaged_recipe(None) is None and packaged_recipe([records[0][0], None]) is None
+    assert packaged_recipe(list(records[0]))[0].parent == CONFIG_DIR / "menli"
 
 
 class _Sharded:
@@ -274,19 +382,20 @@ class _Sharded:
 
 def test_stored_ranges_check_works_when_menli_is_sharded_over_processes(tmp_path):
     hyps, refs = ["a", "bbb", "cc"], ["x", "y", "z"]
-    plain = CombinedScorer(MENLIScorer(_nli=TableNLI()), VersionedLength(), weight=0.4, stats="set")
+    plain = MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength()], pair_weights(0.4), "set")
     plain.score(hyps, refs)
-    sharded = CombinedScorer(_Sharded(MENLIScorer(_nli=TableNLI())), VersionedLength(), weight=0.4, stats="set")
+    sharded = MixedScorer(_Sharded(MENLIScorer(_nli=TableNLI())), [VersionedLength()], pair_weights(0.4), "set")
     sharded.score(hyps, refs)
-    assert sharded.last_stats == plain.last_stats and sharded.last_stats.fitted_with is not None
-    wrong = CombinedScorer(_Sharded(MENLIScorer(formula="-c", _nli=TableNLI())), VersionedLength(), 0.4,
-                           plain.last_stats)
+    assert sharded.last_recipe == plain.last_recipe and all(sharded.last_recipe.fitted_with)
+    wrong = MixedScorer(
+        _Sharded(MENLIScorer(formula="-c", _nli=TableNLI())), [VersionedLength()], pair_weights(0.4), plain.last_recipe
+    )
     with pytest.raises(ValueError, match="formula:-c"):
         wrong.score(hyps, refs)
-    # a custom MENLI-like part whose signature names no model: ranges are saved without a record
-    anonymous = CombinedScorer(LengthScorer(), VersionedLength(), weight=0.4, stats="set")
+    # a custom MENLI-like part whose signature names no model: its range is saved without a record
+    anonymous = MixedScorer(LengthScorer(), [VersionedLength()], pair_weights(0.4), "set")
     anonymous.score(hyps, refs)
-    assert anonymous.last_stats.fitted_with is None
+    assert anonymous.last_recipe.fitted_with == [None, "len|unit:chars"]
 
 
 class WordCount(LengthScorer):
@@ -300,8 +409,6 @@ class WordCount(LengthScorer):
 
 
 def test_mixed_scorer_is_the_weighted_sum_of_min_max_normalised_parts_and_its_recipe_fixes_them(tmp_path):
-    from menli import MixedScorer, MixRecipe
-
     hyps, refs = ["a b", "bbb", "cc d e"], ["x", "y", "z"]
     fitting = MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength(), WordCount()], [0.2, 0.5, 0.3], "set")
     got = fitting.score(hyps, refs)
@@ -325,31 +432,57 @@ def test_mixed_scorer_is_the_weighted_sum_of_min_max_normalised_parts_and_its_re
     # a part fitted with something else is refused, by name
     with pytest.raises(ValueError, match="len: fitted with 'len.unit:chars', this run uses 'len.unit:tokens'"):
         MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength("tokens"), WordCount()], recipe=recipe).score(
-            hyps, refs)
+            hyps, refs
+        )
 
 
-@pytest.mark.parametrize("kwargs,error", [
-    ({"weights": [0.5, 0.5]}, "2 weights for 3 parts"),
-    ({"weights": [0.5, 0.6, -0.1]}, "finite and >= 0"),
-    ({"weights": [0.5, 0.4, 0.3]}, "sum to 1"),
-    ({"recipe": "set"}, "set normalisation needs weights"),
-    ({"recipe": "stored"}, "unknown normalisation 'stored'"),
-])
+@pytest.mark.parametrize(
+    "kwargs,error",
+    [
+        ({"weights": [0.5, 0.5]}, "2 weights for 3 parts"),
+        ({"weights": [0.5, 0.6, -0.1]}, "finite and >= 0"),
+        ({"weights": [0.5, 0.4, 0.3]}, "sum to 1"),
+        ({"recipe": "set"}, "set normalisation needs weights"),
+        ({"recipe": "stored"}, "unknown normalisation 'stored'"),
+    ],
+)
 def test_mixed_scorer_names_bad_weights_and_recipes(kwargs, error):
-    from menli import MixedScorer
-
     with pytest.raises(ValueError, match=error):
         MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength(), WordCount()], **kwargs)
 
 
-def test_mix_recipe_files_are_checked_on_load(tmp_path):
-    from menli import MixRecipe
+def test_one_partner_needs_no_weights_but_refuses_bad_ones_and_recipes_of_other_sizes():
+    menli = MENLIScorer(_nli=TableNLI())
+    assert MixedScorer(menli, [VersionedLength()], recipe="set").used_weights() == [0.2, 0.8]
+    with pytest.raises(ValueError, match="3 weights for 2 parts"):
+        MixedScorer(menli, [VersionedLength()], [0.2, 0.5, 0.3])
+    with pytest.raises(ValueError, match="sum to 1"):
+        MixedScorer(menli, [VersionedLength()], [0.2, 0.7])
+    with pytest.raises(ValueError, match="the recipe has 2 parts, this mix 3"):
+        MixedScorer(menli, [VersionedLength(), WordCount()], [0.2, 0.5, 0.3], _pair(MinMax(0, 1), MinMax(0, 1)))
+    with pytest.raises(ValueError, match="every part of a recipe has a weight or none"):
+        MixRecipe((MixPart("menli", 0.2, MinMax(0, 1)), MixPart("m", None, MinMax(0, 1))))
+    with pytest.raises(ValueError, match="saved as two-part ranges"):
+        MixRecipe(tuple(MixPart(n, None, MinMax(0, 1)) for n in ("menli", "a", "b"))).save("unused.json")
+    with pytest.raises(ValueError, match="2 ranges but 2 names, 1 records"):
+        MixRecipe.from_ranges([MinMax(0, 1), MinMax(0, 2)], ["only one"])
 
-    bad = {"missing.json": None, "garbage.json": "{", "no_parts.json": '{"nli": {"low": 0, "high": 1}}',
-           "weights.json": '{"parts": [{"name": "menli", "weight": 0.5, "low": 0, "high": 1},'
-                           ' {"name": "m", "weight": 0.2, "low": 0, "high": 1}]}',
-           "record.json": '{"parts": [{"name": "menli", "weight": 0.5, "low": 0, "high": 1, "fitted_with": 3},'
-                          ' {"name": "m", "weight": 0.5, "low": 0, "high": 1}]}'}
+
+def test_mix_recipe_files_are_checked_on_load(tmp_path):
+    bad = {
+        "missing.json": None,
+        "garbage.json": "{",
+        "no_parts.json": '{"nli": {"low": 0, "high": 1}}',
+        "neither.json": '{"ranges": []}',
+        "list.json": "[1, 2]",
+        "half.json": '{"nli": {"low": 0, "high": 1}, "metric": {"low": "x", "high": 1}}',
+        "one_weight.json": '{"parts": [{"name": "menli", "weight": 1.0, "low": 0, "high": 1}]}',
+        "no_weight.json": '{"parts": [{"name": "menli", "low": 0, "high": 1}, {"name": "m", "low": 0, "high": 1}]}',
+        "weights.json": '{"parts": [{"name": "menli", "weight": 0.5, "low": 0, "high": 1},'
+        ' {"name": "m", "weight": 0.2, "low": 0, "high": 1}]}',
+        "record.json": '{"parts": [{"name": "menli", "weight": 0.5, "low": 0, "high": 1, "fitted_with": 3},'
+        ' {"name": "m", "weight": 0.5, "low": 0, "high": 1}]}',
+    }
     for name, text in bad.items():
         if text is not None:
             (tmp_path / name).write_text(text)
@@ -358,8 +491,6 @@ def test_mix_recipe_files_are_checked_on_load(tmp_path):
 
 
 def test_mixed_scorer_takes_the_packaged_recipe_for_its_models_and_needs_weights_without_one(tmp_path, monkeypatch):
-    from menli import MixedScorer
-
     hyps, refs = ["a b", "bbb", "cc d e"], ["x", "y", "z"]
     fitting = MixedScorer(MENLIScorer(_nli=TableNLI()), [VersionedLength(), WordCount()], [0.2, 0.5, 0.3], "set")
     among_three = fitting.score(hyps, refs)
@@ -382,10 +513,7 @@ def test_mixed_scorer_takes_the_packaged_recipe_for_its_models_and_needs_weights
 def test_packaged_mix_recipes_are_the_measured_combinations():
     """A packaged recipe must score exactly what its ablation measured: the same weights, ranges and models as the
     carried choice of the result file it names, one recipe per set of models."""
-    import json
-
     from bench.export_menli_mix import recipe_from_result
-    from menli import MixRecipe
     from nlgmetrics.resources import CONFIG_DIR
 
     repo = Path(__file__).resolve().parents[1]
@@ -418,3 +546,25 @@ def test_menli_mix_metric_refuses_batch_dependent_scores(tiny):
     metric = MENLIMix([chrf], [0.5, 0.5], model=str(tiny["nli"]))  # "auto", and nothing packaged for a tiny model
     with pytest.raises(InputError, match="no packaged recipe was fitted with these models"):
         metric.update(["a cat"], ["the cat"])
+
+
+def test_menli_mix_metric_with_one_partner_takes_a_two_part_ranges_file(tiny, tmp_path):
+    """The paper's combination in a training loop: one partner, stored two-part ranges, the default weights."""
+    import functools
+
+    from menli import MENLIMix
+    from nlgmetrics.baselines import SacreBleuScorer
+
+    hyps, refs = ["a cat sat", "the dog runs fast", "he sings"], ["the cat sat", "a dog runs", "she sings"]
+    fitting = MixedScorer(MENLIScorer(str(tiny["nli"])), [SacreBleuScorer("chrf")], recipe="set")
+    among_three = fitting.score(hyps, refs)
+    _pair(*fitting.last_recipe.ranges, *fitting.last_recipe.fitted_with).save(tmp_path / "pair.json")
+    metric = MENLIMix(
+        [functools.partial(SacreBleuScorer, "chrf")],
+        recipe=str(tmp_path / "pair.json"),
+        model=str(tiny["nli"]),
+        per_sample=True,
+    )
+    metric.update(hyps[:1], refs[:1])
+    metric.update(hyps[1:], refs[1:])
+    np.testing.assert_allclose(metric.compute().numpy(), among_three, rtol=1e-12)

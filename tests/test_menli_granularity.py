@@ -1,11 +1,12 @@
 """Sentence-level MENLI for long texts: pooling, the one batched pass, and exactness for short texts."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from menli import menli_scores
-from menli.granularity import (nli_probabilities, pool_sentence_matrix, sentence_level_probs, split_sentences)
+from menli.granularity import nli_probabilities, pool_sentence_matrix, sentence_level_probs, split_sentences
 from nlgmetrics.nli import load_nli
 
 
@@ -38,8 +39,9 @@ def test_split_sentences_is_punctuation_based_and_never_empty():
 
 
 def test_each_hypothesis_sentence_takes_its_best_premise_sentence():
-    probs = np.array([[[0.9, 0.05, 0.05], [0.1, 0.8, 0.1]],
-                      [[0.2, 0.7, 0.1], [0.6, 0.2, 0.2]]])  # [premise sentence, hypothesis sentence, 3]
+    probs = np.array(
+        [[[0.9, 0.05, 0.05], [0.1, 0.8, 0.1]], [[0.2, 0.7, 0.1], [0.6, 0.2, 0.2]]]
+    )  # [premise sentence, hypothesis sentence, 3]
     assert pool_sentence_matrix(probs, "e", "mean") == pytest.approx([0.75, 0.125, 0.125])
     assert pool_sentence_matrix(probs, "e", "min") == pytest.approx([0.6, 0.2, 0.2])
     # the formula decides "best": with -c the second hypothesis sentence prefers premise 0 (c = 0.1 < 0.2)
@@ -176,8 +178,9 @@ def test_pair_cache_matches_the_real_model_within_rounding(tiny):
     plain = menli_scores(nli, hyps, refs, "e", "<->", granularity="sentence")
     cached = PairCache(nli)
     np.testing.assert_allclose(menli_scores(cached, hyps, refs, "e", "<->", granularity="sentence"), plain, atol=1e-6)
-    np.testing.assert_allclose(menli_scores(cached, hyps[::-1], refs[::-1], "e", "<->", granularity="sentence"),
-                               plain[::-1], atol=1e-6)
+    np.testing.assert_allclose(
+        menli_scores(cached, hyps[::-1], refs[::-1], "e", "<->", granularity="sentence"), plain[::-1], atol=1e-6
+    )
     assert cached.hits > 0 and cached.max_length == nli.max_length
 
 

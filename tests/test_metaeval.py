@@ -5,9 +5,21 @@ import numpy as np
 import pytest
 from scipy.stats import kendalltau
 
-from nlgmetrics.metaeval import (InputError, atomic_write, correlation_report, first_items, kendall_b, paired_bootstrap_tau_like,
-                      preference_accuracy,
-                      read_jsonl, read_lines, run_adversarial, system_pearson, tau_like, validate_texts)
+from nlgmetrics.metaeval import (
+    InputError,
+    atomic_write,
+    correlation_report,
+    first_items,
+    kendall_b,
+    paired_bootstrap_tau_like,
+    preference_accuracy,
+    read_jsonl,
+    read_lines,
+    run_adversarial,
+    system_pearson,
+    tau_like,
+    validate_texts,
+)
 
 
 def test_tau_like_counts_concordant_discordant_and_metric_ties():
@@ -140,9 +152,17 @@ def test_adversarial_accuracy_ties_fail():
 
 
 def test_run_adversarial_scores_good_and_bad_against_anchor():
-    rows = [{"error": "neg", "refs": ["the cat sat"], "src": "die Katze", "r": "the cat sat down",
-             "hyp_para": "the cat was sitting", "hyp_adv_based": "the cat did not sit",
-             "hyp_adv_free": "the dog sat"}]
+    rows = [
+        {
+            "error": "neg",
+            "refs": ["the cat sat"],
+            "src": "die Katze",
+            "r": "the cat sat down",
+            "hyp_para": "the cat was sitting",
+            "hyp_adv_based": "the cat did not sit",
+            "hyp_adv_free": "the dog sat",
+        }
+    ]
     seen = []
 
     def overlap(hyps, anchors):

@@ -3,6 +3,7 @@
 One parametrised file: SEScore, MENLI, MARS and MENLIMix must agree on argument names, dtype, empty state, per-sample
 output, chunking, input errors, pickling without the model, and DDP with a rank that never updates.
 """
+
 from __future__ import annotations
 
 import json
@@ -15,17 +16,29 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-
 from ddp_worker import build, free_port
+
 from nlgmetrics.inputs import InputError
 
 REPO = Path(__file__).resolve().parents[1]
 WORKER = Path(__file__).with_name("ddp_worker.py")
 
-HYPS = ["the cat runs home .", "a dog sees the old house", "rain falls", "she reads a long story today .",
-        "the man walks", "two birds sing in the tree ."]
-REFS = ["the cat runs .", ["a dog sees the big house", "the dog saw a house"], "the rain is falling",
-        "she reads a story .", "a man walks", "birds sing in a tree ."]
+HYPS = [
+    "the cat runs home .",
+    "a dog sees the old house",
+    "rain falls",
+    "she reads a long story today .",
+    "the man walks",
+    "two birds sing in the tree .",
+]
+REFS = [
+    "the cat runs .",
+    ["a dog sees the big house", "the dog saw a house"],
+    "the rain is falling",
+    "she reads a story .",
+    "a man walks",
+    "birds sing in a tree .",
+]
 
 
 def _sescore_checkpoint(tiny, root: Path) -> str:
@@ -40,18 +53,28 @@ def _sescore_checkpoint(tiny, root: Path) -> str:
 
 
 def _mars_config(tiny, root: Path) -> dict:
-    return {"models": {"causal_lm": str(tiny["llama"]), "encoder": str(tiny["encoder"]), "masked_lm": str(tiny["bert_mlm"]),
-                       "spacy": "packaged:en_core_web_sm"},
-            "masking": {"ratios": [0.0, 0.4]}, "cloze": {"lockstep_references": 2},
-            "cache_dir": str(root / "mars_cache"), "progress": False, "device": "cpu"}
+    return {
+        "models": {
+            "causal_lm": str(tiny["llama"]),
+            "encoder": str(tiny["encoder"]),
+            "masked_lm": str(tiny["bert_mlm"]),
+            "spacy": "packaged:en_core_web_sm",
+        },
+        "masking": {"ratios": [0.0, 0.4]},
+        "cloze": {"lockstep_references": 2},
+        "cache_dir": str(root / "mars_cache"),
+        "progress": False,
+        "device": "cpu",
+    }
 
 
 def _mix_recipe(tiny, root: Path) -> str:
     """Stored weights and ranges for MENLIMix (tiny NLI + chrF + BLEU), fitted once on the contract's rows."""
     from menli import MENLIScorer, MixedScorer
 
-    scorer = MixedScorer(MENLIScorer(str(tiny["nli"])), [_partner("chrf")(), _partner("bleu")()], [0.2, 0.5, 0.3],
-                         "set")
+    scorer = MixedScorer(
+        MENLIScorer(str(tiny["nli"])), [_partner("chrf")(), _partner("bleu")()], [0.2, 0.5, 0.3], "set"
+    )
     scorer.score(HYPS, REFS)
     path = root / "mix.json"
     scorer.last_recipe.save(path)
@@ -71,7 +94,7 @@ def factories(tiny, tmp_path_factory):
     """name -> function(per_sample) building a fresh metric from picklable specs only."""
     from mars.metric import MARS
     from menli.metric import MENLI
-    from sescore.regressor.metric import SEScore
+    from sescore.metric import SEScore
 
     root = tmp_path_factory.mktemp("contract")
     checkpoint = _sescore_checkpoint(tiny, root)
@@ -80,8 +103,13 @@ def factories(tiny, tmp_path_factory):
     from menli.metric import MENLIMix
 
     return {
-        "menli-mix": lambda per_sample=False: MENLIMix([_partner("chrf"), _partner("bleu")], recipe=recipe,
-                                                       model=str(tiny["nli"]), batch_size=2, per_sample=per_sample),
+        "menli-mix": lambda per_sample=False: MENLIMix(
+            [_partner("chrf"), _partner("bleu")],
+            recipe=recipe,
+            model=str(tiny["nli"]),
+            batch_size=2,
+            per_sample=per_sample,
+        ),
         "sescore": lambda per_sample=False: SEScore(checkpoint=checkpoint, batch_size=2, per_sample=per_sample),
         "menli": lambda per_sample=False: MENLI(model=str(tiny["nli"]), batch_size=2, per_sample=per_sample),
         "mars": lambda per_sample=False: MARS(mars_config, per_sample=per_sample),
@@ -135,16 +163,19 @@ def test_chunked_updates_equal_one_update_bit_for_bit(factories, name):
 
 
 @pytest.mark.parametrize("name", METRICS)
-@pytest.mark.parametrize("preds,target,message", [
-    ("hello", "hello", "one string"),
-    (None, ["a"], "got None"),
-    (["a", None], ["a", "b"], r"preds\[1\] is NoneType"),
-    ([3], ["a"], r"preds\[0\] is int"),
-    (["a b"], [["x", 7]], r"target\[0\]\[1\] is int"),
-    (["  "], ["a"], r"preds\[0\] is empty"),
-    (["a \ud800 b"], ["a"], r"preds\[0\] has a lone surrogate at character 2"),
-    (["a", "b"], ["a"], "mismatched lengths"),
-])
+@pytest.mark.parametrize(
+    "preds,target,message",
+    [
+        ("hello", "hello", "one string"),
+        (None, ["a"], "got None"),
+        (["a", None], ["a", "b"], r"preds\[1\] is NoneType"),
+        ([3], ["a"], r"preds\[0\] is int"),
+        (["a b"], [["x", 7]], r"target\[0\]\[1\] is int"),
+        (["  "], ["a"], r"preds\[0\] is empty"),
+        (["a \ud800 b"], ["a"], r"preds\[0\] has a lone surrogate at character 2"),
+        (["a", "b"], ["a"], "mismatched lengths"),
+    ],
+)
 def test_bad_input_is_one_clear_error_naming_the_item(factories, name, preds, target, message):
     metric = factories[name]()
     with pytest.raises(InputError, match=message):
@@ -194,13 +225,30 @@ def test_ddp_with_an_empty_rank_equals_one_process(factories, tiny, tmp_path, na
     root = tmp_path / "models"
     root.mkdir()
     refs = _refs_for(name, REFS)
-    args = {"checkpoint": _sescore_checkpoint(tiny, root), "nli": str(tiny["nli"]), "mars": _mars_config(tiny, root),
-            "mix_recipe": _mix_recipe(tiny, root),
-            "hyps": HYPS, "refs": refs, "name": name, "world": 2, "port": free_port(), "out_dir": str(tmp_path)}
+    args = {
+        "checkpoint": _sescore_checkpoint(tiny, root),
+        "nli": str(tiny["nli"]),
+        "mars": _mars_config(tiny, root),
+        "mix_recipe": _mix_recipe(tiny, root),
+        "hyps": HYPS,
+        "refs": refs,
+        "name": name,
+        "world": 2,
+        "port": free_port(),
+        "out_dir": str(tmp_path),
+    }
     args_file = tmp_path / "args.json"
     args_file.write_text(json.dumps(args))
-    ranks = [subprocess.Popen([sys.executable, str(WORKER), str(args_file), str(rank)], cwd=REPO,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for rank in (0, 1)]
+    ranks = [
+        subprocess.Popen(
+            [sys.executable, str(WORKER), str(args_file), str(rank)],
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for rank in (0, 1)
+    ]
     for rank, process in enumerate(ranks):
         output, _ = process.communicate(timeout=300)
         assert process.returncode == 0, f"rank {rank} failed:\n{output[-3000:]}"
@@ -216,8 +264,8 @@ def test_ddp_with_an_empty_rank_equals_one_process(factories, tiny, tmp_path, na
 
 def test_sescore_with_token_alignment_is_chunking_invariant_too(tiny, tmp_path):
     """The shipped checkpoint aligns tokens (BERTScore features): pair batches must not change its scores."""
+    from sescore.metric import SEScore
     from sescore.regressor.checkpoint import export_checkpoint
-    from sescore.regressor.metric import SEScore
     from sescore.regressor.module import SEScoreModule
 
     torch.manual_seed(0)

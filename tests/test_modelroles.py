@@ -1,4 +1,5 @@
 """Model-role resolution: packaged names, local folders, hub ids failing fast offline, loading every architecture."""
+
 import shutil
 import time
 
@@ -12,8 +13,7 @@ def test_packaged_minilm_resolves_to_installed_weights():
     assert resolved.local and resolved.location.endswith("model")
 
 
-def test_one_default_encoder_serves_the_cli_the_scorers_and_the_loader_and_names_its_package_when_missing(
-        monkeypatch):
+def test_one_default_encoder_serves_the_cli_the_scorers_and_the_loader_and_names_its_package_when_missing(monkeypatch):
     import inspect
 
     from packaged_helpers import hide_packages
@@ -78,8 +78,15 @@ def test_fingerprint_follows_content_not_path(tiny, tmp_path):
 
 @pytest.mark.parametrize(
     "role,key",
-    [("encoder", "encoder"), ("masked_lm", "bert_mlm"), ("masked_lm", "xlmr_mlm"), ("seq2seq", "bart"),
-     ("causal_lm", "gpt2"), ("causal_lm", "llama"), ("nli", "nli")],
+    [
+        ("encoder", "encoder"),
+        ("masked_lm", "bert_mlm"),
+        ("masked_lm", "xlmr_mlm"),
+        ("seq2seq", "bart"),
+        ("causal_lm", "gpt2"),
+        ("causal_lm", "llama"),
+        ("nli", "nli"),
+    ],
 )
 def test_every_tiny_architecture_loads_and_runs(tiny, role, key):
     import torch
@@ -137,3 +144,31 @@ def test_kv_cache_keyword_follows_the_installed_forward_signature():
     assert cache_keyword(Old()) == "past_key_values" and cache_keyword(New()) == "cache"
     assert with_cache(New(), "kv") == {"cache": "kv", "use_cache": True}
     assert returned_cache(OldOutput("a")) == "a" and returned_cache(NewOutput("b")) == "b"
+
+
+def test_modelroles_modules_import_each_other_without_cycles():
+    """``split_zip`` used to import ``ModelRoleError`` from ``resolve`` while ``resolve`` imports ``split_zip``: a
+    cycle that breaks as soon as either is imported first with an eager import. The error class has its own module
+    now; this checks every import in the package, function-level ones included, and the re-exports."""
+    import ast
+    from pathlib import Path
+
+    import nlgmetrics.modelroles as package
+    from nlgmetrics.modelroles.errors import ModelRoleError as own
+    from nlgmetrics.modelroles.resolve import ModelRoleError as from_resolve
+
+    folder = Path(package.__file__).parent
+    graph = {}
+    for path in folder.glob("*.py"):
+        names = {
+            node.module
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.ImportFrom) and node.module
+        }
+        graph[path.stem] = {n.rsplit(".", 1)[1] for n in names if n.startswith("nlgmetrics.modelroles.")}
+
+    def reaches(start: str, target: str, seen: set) -> bool:
+        return any(n == target or (n not in seen and reaches(n, target, seen | {n})) for n in graph.get(start, ()))
+
+    assert [m for m in graph if m != "__init__" and reaches(m, m, {m})] == []
+    assert own is from_resolve is ModelRoleError

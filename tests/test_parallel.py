@@ -1,4 +1,5 @@
 """``--devices N``: scoring in N processes gives exactly the scores of one process (issue 15, item 4)."""
+
 from __future__ import annotations
 
 import json
@@ -9,14 +10,32 @@ import pytest
 from nlgmetrics.cli import evaluate
 from nlgmetrics.parallel import shard_bounds
 
-HYPS = ["the cat runs home .", "a dog sees the old house", "rain falls", "she reads a long story today .",
-        "the man walks", "two birds sing in the tree .", "it is cold", "a cat"]
-REFS = ["the cat runs .", "a dog sees the big house", "the rain is falling", "she reads a story .",
-        "a man walks", "birds sing in a tree .", "it is very cold today", "the cat sleeps"]
+HYPS = [
+    "the cat runs home .",
+    "a dog sees the old house",
+    "rain falls",
+    "she reads a long story today .",
+    "the man walks",
+    "two birds sing in the tree .",
+    "it is cold",
+    "a cat",
+]
+REFS = [
+    "the cat runs .",
+    "a dog sees the big house",
+    "the rain is falling",
+    "she reads a story .",
+    "a man walks",
+    "birds sing in a tree .",
+    "it is very cold today",
+    "the cat sleeps",
+]
 
 
-@pytest.mark.parametrize("n,parts,expected", [(0, 2, []), (1, 2, [(0, 1)]), (5, 2, [(0, 3), (3, 5)]),
-                                              (6, 3, [(0, 2), (2, 4), (4, 6)]), (7, 1, [(0, 7)])])
+@pytest.mark.parametrize(
+    "n,parts,expected",
+    [(0, 2, []), (1, 2, [(0, 1)]), (5, 2, [(0, 3), (3, 5)]), (6, 3, [(0, 2), (2, 4), (4, 6)]), (7, 1, [(0, 7)])],
+)
 def test_shards_are_contiguous_and_never_empty(n, parts, expected):
     assert shard_bounds(n, parts) == expected
 
@@ -25,12 +44,35 @@ def _scores(capsys, tmp_path, tiny, devices: int, metric: str, extra: list[str])
     hyps, refs, out = tmp_path / "h.txt", tmp_path / "r.txt", tmp_path / f"out{devices}.jsonl"
     hyps.write_text("\n".join(HYPS) + "\n")
     refs.write_text("\n".join(REFS) + "\n")
-    code = evaluate.main(["score", "--metric", metric, "--hyps", str(hyps), "--refs", str(refs), "--out", str(out),
-                          "--devices", str(devices), "--device", "cpu", "--batch-size", "3", "--quiet", *extra]
-                         + (["--mars-cache", str(tmp_path / f"cache{devices}")] if metric == "mars" else []))
+    # MARS takes its device and batch sizes from its config (a flag for an option a metric lacks is an error)
+    run_flags = (
+        ["--mars-cache", str(tmp_path / f"cache{devices}")]
+        if metric == "mars"
+        else ["--device", "cpu", "--batch-size", "3"]
+    )
+    code = evaluate.main(
+        [
+            "score",
+            "--metric",
+            metric,
+            "--hyps",
+            str(hyps),
+            "--refs",
+            str(refs),
+            "--scores",
+            str(out),
+            "--devices",
+            str(devices),
+            "--quiet",
+            *extra,
+            *run_flags,
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
-    return [json.loads(line)["score"] for line in out.read_text().splitlines()], json.loads(captured.out.splitlines()[-1])
+    return [json.loads(line)["score"] for line in out.read_text().splitlines()], json.loads(
+        captured.out.splitlines()[-1]
+    )
 
 
 @pytest.mark.parametrize("metric", ["menli+bertscore", "sescore", "mars"])
@@ -39,12 +81,25 @@ def test_two_cpu_processes_score_exactly_like_one(capsys, tmp_path, tiny, metric
     mars: augmentation by a causal LM in each process (a fresh cache folder per run)."""
     # 'set' named outright: 'auto' would resolve to it for tiny models only after asking each part's signature in a
     # process of its own (two more spawns; that path is test_signature_before_scoring_builds_no_model_in_the_parent)
-    extra = ["--nli-model", str(tiny["nli"]), "--encoder", str(tiny["encoder"]), "--granularity", "text",
-             "--normalization", "set"]
+    extra = (
+        [
+            "--nli-model",
+            str(tiny["nli"]),
+            "--encoder",
+            str(tiny["encoder"]),
+            "--granularity",
+            "text",
+            "--normalization",
+            "set",
+        ]
+        if metric == "menli+bertscore"
+        else []
+    )
     if metric == "sescore":
+        import torch
+
         from sescore.regressor.checkpoint import export_checkpoint
         from sescore.regressor.module import SEScoreModule
-        import torch
 
         torch.manual_seed(0)
         module = SEScoreModule(encoder=str(tiny["encoder"]), hidden_sizes=[16], alignment=True)
@@ -54,10 +109,18 @@ def test_two_cpu_processes_score_exactly_like_one(capsys, tmp_path, tiny, metric
     if metric == "mars":  # causal-LM cloze augmentation: seeded per reference, so shards must not change it
         import yaml
 
-        config = {"models": {"causal_lm": str(tiny["llama"]), "encoder": str(tiny["encoder"]),
-                             "masked_lm": str(tiny["bert_mlm"]), "spacy": "packaged:en_core_web_sm"},
-                  "masking": {"ratios": [0.0, 0.4]}, "cloze": {"lockstep_references": 2},
-                  "cache_dir": str(tmp_path / "mars_cache"), "device": "cpu"}
+        config = {
+            "models": {
+                "causal_lm": str(tiny["llama"]),
+                "encoder": str(tiny["encoder"]),
+                "masked_lm": str(tiny["bert_mlm"]),
+                "spacy": "packaged:en_core_web_sm",
+            },
+            "masking": {"ratios": [0.0, 0.4]},
+            "cloze": {"lockstep_references": 2},
+            "cache_dir": str(tmp_path / "mars_cache"),
+            "device": "cpu",
+        }
         (tmp_path / "mars.yaml").write_text(yaml.safe_dump(config))
         extra = ["--mars-config", str(tmp_path / "mars.yaml")]
     one, one_result = _scores(capsys, tmp_path, tiny, 1, metric, extra)
@@ -69,14 +132,35 @@ def test_two_cpu_processes_score_exactly_like_one(capsys, tmp_path, tiny, metric
 
 
 def test_correlate_with_two_processes_equals_one(capsys, tmp_path, tiny):
-    rows = [{"lp": "de-en", "item_id": i // 2, "system": f"sys{i % 2}", "hyp": h, "refs": [r],
-             "scores": {"human": float(i % 3)}} for i, (h, r) in enumerate(zip(HYPS, REFS))]
+    rows = [
+        {
+            "lp": "de-en",
+            "item_id": i // 2,
+            "system": f"sys{i % 2}",
+            "hyp": h,
+            "refs": [r],
+            "scores": {"human": float(i % 3)},
+        }
+        for i, (h, r) in enumerate(zip(HYPS, REFS))
+    ]
     data = tmp_path / "judged.jsonl"
     data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     results = []
     for devices in (1, 2):
-        code = evaluate.main(["correlate", "--metric", "bertscore", "--encoder", str(tiny["encoder"]), "--data",
-                              str(data), "--devices", str(devices), "--quiet"])
+        code = evaluate.main(
+            [
+                "correlate",
+                "--metric",
+                "bertscore",
+                "--encoder",
+                str(tiny["encoder"]),
+                "--data",
+                str(data),
+                "--devices",
+                str(devices),
+                "--quiet",
+            ]
+        )
         assert code == 0
         results.append(json.loads(capsys.readouterr().out.splitlines()[-1]))
     assert results[0]["pearson"] == results[1]["pearson"] and results[0]["tau_like"] == results[1]["tau_like"]
@@ -128,8 +212,14 @@ def test_hooked_heads_fill_their_rows_and_return_only_the_real_ones():
             out = head(rows[5 : 5 + m])
             assert out.shape == (m, 3) and torch.equal(out, full[5 : 5 + m]), m
         tokens = torch.randn(3, 5, 768)  # [batch, tokens, hidden]: left alone
-        assert torch.equal(head(tokens), torch.nn.functional.linear(torch.tanh(
-            torch.nn.functional.linear(tokens, head[0].weight, head[0].bias)), head[2].weight, head[2].bias))
+        assert torch.equal(
+            head(tokens),
+            torch.nn.functional.linear(
+                torch.tanh(torch.nn.functional.linear(tokens, head[0].weight, head[0].bias)),
+                head[2].weight,
+                head[2].bias,
+            ),
+        )
     assert all(torch.allclose(p, full[:m], atol=1e-5) for m, p in zip(range(1, 17), plain))  # the same values
 
 
@@ -139,8 +229,11 @@ def test_nli_probabilities_do_not_depend_on_the_batch(tiny):
     from nlgmetrics.nli import load_nli, predict_proba
 
     nli = load_nli(str(tiny["nli"]))
-    premises = [f"The {w} sat on the mat at {n} o'clock today." for w in ("cat", "dog", "man", "bird")
-                for n in ("one", "two", "nine")] + ["Profits rose sharply.", "It rains.", "They won the game."]
+    premises = [
+        f"The {w} sat on the mat at {n} o'clock today."
+        for w in ("cat", "dog", "man", "bird")
+        for n in ("one", "two", "nine")
+    ] + ["Profits rose sharply.", "It rains.", "They won the game."]
     hypotheses = [p.replace("sat", "slept").replace("rose", "fell") for p in premises]
     together = predict_proba(nli, premises, hypotheses, batch_size=64)
     in_fives = predict_proba(nli, premises, hypotheses, batch_size=5)
@@ -155,8 +248,13 @@ def test_a_users_own_mkl_mode_is_kept():
     import sys
 
     code = "import os, nlgmetrics; print(os.environ['MKL_CBWR'])"
-    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, "MKL_CBWR": "COMPATIBLE"},
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "MKL_CBWR": "COMPATIBLE"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.strip() == "COMPATIBLE"
 
 

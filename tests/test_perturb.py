@@ -1,8 +1,8 @@
 """Perturbation library: registry contract, hypothesis properties, and hand-written golden examples."""
+
 from __future__ import annotations
 
 import math
-import string
 from collections import Counter
 
 import numpy as np
@@ -11,8 +11,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nlgmetrics.perturb import (
-    FAMILIES, MENLI_CODES, PERTURBATIONS, NotApplicable, default_lexicon, get_perturbation, noise_ratio,
-    perturbations_in, spell_out_numbers, top_ngrams,
+    FAMILIES,
+    MENLI_CODES,
+    PERTURBATIONS,
+    NotApplicable,
+    default_lexicon,
+    get_perturbation,
+    noise_ratio,
+    perturbations_in,
+    spell_out_numbers,
+    top_ngrams,
 )
 from nlgmetrics.perturb.targeted import DEFAULT_INJECTION
 
@@ -24,9 +32,11 @@ PARAGRAPH = (
     "Investors in New York and Tokyo watched the prices rise for three weeks. "
     "The children played in the park while their parents read the newspapers."
 )
-WORDS = ("the a an The cat dogs John Mary Paris she he we they us them his her it is was were has have "
-         "went go talked sold 3,000 2019 $850 30% not n't never in on to of and , . ? ! ; : big old quickly "
-         "office house river price office. cars. Boston. ran runs happy").split()
+WORDS = (
+    "the a an The cat dogs John Mary Paris she he we they us them his her it is was were has have "
+    "went go talked sold 3,000 2019 $850 30% not n't never in on to of and , . ? ! ; : big old quickly "
+    "office house river price office. cars. Boston. ran runs happy"
+).split()
 MODEL_FREE = [name for name, p in PERTURBATIONS.items() if "mlm" not in p.needs]
 PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -69,19 +79,44 @@ any_text = st.one_of(st.text(max_size=60), english_like)
 
 # ---------------------------------------------------------------- registry contract
 
+
 def test_registry_covers_every_family_and_the_spec_lists():
     assert set(FAMILIES) == {p.family for p in PERTURBATIONS.values()}
     assert len(perturbations_in("fluency")) == 10
     assert len(perturbations_in("consistency")) == 8
     assert len(perturbations_in("menli")) == 12
-    assert set(MENLI_CODES) == {"add", "drop", "neg", "num", "pron", "word_NN", "word_JJ", "word_VB", "name",
-                                "typo", "jumble", "subject_verb_dis"}
-    for name in ("positioned_shuffle_start", "positioned_random_end", "injection", "frequent_ngram",
-                 "copy_source", "repetition"):
+    assert set(MENLI_CODES) == {
+        "add",
+        "drop",
+        "neg",
+        "num",
+        "pron",
+        "word_NN",
+        "word_JJ",
+        "word_VB",
+        "name",
+        "typo",
+        "jumble",
+        "subject_verb_dis",
+    }
+    for name in (
+        "positioned_shuffle_start",
+        "positioned_random_end",
+        "injection",
+        "frequent_ngram",
+        "copy_source",
+        "repetition",
+    ):
         assert get_perturbation(name).family == "targeted"
     halved = {n for n, p in PERTURBATIONS.items() if p.halve_noise_ratio}
-    assert {"local_swap", "middle_swap", "sentence_switching", "ne_switching", "verb_switching",
-            "noun_switching"} <= halved
+    assert {
+        "local_swap",
+        "middle_swap",
+        "sentence_switching",
+        "ne_switching",
+        "verb_switching",
+        "noun_switching",
+    } <= halved
     assert "truncation" not in halved and "token_drop" not in halved
 
 
@@ -102,6 +137,7 @@ def test_registry_rejects_bad_calls(shared):
 
 # ---------------------------------------------------------------- properties
 
+
 @PROPERTY
 @pytest.mark.parametrize("name", MODEL_FREE)
 @given(text=any_text, seed=st.integers(0, 2**32 - 1), level_index=st.integers(0, 5))
@@ -116,9 +152,21 @@ def test_never_crashes_is_deterministic_and_level_zero_is_identity(nlp, shared, 
 
 # Noises whose edits for a seed are nested or counted (switches use disjoint pairs, drawn from one stream),
 # so the noise ratio cannot shrink as the level grows.
-PER_SEED_MONOTONE = ["truncation", "article_removal", "preposition_removal", "stopword_removal",
-                     "verb_lemmatization", "token_drop", "repeated_token", "noised_punctuation", "negation",
-                     "repetition", "generic_named_entity", "verb_switching", "noun_switching"]
+PER_SEED_MONOTONE = [
+    "truncation",
+    "article_removal",
+    "preposition_removal",
+    "stopword_removal",
+    "verb_lemmatization",
+    "token_drop",
+    "repeated_token",
+    "noised_punctuation",
+    "negation",
+    "repetition",
+    "generic_named_entity",
+    "verb_switching",
+    "noun_switching",
+]
 
 
 @PROPERTY
@@ -149,16 +197,29 @@ def test_noise_ratio_grows_with_level_on_a_paragraph_where_every_level_applies(n
         assert ratios == sorted(ratios) and ratios[-1] > 0, (seed, ratios)
 
 
-@pytest.mark.parametrize("name", ["local_swap", "middle_swap", "sentence_switching", "sentence_replacement",
-                                  "verb_switching", "noun_switching", "ne_switching"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "local_swap",
+        "middle_swap",
+        "sentence_switching",
+        "sentence_replacement",
+        "verb_switching",
+        "noun_switching",
+        "ne_switching",
+    ],
+)
 def test_noise_ratio_grows_with_level_on_average(nlp, shared, name):
     perturbation = get_perturbation(name)
     doc = nlp(PARAGRAPH)
     means = []
     for level in perturbation.default_levels:
         ratios = [
-            noise_ratio(PARAGRAPH, perturbation(PARAGRAPH, np.random.default_rng(seed), level, doc=doc, **shared),
-                        perturbation.halve_noise_ratio)
+            noise_ratio(
+                PARAGRAPH,
+                perturbation(PARAGRAPH, np.random.default_rng(seed), level, doc=doc, **shared),
+                perturbation.halve_noise_ratio,
+            )
             for seed in range(8)
         ]
         means.append(float(np.mean(ratios)))
@@ -168,15 +229,19 @@ def test_noise_ratio_grows_with_level_on_average(nlp, shared, name):
 
 # ---------------------------------------------------------------- golden examples: fluency
 
-@pytest.mark.parametrize("name, text, level, expected", [
-    ("article_removal", "The cat sat on a mat.", 1.0, "cat sat on mat."),
-    ("truncation", "She went to the office today.", 0.5, "She went to."),
-    ("preposition_removal", "She went to the office in Boston.", 1.0, "She went the office Boston."),
-    ("stopword_removal", "She went to the office.", 1.0, "went office."),
-    ("verb_lemmatization", "She went to the office.", 1.0, "She go to the office."),
-    ("middle_swap", "She went to the office.", 1.0, "The office she went to."),
-    ("noised_punctuation", "Hello, world. Pay 3.5 now!", 1.0, "Hello. world, Pay 3.5 now,"),
-])
+
+@pytest.mark.parametrize(
+    "name, text, level, expected",
+    [
+        ("article_removal", "The cat sat on a mat.", 1.0, "cat sat on mat."),
+        ("truncation", "She went to the office today.", 0.5, "She went to."),
+        ("preposition_removal", "She went to the office in Boston.", 1.0, "She went the office Boston."),
+        ("stopword_removal", "She went to the office.", 1.0, "went office."),
+        ("verb_lemmatization", "She went to the office.", 1.0, "She go to the office."),
+        ("middle_swap", "She went to the office.", 1.0, "The office she went to."),
+        ("noised_punctuation", "Hello, world. Pay 3.5 now!", 1.0, "Hello. world, Pay 3.5 now,"),
+    ],
+)
 def test_fluency_golden(nlp, shared, name, text, level, expected):
     assert _apply(name, text, nlp, shared, level) == expected
 
@@ -226,16 +291,20 @@ TWO_SENTENCES = "She went to the office in Boston. And she talked to her staff a
 
 def test_consistency_golden(nlp, shared):
     assert _apply("negation", TWO_SENTENCES, nlp, shared, 1.0) == (
-        "She did not go to the office in Boston. And she did not talk to her staff about Paris.")
+        "She did not go to the office in Boston. And she did not talk to her staff about Paris."
+    )
     assert _apply("generic_named_entity", "She went to the office in Boston.", nlp, shared, 1.0) == (
-        "She went to the office in a place.")
+        "She went to the office in a place."
+    )
     assert _apply("ne_switching", TWO_SENTENCES, nlp, shared, 1) == (
-        "She went to the office in Paris. And she talked to her staff about Boston.")
+        "She went to the office in Paris. And she talked to her staff about Boston."
+    )
     verbs = "She went to the office. She talked to her staff."
     assert _apply("verb_switching", verbs, nlp, shared, 1) == "She talked to the office. She went to her staff."
     assert _apply("noun_switching", verbs, nlp, shared, 1) == "She went to the staff. She talked to her office."
     assert _apply("sentence_switching", "She went home. He stayed out.", nlp, shared, 1) == (
-        "He stayed out. She went home.")
+        "He stayed out. She went home."
+    )
 
 
 def test_negation_only_adds(nlp, shared):
@@ -293,6 +362,7 @@ def test_sentence_replacement_uses_foreign_sentences(nlp, shared):
 
 # ---------------------------------------------------------------- golden examples: targeted
 
+
 def test_targeted_golden(nlp, shared):
     words = [f"w{i}" for i in range(20)]
     text = " ".join(words)
@@ -320,11 +390,16 @@ def test_top_ngrams_counts_and_breaks_ties_stably():
 
 # ---------------------------------------------------------------- golden examples: MENLI phenomena
 
+
 def test_menli_golden(nlp, shared):
-    assert _apply("menli_pronoun", "Unless we change course soon, the world will regard us with scorn.",
-                  nlp, shared, 1) == "Unless they change course soon, the world will regard them with scorn."
-    assert _apply("menli_subject_verb", "Now that gold has crossed the barrier, why can't it rise?",
-                  nlp, shared, 1) == "Now that gold have crossed the barrier, why can't it rise?"
+    assert (
+        _apply("menli_pronoun", "Unless we change course soon, the world will regard us with scorn.", nlp, shared, 1)
+        == "Unless they change course soon, the world will regard them with scorn."
+    )
+    assert (
+        _apply("menli_subject_verb", "Now that gold has crossed the barrier, why can't it rise?", nlp, shared, 1)
+        == "Now that gold have crossed the barrier, why can't it rise?"
+    )
     assert _apply("menli_negation", "He does not like it.", nlp, shared, 1) == "He likes it."
     assert _apply("menli_negation", "He likes it.", nlp, shared, 1) == "He does not like it."
     assert _apply("menli_negation", "I can't swim.", nlp, shared, 1) == "I can swim."
@@ -338,7 +413,8 @@ def test_menli_numbers(nlp, shared):
     text = "Back then, gold hit $850, or well over $2,000 and 30% more."
     assert spell_out_numbers(text, nlp(text)) == (
         "Back then, gold hit eight hundred and fifty dollars, or well over two thousand dollars and thirty "
-        "percent more.")
+        "percent more."
+    )
 
 
 def test_menli_name_keeps_gender(nlp, shared):
@@ -353,8 +429,11 @@ def test_menli_name_keeps_gender(nlp, shared):
 def test_menli_single_word_errors(nlp, shared):
     text = "The old price of gold has risen sharply this year."
     tags = {t.i: t for t in nlp(text)}
-    for name, pos in (("menli_noun_mismatch", "NOUN"), ("menli_verb_mismatch", "VERB"),
-                      ("menli_adjective_mismatch", "ADJ")):
+    for name, pos in (
+        ("menli_noun_mismatch", "NOUN"),
+        ("menli_verb_mismatch", "VERB"),
+        ("menli_adjective_mismatch", "ADJ"),
+    ):
         out = _apply(name, text, nlp, shared, 1, seed=7)
         changed = [i for i, (a, b) in enumerate(zip(text.split(), out.split())) if a != b]
         assert len(out.split()) == len(text.split()) and len(changed) == 1, (name, out)
@@ -375,4 +454,4 @@ def test_menli_surface_errors(nlp, shared):
         words = text.split()
         width = len(words) - len(dropped)
         assert width == math.ceil(0.2 * len(words))
-        assert any(dropped == words[:s] + words[s + width:] for s in range(len(words) - width + 1))
+        assert any(dropped == words[:s] + words[s + width :] for s in range(len(words) - width + 1))

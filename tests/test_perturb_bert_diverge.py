@@ -1,4 +1,5 @@
 """BERT-diverge on a tiny random masked LM: batched, per-text seeded, whole-word replacements."""
+
 from __future__ import annotations
 
 import math

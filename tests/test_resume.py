@@ -1,5 +1,6 @@
 """nlgmetrics.resume: pickle-free training state, and a crashed SEScore fit resumed to the uninterrupted result;
 nlgmetrics.weightfiles: the checks every checkpoint reader shares."""
+
 from __future__ import annotations
 
 import math
@@ -39,10 +40,15 @@ class Terminate(pl.Callback):
 def test_state_round_trip_keeps_types_tensors_and_odd_values(tmp_path):
     state = {
         "state_dict": {"w": torch.arange(6, dtype=torch.float32).reshape(2, 3), "b": torch.zeros(3, dtype=torch.int64)},
-        "optimizer_states": [{"state": {0: {"step": torch.tensor(4.0)}}, "param_groups": [{"betas": (0.9, 0.999),
-                                                                                          "params": [0]}]}],
-        "floats": [float("nan"), float("inf"), -0.5], "none": None, "flag": True,
-        "tagged_looking": {"__tuple__": "a plain key"}, "np": np.int64(3), "array": np.arange(3, dtype=np.uint32),
+        "optimizer_states": [
+            {"state": {0: {"step": torch.tensor(4.0)}}, "param_groups": [{"betas": (0.9, 0.999), "params": [0]}]}
+        ],
+        "floats": [float("nan"), float("inf"), -0.5],
+        "none": None,
+        "flag": True,
+        "tagged_looking": {"__tuple__": "a plain key"},
+        "np": np.int64(3),
+        "array": np.arange(3, dtype=np.uint32),
         "python_rng": random.getstate(),
     }
     path = save_state(state, tmp_path / "s.safetensors")
@@ -96,8 +102,14 @@ def test_loader_continues_an_epoch_where_its_state_says():
 
     def loader():
         data = list(range(40))
-        sampler = LengthBucketBatchSampler(RandomSampler(data, generator=torch.Generator().manual_seed(3)), 4,
-                                           False, lengths=[i % 7 for i in data], pool=3, seed=3)
+        sampler = LengthBucketBatchSampler(
+            RandomSampler(data, generator=torch.Generator().manual_seed(3)),
+            4,
+            False,
+            lengths=[i % 7 for i in data],
+            pool=3,
+            seed=3,
+        )
         return ResumableDataLoader(data, batch_sampler=sampler, generator=torch.Generator().manual_seed(4))
 
     straight = loader()
@@ -134,21 +146,55 @@ def _fit(tiny, dataset_dir, dev, tmp_path, name, extra):
     from nlgmetrics.cli import train
 
     config = Path(__file__).resolve().parents[1] / "configs" / "sescore" / "fit_offline.yaml"
-    return train.main([
-        "fit", "--config", str(config), "--model.encoder", str(tiny["encoder"]), "--model.hidden_sizes", "[16, 8]",
-        "--model.lora_r", "4", "--model.dropout", "0.3", "--data.dataset", str(dataset_dir),
-        "--data.dev_judgments", str(dev), "--data.val_fraction", "0.2", "--data.batch_size", "16",
-        "--trainer.max_epochs", "2", "--trainer.val_check_interval", "4", "--trainer.accelerator", "cpu",
-        "--trainer.devices", "1", "--trainer.enable_progress_bar", "false", "--trainer.enable_model_summary", "false",
-        "--trainer.logger.init_args.save_dir", str(tmp_path / "runs"), "--export.dirpath", str(tmp_path / name),
-        "--resume.dirpath", str(tmp_path / f"{name}-resume"), "--resume.every_n_train_steps", "4", *extra,
-    ])
+    return train.main(
+        [
+            "fit",
+            "--config",
+            str(config),
+            "--model.encoder",
+            str(tiny["encoder"]),
+            "--model.hidden_sizes",
+            "[16, 8]",
+            "--model.lora_r",
+            "4",
+            "--model.dropout",
+            "0.3",
+            "--data.dataset",
+            str(dataset_dir),
+            "--data.dev_judgments",
+            str(dev),
+            "--data.val_fraction",
+            "0.2",
+            "--data.batch_size",
+            "16",
+            "--trainer.max_epochs",
+            "2",
+            "--trainer.val_check_interval",
+            "4",
+            "--trainer.accelerator",
+            "cpu",
+            "--trainer.devices",
+            "1",
+            "--trainer.enable_progress_bar",
+            "false",
+            "--trainer.enable_model_summary",
+            "false",
+            "--trainer.logger.init_args.save_dir",
+            str(tmp_path / "runs"),
+            "--export.dirpath",
+            str(tmp_path / name),
+            "--resume.dirpath",
+            str(tmp_path / f"{name}-resume"),
+            "--resume.every_n_train_steps",
+            "4",
+            *extra,
+        ]
+    )
 
 
 def test_crashed_fit_resumes_to_the_uninterrupted_weights(tiny, tmp_path, capsys):
-    from test_sescore_regressor import _synthetic_rows, _write_dev
-
     from datasets import Dataset
+    from test_sescore_regressor import _synthetic_rows, _write_dev
 
     dataset_dir = tmp_path / "data"
     Dataset.from_dict(_synthetic_rows(60, seed=3)).save_to_disk(str(dataset_dir))
@@ -180,29 +226,41 @@ def test_crashed_fit_resumes_to_the_uninterrupted_weights(tiny, tmp_path, capsys
     # the exported best model is the same one too
     from sescore.regressor.checkpoint import read_hparams
 
-    assert read_hparams(tmp_path / "straight")["record"]["global_step"] == \
-        read_hparams(tmp_path / "crashed")["record"]["global_step"]
+    assert (
+        read_hparams(tmp_path / "straight")["record"]["global_step"]
+        == read_hparams(tmp_path / "crashed")["record"]["global_step"]
+    )
     assert not list(tmp_path.rglob("*.ckpt")), "no pickled checkpoint is ever written"
 
 
 # 6 steps per epoch with validation at each epoch's end: the state due at step 6 is saved at 7 (first of epoch 2)
 @pytest.mark.parametrize("crash_step,saved_step", [(7, 7), (9, 8)])
-def test_crashed_nli_training_resumes_to_the_uninterrupted_adapter(tiny, tmp_path, monkeypatch, crash_step,
-                                                                   saved_step):
+def test_crashed_nli_training_resumes_to_the_uninterrupted_adapter(tiny, tmp_path, monkeypatch, crash_step, saved_step):
     from safetensors.torch import load_file
+    from test_nli import _tiny_nli_data
 
     from nlgmetrics.nli.checkpoint import LoraShape
     from nlgmetrics.nli.training import NLITrainConfig, train_nli
     from nlgmetrics.resume import ResumeState
-    from test_nli import _tiny_nli_data
 
     data = _tiny_nli_data(tmp_path / "train.jsonl")
 
     def config(name: str, **extra) -> NLITrainConfig:
         return NLITrainConfig(
-            base=str(tiny["encoder"]), train_files=[str(data)], test_files={}, dev_size=6, batch_size=8, epochs=2,
-            lr=1e-3, lora=LoraShape(r=2, alpha=4, target_modules=r".*\.(query|value)"), output=str(tmp_path / name),
-            accelerator="cpu", devices=1, resume_every=2, **extra)
+            base=str(tiny["encoder"]),
+            train_files=[str(data)],
+            test_files={},
+            dev_size=6,
+            batch_size=8,
+            epochs=2,
+            lr=1e-3,
+            lora=LoraShape(r=2, alpha=4, target_modules=r".*\.(query|value)"),
+            output=str(tmp_path / name),
+            accelerator="cpu",
+            devices=1,
+            resume_every=2,
+            **extra,
+        )
 
     train_nli(config("straight"))  # 6 steps per epoch, 12 in all
     original = ResumeState.on_train_batch_end
@@ -239,9 +297,8 @@ def test_crashed_nli_training_resumes_to_the_uninterrupted_adapter(tiny, tmp_pat
 
 
 def test_sigterm_ends_train_py_fit_with_a_failure_status(tiny, tmp_path, capsys):
-    from test_sescore_regressor import _synthetic_rows, _write_dev
-
     from datasets import Dataset
+    from test_sescore_regressor import _synthetic_rows, _write_dev
 
     dataset_dir = tmp_path / "data"
     Dataset.from_dict(_synthetic_rows(30, seed=3)).save_to_disk(str(dataset_dir))

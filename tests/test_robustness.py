@@ -1,4 +1,5 @@
 """MARS Table 4 robustness: the two attacks (perturb.attacks), the protocol (stress.robustness), the CLI."""
+
 from __future__ import annotations
 
 import json
@@ -26,6 +27,7 @@ def word_overlap(hyps, refs, srcs):
 
 
 # ---------------------------------------------------------------- reorder
+
 
 def test_reorder_moves_half_of_the_tokens_and_keeps_the_bag_of_words():
     words = [f"w{i}" for i in range(40)]
@@ -63,9 +65,13 @@ def test_reorder_refuses_texts_it_cannot_change():
 
 # ---------------------------------------------------------------- context sentence
 
+
 def test_split_sentences_on_final_punctuation():
     assert split_sentences(CONTEXT) == [
-        "wendy was driving down the road .", "she heard her car making a noise .", "she pulled over !"]
+        "wendy was driving down the road .",
+        "she heard her car making a noise .",
+        "she pulled over !",
+    ]
     assert split_sentences("no final mark") == ["no final mark"]
     assert split_sentences("  ") == []
 
@@ -74,8 +80,9 @@ def test_context_sentence_copies_one_context_sentence_chosen_by_the_seed():
     sentences = set(split_sentences(CONTEXT))
     picked = {context_sentence(STORY, np.random.default_rng(s), 1, source=CONTEXT) for s in range(30)}
     assert picked == sentences
-    assert context_sentence(STORY, np.random.default_rng(3), 1, source=CONTEXT) == \
-        context_sentence(STORY, np.random.default_rng(3), 1, source=CONTEXT)
+    assert context_sentence(STORY, np.random.default_rng(3), 1, source=CONTEXT) == context_sentence(
+        STORY, np.random.default_rng(3), 1, source=CONTEXT
+    )
 
 
 def test_context_sentence_refuses_without_context_or_when_it_equals_the_candidate():
@@ -94,11 +101,14 @@ def test_attacks_are_registered_perturbations():
 
 # ---------------------------------------------------------------- protocol
 
+
 def _data():
     hyps = [STORY, "she called for help and waited to get her car fixed .", "x"]
-    refs = ["she called for help and waited for her car to be fixed .",
-            "she called for help and waited to get her car fixed .",
-            "the car was fine ."]
+    refs = [
+        "she called for help and waited for her car to be fixed .",
+        "she called for help and waited to get her car fixed .",
+        "the car was fine .",
+    ]
     srcs = [CONTEXT, CONTEXT, ""]
     return hyps, refs, srcs
 
@@ -110,7 +120,8 @@ def test_make_attacks_is_pure_and_counts_skipped_items():
     assert a != make_attacks(hyps, srcs, seed=5)
     assert a["reorder"]["items"] == [0, 1] and sum(a["reorder"]["skipped"].values()) == 1
     assert a["context_sentence"]["items"] == [0, 1] and a["context_sentence"]["skipped"] == {
-        "sample has no context (source)": 1}
+        "sample has no context (source)": 1
+    }
     assert all(t in split_sentences(CONTEXT) for t in a["context_sentence"]["texts"])
     # one attack alone draws exactly what it draws next to the other one
     assert make_attacks(hyps, srcs, seed=4, attacks=["reorder"])["reorder"] == a["reorder"]
@@ -188,23 +199,30 @@ def test_summarize_and_bad_input():
 
 # ---------------------------------------------------------------- CLI
 
+
 def test_evaluate_robustness_command(capsys, tmp_path):
     from nlgmetrics.cli import evaluate
 
     hyps, refs, srcs = _data()
     data = tmp_path / "judged.jsonl"
-    data.write_text("".join(json.dumps({"item_id": i, "hyp": h, "refs": [r], "src": s, "scores": {"h": 1.0}}) + "\n"
-                            for i, (h, r, s) in enumerate(zip(hyps, refs, srcs))), encoding="utf-8")
+    data.write_text(
+        "".join(
+            json.dumps({"item_id": i, "hyp": h, "refs": [r], "src": s, "scores": {"h": 1.0}}) + "\n"
+            for i, (h, r, s) in enumerate(zip(hyps, refs, srcs))
+        ),
+        encoding="utf-8",
+    )
     out, md = tmp_path / "rob.json", tmp_path / "rob.md"
-    code = evaluate.main(["robustness", "--metric", "chrf", "--data", str(data), "--out", str(out),
-                          "--markdown", str(md), "--quiet"])
+    code = evaluate.main(
+        ["robustness", "--metric", "chrf", "--data", str(data), "--json", str(out), "--markdown", str(md), "--quiet"]
+    )
     captured = capsys.readouterr()
     assert code == 0
     report = json.loads(out.read_text())
     assert json.loads(captured.out.strip().splitlines()[-1]) == {**report, "truncated": {}}
     assert report["results"]["chrf"]["reorder"]["n"] == 2 and "chrf|" in report["signatures"]["chrf"]
     assert md.read_text() == markdown_table(report)
-    code = evaluate.main(["robustness", "--metric", "nope", "--data", str(data), "--out", str(tmp_path / "x.json")])
+    code = evaluate.main(["robustness", "--metric", "nope", "--data", str(data), "--json", str(tmp_path / "x.json")])
     assert code == 1 and "unknown metric" in capsys.readouterr().err
     assert not (tmp_path / "x.json").exists()
 

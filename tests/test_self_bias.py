@@ -1,12 +1,17 @@
 """Self-evaluation bias (blind-spot paper 5.4): LM log-likelihood, seeded sampling, and the bias statistic."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
 
-from nlgmetrics.baselines.lm_likelihood import (LMLikelihoodScorer, continuation_logprobs, encode_pair,
-                                                sample_continuations)
+from nlgmetrics.baselines.lm_likelihood import (
+    LMLikelihoodScorer,
+    continuation_logprobs,
+    encode_pair,
+    sample_continuations,
+)
 from nlgmetrics.modelroles import load_causal_lm
 from nlgmetrics.stress.self_bias import markdown, prompts_from_paragraphs, run_self_bias, self_bias_report
 
@@ -24,7 +29,7 @@ def test_batched_logprobs_equal_one_unpadded_forward_per_pair(tiny, arch, batch_
         ids = torch.tensor([ctx + txt])
         with torch.inference_mode():
             logprobs = torch.log_softmax(lm.model(input_ids=ids).logits[0, :-1].float(), -1)
-        expected = logprobs[len(ctx) - 1:].gather(-1, torch.tensor(txt).unsqueeze(-1)).sum().item()
+        expected = logprobs[len(ctx) - 1 :].gather(-1, torch.tensor(txt).unsqueeze(-1)).sum().item()
         assert count == len(txt) > 0
         assert total == pytest.approx(expected, abs=1e-4)
 
@@ -39,10 +44,19 @@ def test_a_pairs_logprob_is_bit_identical_whatever_its_batch(tiny):
 
     tokenizer = AutoTokenizer.from_pretrained(tiny["llama"])
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=1,
-                         num_attention_heads=9, num_key_value_heads=3, max_position_embeddings=256,
-                         tie_word_embeddings=True, bos_token_id=tokenizer.bos_token_id,
-                         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id)
+    config = LlamaConfig(
+        vocab_size=49152,
+        hidden_size=576,
+        intermediate_size=1536,
+        num_hidden_layers=1,
+        num_attention_heads=9,
+        num_key_value_heads=3,
+        max_position_embeddings=256,
+        tie_word_embeddings=True,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+    )
     lm = SimpleNamespace(model=LlamaForCausalLM(config).eval(), tokenizer=tokenizer, device=torch.device("cpu"))
     contexts = CONTEXTS * 3
     texts = [t if i < 4 else (t + " and then some more words") * (i % 3 + 1) for i, t in enumerate(TEXTS * 3)]
@@ -118,8 +132,10 @@ def test_run_self_bias_end_to_end_on_two_tiny_generators(tiny):
     report = run_self_bias(generators, {"chrf": chrf.score}, prompts, truths, max_new_tokens=8, n_boot=50)
     assert set(report["metrics"]) == {"lm:gpt2", "lm:llama", "chrf"}
     assert report["prompts"] + report["dropped_empty"] == 6
-    assert {(t["evaluator"], t["other_generator"]) for t in report["tests"]} == {("lm:gpt2", "llama"),
-                                                                                ("lm:llama", "gpt2")}
+    assert {(t["evaluator"], t["other_generator"]) for t in report["tests"]} == {
+        ("lm:gpt2", "llama"),
+        ("lm:llama", "gpt2"),
+    }
     assert all(t["reference_metrics"] == ["chrf"] for t in report["tests"])
 
 
@@ -129,9 +145,26 @@ def test_cli_writes_report_table_and_plot(tiny, tmp_path):
     paragraphs = tmp_path / "p.txt"
     paragraphs.write_text("\n".join(f"Paragraph {i} " + "word " * 20 for i in range(5)) + "\n")
     out = tmp_path / "sb"
-    argv = ["self-bias", "--generators", f"{tiny['gpt2']},{tiny['llama']}", "--data", str(paragraphs),
-            "--out", str(out), "--judges", "chrf", "--prompt-words", "8", "--continuation-words", "8",
-            "--max-new-tokens", "6", "--bootstrap", "20", "--quiet"]
+    argv = [
+        "self-bias",
+        "--generators",
+        f"{tiny['gpt2']},{tiny['llama']}",
+        "--data",
+        str(paragraphs),
+        "--out",
+        str(out),
+        "--judges",
+        "chrf",
+        "--prompt-words",
+        "8",
+        "--continuation-words",
+        "8",
+        "--max-new-tokens",
+        "6",
+        "--bootstrap",
+        "20",
+        "--quiet",
+    ]
     assert evaluate.main(argv) == 0
     assert {p.name for p in out.iterdir()} == {"report.json", "report.md", "bias.png"}
     assert evaluate.main([*argv[:2], str(tiny["gpt2"]), *argv[3:]]) == 1  # one generator is no contrast
@@ -177,7 +210,25 @@ def test_menli_plus_lm_ratio_composes_from_the_cli(tiny, tmp_path):
     (tmp_path / "h").write_text("The cat sat on the mat.\ncat the mat on sat the.\n")
     (tmp_path / "r").write_text("The cat sat on the mat.\nThe cat sat on the mat.\n")
     out = tmp_path / "s.jsonl"
-    assert evaluate.main(["score", "--metric", "menli+lm-ratio", "--nli-model", str(tiny["nli"]), "--causal-lm",
-                          str(tiny["gpt2"]), "--hyps", str(tmp_path / "h"), "--refs", str(tmp_path / "r"),
-                          "--out", str(out), "--quiet"]) == 0
+    assert (
+        evaluate.main(
+            [
+                "score",
+                "--metric",
+                "menli+lm-ratio",
+                "--nli-model",
+                str(tiny["nli"]),
+                "--causal-lm",
+                str(tiny["gpt2"]),
+                "--hyps",
+                str(tmp_path / "h"),
+                "--refs",
+                str(tmp_path / "r"),
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     assert len([json.loads(line) for line in out.read_text().splitlines()]) == 2

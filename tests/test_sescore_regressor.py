@@ -3,22 +3,23 @@
 Everything runs on the tiny random BERT from ``tiny_models`` and a synthetic dataset built here, so the file
 needs no shared data and no network.
 """
+
 from __future__ import annotations
 
 import csv
 import json
 import math
 import os
-import sys
-import subprocess
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
-
 from ddp_worker import free_port
+
 from nlgmetrics.metaeval import tau_like
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -62,10 +63,21 @@ def _write_dev(path: Path, items: int, seed: int = 5) -> Path:
     with open(path, "w", encoding="utf-8") as handle:
         for item, sentence in enumerate(tiny_corpus(items, seed=seed)[-items:]):
             words = sentence.split()
-            systems = [("good", sentence, 0.0), ("short", " ".join(words[:-2]), -5.0), ("half", " ".join(words[::2]), -15.0)]
+            systems = [
+                ("good", sentence, 0.0),
+                ("short", " ".join(words[:-2]), -5.0),
+                ("half", " ".join(words[::2]), -15.0),
+            ]
             for system, hyp, mqm in systems:
-                row = {"lp": "en-en", "item_id": item, "system": system, "src": "", "refs": [sentence], "hyp": hyp,
-                       "scores": {"mqm": mqm}}
+                row = {
+                    "lp": "en-en",
+                    "item_id": item,
+                    "system": system,
+                    "src": "",
+                    "refs": [sentence],
+                    "hyp": hyp,
+                    "scores": {"mqm": mqm},
+                }
                 handle.write(json.dumps(row) + "\n")
     return path
 
@@ -78,8 +90,14 @@ def dev_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _module(encoder: Path, **overrides):
     from sescore.regressor.module import SEScoreModule
 
-    settings = dict(encoder=str(encoder), hidden_sizes=HEAD, layer_mix=True, head_lr=1e-2, encoder_lr=1e-3,
-                    encoder_freeze_fraction=0.3)
+    settings = dict(
+        encoder=str(encoder),
+        hidden_sizes=HEAD,
+        layer_mix=True,
+        head_lr=1e-2,
+        encoder_lr=1e-3,
+        encoder_freeze_fraction=0.3,
+    )
     settings.update(overrides)
     return SEScoreModule(**settings)
 
@@ -87,15 +105,23 @@ def _module(encoder: Path, **overrides):
 def _trainer(**overrides):
     import pytorch_lightning as pl
 
-    settings = dict(accelerator="cpu", devices=1, max_epochs=1, logger=False, enable_checkpointing=False,
-                    enable_progress_bar=False, enable_model_summary=False, num_sanity_val_steps=0)
+    settings = dict(
+        accelerator="cpu",
+        devices=1,
+        max_epochs=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        num_sanity_val_steps=0,
+    )
     settings.update(overrides)
     return pl.Trainer(**settings)
 
 
 def _train_mse(regressor, records) -> float:
+    from sescore.functional import sescore_scores
     from sescore.regressor.scale import to_target
-    from sescore.regressor.scoring import sescore_scores
 
     preds = sescore_scores(regressor, [r["candidate"] for r in records], [r["reference"] for r in records])
     target = to_target(np.asarray([r["score"] for r in records]), regressor.config.output_scale)
@@ -112,8 +138,14 @@ def fitted(tiny, dataset_dir, dev_file, tmp_path_factory):
 
     pl.seed_everything(7, verbose=False)
     module = _module(tiny["encoder"])
-    data = SEScoreDataModule(str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), batch_size=16,
-                             eval_batch_size=8, dev_items=None)
+    data = SEScoreDataModule(
+        str(dataset_dir),
+        val_fraction=0.2,
+        dev_judgments=str(dev_file),
+        batch_size=16,
+        eval_batch_size=8,
+        dev_items=None,
+    )
     data.setup("fit")
     module.regressor.eval()
     before = _train_mse(module.regressor, data.train_records)
@@ -207,8 +239,14 @@ def test_length_bucket_sampler_covers_every_index_once():
     from sescore.regressor.sampler import LengthBucketBatchSampler
 
     lengths = list(np.random.default_rng(0).integers(1, 100, size=103))
-    sampler = LengthBucketBatchSampler(RandomSampler(range(103), generator=torch.Generator().manual_seed(1)),
-                                       batch_size=8, drop_last=False, lengths=lengths, pool=4, seed=2)
+    sampler = LengthBucketBatchSampler(
+        RandomSampler(range(103), generator=torch.Generator().manual_seed(1)),
+        batch_size=8,
+        drop_last=False,
+        lengths=lengths,
+        pool=4,
+        seed=2,
+    )
     batches = list(sampler)
     assert len(batches) == len(sampler) == 13
     assert sorted(i for b in batches for i in b) == list(range(103))
@@ -259,8 +297,12 @@ def test_uniform_labels_count_applied_edits_for_the_without_severity_ablation(tm
     from sescore.regressor.datamodule import SEScoreDataModule
     from sescore.regressor.sources import load_synthesis
 
-    rows = {"reference": ["a b c", "a b c", "d e f"], "candidate": ["a c", "x b", "d e f g"],
-            "score": [-1, -6, -5], "num_applied": [1, 2, 1]}
+    rows = {
+        "reference": ["a b c", "a b c", "d e f"],
+        "candidate": ["a c", "x b", "d e f g"],
+        "score": [-1, -6, -5],
+        "num_applied": [1, 2, 1],
+    }
     Dataset.from_dict(rows).save_to_disk(str(tmp_path / "ok"))
     assert [r["score"] for r in load_synthesis(tmp_path / "ok")] == [-1.0, -6.0, -5.0]
     assert [r["score"] for r in load_synthesis(tmp_path / "ok", labels="uniform")] == [-1.0, -2.0, -1.0]
@@ -290,8 +332,8 @@ def test_one_epoch_fit_lowers_loss_and_exports_best(fitted):
 
 
 def test_export_reload_gives_identical_scores(fitted, tmp_path):
+    from sescore.functional import sescore_scores
     from sescore.regressor.checkpoint import export_checkpoint, load_checkpoint
-    from sescore.regressor.scoring import sescore_scores
 
     regressor = fitted["module"].regressor.eval()
     folder = export_checkpoint(regressor, tmp_path / "ckpt", {"note": "test"})
@@ -303,8 +345,8 @@ def test_export_reload_gives_identical_scores(fitted, tmp_path):
 
 
 def test_lora_checkpoint_is_small_and_reloads(tiny, tmp_path):
+    from sescore.functional import sescore_scores
     from sescore.regressor.checkpoint import export_checkpoint, load_checkpoint
-    from sescore.regressor.scoring import sescore_scores
 
     module = _module(tiny["encoder"], lora_r=4, layer_mix=False)
     regressor = module.regressor
@@ -319,8 +361,9 @@ def test_lora_checkpoint_is_small_and_reloads(tiny, tmp_path):
     full = export_checkpoint(_module(tiny["encoder"]).regressor, tmp_path / "full")
     assert (folder / "model.safetensors").stat().st_size < (full / "model.safetensors").stat().st_size
     hyps, refs = ["the cat runs .", "a dog"], ["the cat runs", "a big dog ."]
-    np.testing.assert_allclose(sescore_scores(load_checkpoint(folder), hyps, refs),
-                               sescore_scores(regressor, hyps, refs), atol=1e-5)
+    np.testing.assert_allclose(
+        sescore_scores(load_checkpoint(folder), hyps, refs), sescore_scores(regressor, hyps, refs), atol=1e-5
+    )
 
 
 def test_default_lora_adapts_every_attention_projection_of_bert_and_mpnet_encoders():
@@ -332,18 +375,29 @@ def test_default_lora_adapts_every_attention_projection_of_bert_and_mpnet_encode
     from nlgmetrics.modelroles.lora import attention_adapters
     from sescore.regressor.model import LoraSettings, add_lora
 
-    shape = dict(vocab_size=64, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
-                 max_position_embeddings=40)
-    for encoder, names in ((MPNetModel(MPNetConfig(**shape)), ("attn.q", "attn.k", "attn.v", "attn.o")),
-                           (BertModel(BertConfig(**shape)),
-                            ("self.query", "self.key", "self.value", "output.dense"))):
+    shape = dict(
+        vocab_size=64,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=40,
+    )
+    for encoder, names in (
+        (MPNetModel(MPNetConfig(**shape)), ("attn.q", "attn.k", "attn.v", "attn.o")),
+        (BertModel(BertConfig(**shape)), ("self.query", "self.key", "self.value", "output.dense")),
+    ):
         wrapped = add_lora(encoder, LoraSettings(r=2, alpha=4))
         adapted, unadapted = attention_adapters(wrapped)
         assert unadapted == [] and len(adapted) == 8
         assert {name.split("encoder.layer.")[1] for name in adapted} == {
-            f"{i}.attention.{part}" for i in range(2) for part in names}
-        ffn = {n.rsplit(".lora_A", 1)[0].split("encoder.layer.")[1] for n, _ in wrapped.named_modules()
-               if n.endswith("lora_A") and "attention" not in n}
+            f"{i}.attention.{part}" for i in range(2) for part in names
+        }
+        ffn = {
+            n.rsplit(".lora_A", 1)[0].split("encoder.layer.")[1]
+            for n, _ in wrapped.named_modules()
+            if n.endswith("lora_A") and "attention" not in n
+        }
         assert ffn == {f"{i}.{part}" for i in range(2) for part in ("intermediate.dense", "output.dense")}
     bert_only = r".*encoder\.layer\.\d+\.(attention\.self\.(query|key|value)|intermediate\.dense|output\.dense)"
     with pytest.raises(ValueError, match=r"matches none of the model's 8 attention projections.*attn"):
@@ -370,8 +424,8 @@ def test_alignment_regressor_starts_as_bertscore_and_survives_export(tiny, tmp_p
     """At initialisation the alignment variant is exactly BERTScore-F1 on the same encoder layer; after a
     change to the head it still reloads to identical scores (token states go through the scorer's cache)."""
     from nlgmetrics.baselines.scorers import BERTScorer
+    from sescore.functional import sescore_scores
     from sescore.regressor.checkpoint import export_checkpoint, load_checkpoint
-    from sescore.regressor.scoring import sescore_scores
 
     regressor = _module(tiny["encoder"], layer_mix=False, alignment=True).regressor.eval()
     hyps = ["the cat runs .", "a dog sees the house", "house", "the cat runs ."]
@@ -413,8 +467,14 @@ def test_alignment_fit_trains_the_skip(tiny, dataset_dir, dev_file):
 
     module = _module(tiny["encoder"], alignment=True, encoder_freeze_fraction=0.0)
     skip_before = module.regressor.align_skip.weight.detach().clone()
-    data = SEScoreDataModule(str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), batch_size=16,
-                             eval_batch_size=8, dev_items=None)
+    data = SEScoreDataModule(
+        str(dataset_dir),
+        val_fraction=0.2,
+        dev_judgments=str(dev_file),
+        batch_size=16,
+        eval_batch_size=8,
+        dev_items=None,
+    )
     trainer = _trainer(limit_train_batches=4, limit_val_batches=2)
     trainer.fit(module, data)
     assert not torch.equal(module.regressor.align_skip.weight.detach(), skip_before)
@@ -428,7 +488,10 @@ def test_group_by_reference_keeps_every_row_once_in_reference_chunks():
     rows = [{"reference": r, "candidate": f"{r}-{i}", "score": -float(i)} for i, r in enumerate("aabaaab")]
     groups = group_by_reference(rows, 3)
     assert [(g["reference"], g["candidates"]) for g in groups] == [
-        ("a", ["a-0", "a-1", "a-3"]), ("a", ["a-4", "a-5"]), ("b", ["b-2", "b-6"])]
+        ("a", ["a-0", "a-1", "a-3"]),
+        ("a", ["a-4", "a-5"]),
+        ("b", ["b-2", "b-6"]),
+    ]
     assert sorted(c for g in groups for c in g["candidates"]) == sorted(r["candidate"] for r in rows)
     batch = collate_pairs(groups[1:])
     assert batch["candidate"] == ["a-4", "a-5", "b-2", "b-6"]
@@ -468,8 +531,15 @@ def test_layer_mix_can_start_at_the_last_layer(tiny, fitted):
 def test_rank_loss_fit_on_reference_groups(tiny, dataset_dir, dev_file):
     from sescore.regressor.datamodule import SEScoreDataModule
 
-    data = SEScoreDataModule(str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), batch_size=4,
-                             eval_batch_size=8, dev_items=None, group_variants=4)
+    data = SEScoreDataModule(
+        str(dataset_dir),
+        val_fraction=0.2,
+        dev_judgments=str(dev_file),
+        batch_size=4,
+        eval_batch_size=8,
+        dev_items=None,
+        group_variants=4,
+    )
     data.setup("fit")
     assert all(len(g["candidates"]) == 4 for g in data.train_records)  # the fixture has 4 variants per reference
     assert data.describe()["train_pairs"] == 4 * len(data.train_records)
@@ -480,11 +550,13 @@ def test_rank_loss_fit_on_reference_groups(tiny, dataset_dir, dev_file):
     assert math.isfinite(float(trainer.callback_metrics["train_rank_loss"]))
     assert float(trainer.callback_metrics["train_loss"]) > float(trainer.callback_metrics["train_mse"])
 
-    ungrouped = SEScoreDataModule(str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), batch_size=4,
-                                  eval_batch_size=8, dev_items=None)
+    ungrouped = SEScoreDataModule(
+        str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), batch_size=4, eval_batch_size=8, dev_items=None
+    )
     with pytest.raises(ValueError, match="group_variants"):
         _trainer(limit_train_batches=1, limit_val_batches=1).fit(
-            _module(tiny["encoder"], rank_weight=1.0, encoder_freeze_fraction=0.0), ungrouped)
+            _module(tiny["encoder"], rank_weight=1.0, encoder_freeze_fraction=0.0), ungrouped
+        )
     with pytest.raises(ValueError, match="rank_weight"):
         _module(tiny["encoder"], rank_weight=-1.0)
 
@@ -548,7 +620,7 @@ def test_bad_checkpoint_directories_fail_clearly(fitted, tmp_path, how, message)
 
 # -------------------------------------------------------------------------------------- scorer + metrics
 def test_scorer_restores_order_takes_max_over_references_and_signs(fitted):
-    from sescore.regressor.scoring import SEScoreScorer
+    from sescore.scorer import SEScoreScorer
 
     scorer = SEScoreScorer(checkpoint=str(fitted["folder"]), batch_size=2, device="cpu")
     hyps = ["a", "the cat runs quickly today .", "dog", "the big red house is old"]
@@ -569,7 +641,7 @@ def test_scorer_restores_order_takes_max_over_references_and_signs(fitted):
 
 def test_default_checkpoint_constant_points_into_the_package():
     from sescore.regressor import DEFAULT_CHECKPOINT, MINILM_V2_CHECKPOINT
-    from sescore.regressor.scoring import V1_CHECKPOINT
+    from sescore.scorer import V1_CHECKPOINT
 
     assert Path(DEFAULT_CHECKPOINT).parts[-3:] == ("sescore", "checkpoints", "mpnet-v2")
     assert Path(MINILM_V2_CHECKPOINT).parts[-3:] == ("sescore", "checkpoints", "minilm-v2")
@@ -583,7 +655,7 @@ def test_shipped_checkpoints_are_small_load_offline_and_penalise_errors(which):
     candidate above the same sentence with a negated verb, a wrong number and a dropped phrase."""
     from sescore.regressor import DEFAULT_CHECKPOINT, MINILM_V2_CHECKPOINT
     from sescore.regressor.checkpoint import read_hparams
-    from sescore.regressor.scoring import V1_CHECKPOINT, SEScoreScorer, checkpoint_folders
+    from sescore.scorer import V1_CHECKPOINT, SEScoreScorer, checkpoint_folders
 
     folder = Path({"default": DEFAULT_CHECKPOINT, "minilm-v2": MINILM_V2_CHECKPOINT, "v1": V1_CHECKPOINT}[which])
     assert all(f.stat().st_size < 12 * 2**20 for f in folder.rglob("*") if f.is_file())
@@ -594,10 +666,14 @@ def test_shipped_checkpoints_are_small_load_offline_and_penalise_errors(which):
     assert encoders == ({"packaged:mpnet"} if which == "default" else {"packaged:minilm"})
     if which == "default":
         assert read_hparams(folder)["weights"]["dtype"] == "float16"
-    refs = ["The company reported a profit of 12 million dollars in the third quarter.",
-            "Police said the two men were arrested on Friday night near the station."]
-    bad = ["The company did not report a profit of 12 million dollars in the third quarter.",
-           "Police said the nine men were arrested on Friday night."]
+    refs = [
+        "The company reported a profit of 12 million dollars in the third quarter.",
+        "Police said the two men were arrested on Friday night near the station.",
+    ]
+    bad = [
+        "The company did not report a profit of 12 million dollars in the third quarter.",
+        "Police said the nine men were arrested on Friday night.",
+    ]
     scorer = SEScoreScorer(device="cpu") if which == "default" else SEScoreScorer(str(folder), device="cpu")
     scores = scorer.score(refs + bad, refs + refs)
     assert all(0.0 <= s <= 1.0 for s in scores)
@@ -611,7 +687,9 @@ def test_dev_tau_like_dedupes_and_matches_metaeval():
     preds, human, items = rng.normal(size=12), rng.integers(-10, 1, size=12).astype(float), np.repeat(np.arange(4), 3)
     metric = DevTauLike()
     order = rng.permutation(12)
-    metric.update(torch.tensor(preds[order]), torch.tensor(order), torch.tensor(human[order]), torch.tensor(items[order]))
+    metric.update(
+        torch.tensor(preds[order]), torch.tensor(order), torch.tensor(human[order]), torch.tensor(items[order])
+    )
     metric.update(torch.tensor(preds[:2]), torch.tensor([0, 1]), torch.tensor(human[:2]), torch.tensor(items[:2]))
     assert float(metric.compute()) == pytest.approx(tau_like(preds, human, items.tolist()))
 
@@ -624,8 +702,9 @@ def test_validation_encodes_each_distinct_text_once_and_scores_as_forward(tiny, 
 
     module = _module(tiny["encoder"], alignment=True)
     module.regressor.eval()
-    data = SEScoreDataModule(str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), eval_batch_size=6,
-                             dev_items=None)
+    data = SEScoreDataModule(
+        str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), eval_batch_size=6, dev_items=None
+    )
     data.setup("fit")
     for records, key in ((data.dev_records, lambda r: r["item"]), (data.val_records, lambda r: r["reference"])):
         seen = [key(r) for r in records]
@@ -642,8 +721,7 @@ def test_validation_encodes_each_distinct_text_once_and_scores_as_forward(tiny, 
                 pairwise = module.regressor(batch["candidate"], batch["reference"], encoder_grad=False)
                 distinct = module.regressor(batch["candidate"], batch["reference"], encoder_grad=False, distinct=True)
             torch.testing.assert_close(distinct, pairwise, atol=1e-6, rtol=0)
-            assert encoded[-2:] == [2 * len(batch["candidate"]),
-                                    len(set(batch["candidate"]) | set(batch["reference"]))]
+            assert encoded[-2:] == [2 * len(batch["candidate"]), len(set(batch["candidate"]) | set(batch["reference"]))]
     assert sum(encoded[1::2]) < 0.75 * sum(encoded[0::2]), encoded  # whole items per batch: references shared
     with pytest.raises(ValueError, match="2 candidates but 1 references"):
         module.regressor(["a", "b"], ["a"], encoder_grad=False, distinct=True)
@@ -652,9 +730,13 @@ def test_validation_encodes_each_distinct_text_once_and_scores_as_forward(tiny, 
 def test_grouped_validation_order_is_a_pure_function_of_the_rows():
     from sescore.regressor.datamodule import grouped_longest_first
 
-    rows = [{"candidate": "a b", "reference": "r one", "item": 0}, {"candidate": "a b c d e", "reference": "x y",
-            "item": 1}, {"candidate": "c", "reference": "r one", "item": 0},
-            {"candidate": "a b c", "reference": "r one", "item": 0}, {"candidate": "q", "reference": "x y", "item": 1}]
+    rows = [
+        {"candidate": "a b", "reference": "r one", "item": 0},
+        {"candidate": "a b c d e", "reference": "x y", "item": 1},
+        {"candidate": "c", "reference": "r one", "item": 0},
+        {"candidate": "a b c", "reference": "r one", "item": 0},
+        {"candidate": "q", "reference": "x y", "item": 1},
+    ]
     ordered = grouped_longest_first(rows)
     # item 1's longest pair (12 characters) is longer than item 0's (10): item 1 first, each item longest first
     assert [r["candidate"] for r in ordered] == ["a b c d e", "q", "a b c", "a b", "c"]
@@ -663,7 +745,8 @@ def test_grouped_validation_order_is_a_pure_function_of_the_rows():
 
 def _ddp_worker(rank: int, world: int, port: int, checkpoint: str, hyps: list, refs: list, out_dir: str) -> None:
     from ddp_worker import gloo_group
-    from sescore.regressor.metric import SEScore
+
+    from sescore.metric import SEScore
     from sescore.regressor.selection import DevTauLike
 
     torch.set_num_threads(1)
@@ -681,21 +764,29 @@ def _ddp_worker(rank: int, world: int, port: int, checkpoint: str, hyps: list, r
         preds = torch.tensor([len(hyps[i]) % 5 for i in rows.tolist()], dtype=torch.float64)
         human = torch.tensor([float(-(i % 3)) for i in rows.tolist()])
         tau.update(preds, rows, human, rows // 3)
-        result = {"per_sample": per_sample.compute().tolist(), "mean": float(mean.compute()),
-                  "tau": float(tau.compute())}
+        result = {
+            "per_sample": per_sample.compute().tolist(),
+            "mean": float(mean.compute()),
+            "tau": float(tau.compute()),
+        }
         Path(out_dir, f"rank{rank}.json").write_text(json.dumps(result))
 
 
 def test_metric_state_merges_across_two_processes(fitted, tmp_path):
     import torch.multiprocessing as mp
 
-    from sescore.regressor.metric import SEScore
+    from sescore.metric import SEScore
 
     checkpoint = str(fitted["folder"])
     hyps = ["a cat", "the dog runs .", "house", "a big red car drives", "the man", "she reads a story ."]
     refs = ["a cat .", "the dog runs", "the house", "a red car drives .", ["a man", "the man ."], "she reads ."]
-    mp.start_processes(_ddp_worker, args=(2, free_port(), checkpoint, hyps, refs, str(tmp_path)), nprocs=2,
-                       start_method="spawn", join=True)
+    mp.start_processes(
+        _ddp_worker,
+        args=(2, free_port(), checkpoint, hyps, refs, str(tmp_path)),
+        nprocs=2,
+        start_method="spawn",
+        join=True,
+    )
     single = SEScore(checkpoint=checkpoint, per_sample=True)
     single.update(hyps, refs)
     expected = single.compute().numpy()
@@ -709,7 +800,7 @@ def test_metric_state_merges_across_two_processes(fitted, tmp_path):
 
 
 def test_metric_is_not_part_of_a_host_modules_parameters(fitted):
-    from sescore.regressor.metric import SEScore
+    from sescore.metric import SEScore
 
     host = torch.nn.Module()
     host.metric = SEScore(checkpoint=str(fitted["folder"]))
@@ -726,9 +817,14 @@ def test_lightning_ddp_validation_gathers_dev_predictions(tiny, dataset_dir, dev
     """
     if os.environ.get("NLGMETRICS_DDP_FRESH") != "1":
         node = f"{Path(__file__).resolve()}::test_lightning_ddp_validation_gathers_dev_predictions"
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", node],
-                              env={**os.environ, "NLGMETRICS_DDP_FRESH": "1"}, capture_output=True, text=True,
-                              timeout=600, cwd=Path(__file__).resolve().parents[1])
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", node],
+            env={**os.environ, "NLGMETRICS_DDP_FRESH": "1"},
+            capture_output=True,
+            text=True,
+            timeout=600,
+            cwd=Path(__file__).resolve().parents[1],
+        )
         assert done.returncode == 0 and "1 passed" in done.stdout, done.stdout[-3000:] + done.stderr[-2000:]
         return
     import pytorch_lightning as pl
@@ -743,8 +839,9 @@ def test_lightning_ddp_validation_gathers_dev_predictions(tiny, dataset_dir, dev
 
     pl.seed_everything(1, verbose=False)
     module = _module(tiny["encoder"])
-    data = SEScoreDataModule(str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), eval_batch_size=4,
-                             dev_items=7)  # 21 pairs: the distributed sampler pads one
+    data = SEScoreDataModule(
+        str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), eval_batch_size=4, dev_items=7
+    )  # 21 pairs: the distributed sampler pads one
     single = _trainer().validate(module, data, verbose=False)
     environ = dict(os.environ)
     try:
@@ -757,23 +854,52 @@ def test_lightning_ddp_validation_gathers_dev_predictions(tiny, dataset_dir, dev
 
 
 # ---------------------------------------------------------------------------------------------------- CLI
-@pytest.mark.parametrize("config,extra", [
-    ("fit_offline.yaml", []),
-    ("fit_offline_v2.yaml", ["--data.dev_mix", "null", "--data.batch_size", "2"]),  # grouped batches, ranking loss
-])
+@pytest.mark.parametrize(
+    "config,extra",
+    [
+        ("fit_offline.yaml", []),
+        ("fit_offline_v2.yaml", ["--data.dev_mix", "null", "--data.batch_size", "2"]),  # grouped batches, ranking loss
+    ],
+)
 def test_train_py_fit_runs_end_to_end(tiny, dataset_dir, tmp_path, config, extra):
     from nlgmetrics.cli import train
 
     dev = _write_dev(tmp_path / "dev.jsonl", items=5)
     export_dir = tmp_path / "exported"
-    status = train.main([
-        "fit", "--config", str(Path(__file__).resolve().parents[1] / "configs" / "sescore" / config), *extra,
-        "--model.encoder", str(tiny["encoder"]), "--model.hidden_sizes", "[16, 8]", "--model.lora_r", "4",
-        "--data.dataset", str(dataset_dir), "--data.dev_judgments", str(dev), "--data.val_fraction", "0.2",
-        "--trainer.max_epochs", "1", "--trainer.accelerator", "cpu", "--trainer.devices", "1",
-        "--trainer.enable_progress_bar", "false", "--trainer.enable_model_summary", "false",
-        "--trainer.logger.init_args.save_dir", str(tmp_path / "runs"), "--export.dirpath", str(export_dir),
-    ])
+    status = train.main(
+        [
+            "fit",
+            "--config",
+            str(Path(__file__).resolve().parents[1] / "configs" / "sescore" / config),
+            *extra,
+            "--model.encoder",
+            str(tiny["encoder"]),
+            "--model.hidden_sizes",
+            "[16, 8]",
+            "--model.lora_r",
+            "4",
+            "--data.dataset",
+            str(dataset_dir),
+            "--data.dev_judgments",
+            str(dev),
+            "--data.val_fraction",
+            "0.2",
+            "--trainer.max_epochs",
+            "1",
+            "--trainer.accelerator",
+            "cpu",
+            "--trainer.devices",
+            "1",
+            "--trainer.enable_progress_bar",
+            "false",
+            "--trainer.enable_model_summary",
+            "false",
+            "--trainer.logger.init_args.save_dir",
+            str(tmp_path / "runs"),
+            "--export.dirpath",
+            str(export_dir),
+        ]
+    )
     assert status == 0
     from sescore.regressor.checkpoint import read_hparams
 
@@ -801,8 +927,14 @@ def _write_darr(path: Path, pairs: int, seed: int = 9) -> Path:
     with gzip.open(path, "wt", encoding="utf-8") as handle:
         for index, sentence in enumerate(tiny_corpus(pairs, seed=seed)[:pairs]):
             words = sentence.split()
-            row = {"lp": "xx-en", "item_id": index, "src": "", "refs": [sentence],
-                   "better": {"system": "a", "hyp": sentence}, "worse": {"system": "b", "hyp": " ".join(words[::2])}}
+            row = {
+                "lp": "xx-en",
+                "item_id": index,
+                "src": "",
+                "refs": [sentence],
+                "better": {"system": "a", "hyp": sentence},
+                "worse": {"system": "b", "hyp": " ".join(words[::2])},
+            }
             handle.write(json.dumps(row) + "\n")
     return path
 
@@ -849,8 +981,10 @@ def test_dev_mix_records_come_from_the_select_half_of_every_set(tmp_path, dev_fi
 
     other = _write_dev(tmp_path / "other.jsonl", items=6, seed=11)
     mix = tmp_path / "mix.yaml"
-    mix.write_text(f"split_seed: 0\nsets:\n  - {{name: a, path: {dev_file}, human: mqm}}\n"
-                   f"  - {{name: b, path: {other}, human: mqm, exclude_systems: [half]}}\n")
+    mix.write_text(
+        f"split_seed: 0\nsets:\n  - {{name: a, path: {dev_file}, human: mqm}}\n"
+        f"  - {{name: b, path: {other}, human: mqm, exclude_systems: [half]}}\n"
+    )
     records = load_dev_mix(str(mix), "select", items_per_set=None, data_root=tmp_path)
     rows_a = rows_in_half([json.loads(x) for x in open(dev_file)], "select", 0)
     assert sum(r["set"] == 0 for r in records) == len(rows_a)
@@ -864,21 +998,21 @@ def test_fit_on_judged_pairs_from_a_synthetic_checkpoint(tiny, fitted, tmp_path,
     pairwise loss; the pair accuracy of the training pairs goes up and the export is a loadable checkpoint."""
     import pytorch_lightning as pl
 
+    from sescore.functional import sescore_scores
     from sescore.regressor.checkpoint import load_checkpoint
     from sescore.regressor.datamodule import SEScoreDataModule
     from sescore.regressor.export import ExportBest
     from sescore.regressor.module import SEScoreModule
-    from sescore.regressor.scoring import sescore_scores
 
     with pytest.raises(ValueError, match="exactly one training source"):
         SEScoreDataModule(str(fitted["folder"]), judged=str(dev_file))
     darr = _write_darr(tmp_path / "darr.jsonl.gz", 48)
     pl.seed_everything(3, verbose=False)
-    module = SEScoreModule(init_from=str(fitted["folder"]), head_lr=1e-2, encoder_lr=1e-3,
-                           encoder_freeze_fraction=0.0)
+    module = SEScoreModule(init_from=str(fitted["folder"]), head_lr=1e-2, encoder_lr=1e-3, encoder_freeze_fraction=0.0)
     assert module.config == load_checkpoint(fitted["folder"]).config
-    data = SEScoreDataModule(judged=str(darr), val_fraction=0.0, dev_judgments=str(dev_file), dev_items=None,
-                             batch_size=8)
+    data = SEScoreDataModule(
+        judged=str(darr), val_fraction=0.0, dev_judgments=str(dev_file), dev_items=None, batch_size=8
+    )
     data.setup("fit")
 
     def accuracy(regressor) -> float:
@@ -904,14 +1038,33 @@ def test_model_card_of_a_judged_fine_tune_names_judgments_start_and_dev_mix():
     from sescore.regressor.card import render_model_card
 
     hparams = {
-        "encoder": "packaged:minilm", "encoder_hash": "abc",
-        "regressor": {"hidden_sizes": [768, 384], "dropout": 0.1, "max_length": 256, "alignment": True,
-                      "lora": {"r": 16, "alpha": 32, "dropout": 0.1}},
-        "record": {"monitor": "val_tau_like", "mode": "max", "metrics": {"val_tau_like": 0.115},
-                   "model_hparams": {"head_lr": 5e-05, "lora_r": None, "init_from": "runs/x/v2"},
-                   "data": {"dataset": None, "judged": "darr.jsonl.gz", "judged_score": None, "train_pairs": 9,
-                            "val_pairs": 1, "val_fraction": 0.1, "dev_mix": "devmix/default.yaml",
-                            "dev_half": "select", "dev_items_per_set": 40, "dev_judgments": None}},
+        "encoder": "packaged:minilm",
+        "encoder_hash": "abc",
+        "regressor": {
+            "hidden_sizes": [768, 384],
+            "dropout": 0.1,
+            "max_length": 256,
+            "alignment": True,
+            "lora": {"r": 16, "alpha": 32, "dropout": 0.1},
+        },
+        "record": {
+            "monitor": "val_tau_like",
+            "mode": "max",
+            "metrics": {"val_tau_like": 0.115},
+            "model_hparams": {"head_lr": 5e-05, "lora_r": None, "init_from": "runs/x/v2"},
+            "data": {
+                "dataset": None,
+                "judged": "darr.jsonl.gz",
+                "judged_score": None,
+                "train_pairs": 9,
+                "val_pairs": 1,
+                "val_fraction": 0.1,
+                "dev_mix": "devmix/default.yaml",
+                "dev_half": "select",
+                "dev_items_per_set": 40,
+                "dev_judgments": None,
+            },
+        },
     }
     card = render_model_card(hparams, 2**20)
     assert "- Human judgments: `darr.jsonl.gz`, relative-ranking pairs" in card and "Synthesis dataset" not in card
@@ -960,19 +1113,29 @@ def _as_if_trained(regressor, seed: int):
 def test_interpolated_checkpoint_moves_weights_linearly_between_start_and_trained(tiny, tmp_path):
     """WiSE-FT export: weight 0 is the start, 1 the trained model, 0.5 has every merged weight half-way
     (LoRA update B @ A scaled, not its factors averaged); mismatched or trained starts are refused."""
-    from sescore.regressor.checkpoint import (CheckpointError, export_checkpoint, interpolate_checkpoints,
-                                              load_checkpoint)
-    from sescore.regressor.scoring import sescore_scores
+    from sescore.functional import sescore_scores
+    from sescore.regressor.checkpoint import (
+        CheckpointError,
+        export_checkpoint,
+        interpolate_checkpoints,
+        load_checkpoint,
+    )
 
     regressor = _module(tiny["encoder"], lora_r=4, alignment=True).regressor.eval()
     start = export_checkpoint(regressor, tmp_path / "start")
     trained = export_checkpoint(_as_if_trained(regressor, seed=4), tmp_path / "trained")
     hyps, refs = ["the cat runs .", "a dog sees the house", "house"], ["the cat runs", "a big dog .", "the house"]
     ends = {w: interpolate_checkpoints(start, trained, w, tmp_path / f"w{w}") for w in (0.0, 0.5, 1.0)}
-    np.testing.assert_allclose(sescore_scores(load_checkpoint(ends[0.0]), hyps, refs),
-                               sescore_scores(load_checkpoint(start), hyps, refs), atol=1e-6)
-    np.testing.assert_allclose(sescore_scores(load_checkpoint(ends[1.0]), hyps, refs),
-                               sescore_scores(load_checkpoint(trained), hyps, refs), atol=1e-6)
+    np.testing.assert_allclose(
+        sescore_scores(load_checkpoint(ends[0.0]), hyps, refs),
+        sescore_scores(load_checkpoint(start), hyps, refs),
+        atol=1e-6,
+    )
+    np.testing.assert_allclose(
+        sescore_scores(load_checkpoint(ends[1.0]), hyps, refs),
+        sescore_scores(load_checkpoint(trained), hyps, refs),
+        atol=1e-6,
+    )
     merged = {w: load_checkpoint(ends[w]).state_dict() for w in (0.0, 0.5, 1.0)}
     moved = [k for k in merged[0.0] if not torch.allclose(merged[0.0][k], merged[1.0][k])]
     assert any(k.startswith("encoder.") for k in moved) and any(k.startswith("head.") for k in moved)
@@ -997,8 +1160,9 @@ def test_interpolated_checkpoint_moves_weights_linearly_between_start_and_traine
 def test_ensemble_averages_its_members_scores_and_refuses_mixed_scales(tiny, tmp_path):
     """Several checkpoints score as the mean of their scores (a seed ensemble), with a signature naming every
     member; one checkpoint keeps its single-model signature (devmix caches stay valid); scales must agree."""
+    from sescore.functional import ensemble_scores, sescore_scores
     from sescore.regressor.checkpoint import export_checkpoint, load_checkpoint
-    from sescore.regressor.scoring import SEScoreScorer, ensemble_scores, sescore_scores
+    from sescore.scorer import SEScoreScorer
 
     folders = []
     for seed in (1, 2):
@@ -1019,9 +1183,11 @@ def test_ensemble_averages_its_members_scores_and_refuses_mixed_scales(tiny, tmp
         ensemble_scores([load_checkpoint(folders[0]), raw], hyps, refs)
     with pytest.raises(ValueError, match="at least one checkpoint"):
         ensemble_scores([], hyps, refs)
-    np.testing.assert_allclose(ensemble_scores([load_checkpoint(folders[1])], hyps, refs),
-                               sescore_scores(load_checkpoint(folders[1]), hyps, refs))
-    from sescore.regressor.metric import SEScore  # the torchmetrics form takes the same list
+    np.testing.assert_allclose(
+        ensemble_scores([load_checkpoint(folders[1])], hyps, refs),
+        sescore_scores(load_checkpoint(folders[1]), hyps, refs),
+    )
+    from sescore.metric import SEScore  # the torchmetrics form takes the same list
 
     metric = SEScore(checkpoint=folders, per_sample=True, batch_size=2)
     metric.update(hyps, refs)
@@ -1038,10 +1204,16 @@ def test_ensemble_folder_scores_as_its_members_and_refuses_bad_packs(tiny, tmp_p
     import yaml
 
     from nlgmetrics.cli.train import main as train_main
-    from sescore.regressor.checkpoint import (ENSEMBLE_NAME, CheckpointError, ensemble_members, export_checkpoint,
-                                              load_checkpoint, pack_ensemble)
-    from sescore.regressor.metric import SEScore
-    from sescore.regressor.scoring import V1_CHECKPOINT, SEScoreScorer, checkpoint_folders
+    from sescore.metric import SEScore
+    from sescore.regressor.checkpoint import (
+        ENSEMBLE_NAME,
+        CheckpointError,
+        ensemble_members,
+        export_checkpoint,
+        load_checkpoint,
+        pack_ensemble,
+    )
+    from sescore.scorer import V1_CHECKPOINT, SEScoreScorer, checkpoint_folders
 
     folders = []
     for seed in (1, 2):
@@ -1079,8 +1251,9 @@ def test_ensemble_folder_scores_as_its_members_and_refuses_bad_packs(tiny, tmp_p
         pack_ensemble([folders[0], str(tmp_path / "missing")], tmp_path / "p4")
     with pytest.raises(CheckpointError, match="itself an ensemble"):
         pack_ensemble([folders[0], str(out)], tmp_path / "p5")
-    raw = export_checkpoint(_module(tiny["encoder"], lora_r=4, alignment=True, output_scale="raw").regressor,
-                            tmp_path / "raw")
+    raw = export_checkpoint(
+        _module(tiny["encoder"], lora_r=4, alignment=True, output_scale="raw").regressor, tmp_path / "raw"
+    )
     with pytest.raises(CheckpointError, match="different output scales"):
         pack_ensemble([folders[0], str(raw)], tmp_path / "p6")
     assert not any((tmp_path / f"p{i}").exists() for i in range(1, 7))
@@ -1090,12 +1263,14 @@ def test_ensemble_folder_scores_as_its_members_and_refuses_bad_packs(tiny, tmp_p
     assert train_main(["ensemble", "--members", folders[0], "--out", str(tmp_path / "p7")]) == 2
     # hand-edited ensemble.yaml files
     spec = yaml.safe_load((out / ENSEMBLE_NAME).read_text())
-    for change, message in [({"members": ["a", "../run1"]}, "not a folder inside"),
-                            ({"members": ["a", "gone"]}, "'gone' is missing"),
-                            ({"members": []}, "non-empty list"),
-                            ({"members": ["a", "a"]}, "listed twice"),
-                            ({"combine": "max"}, "only 'mean'"),
-                            ({"format": "other/1"}, "is not a 'nlgmetrics-sescore-ensemble/1' file")]:
+    for change, message in [
+        ({"members": ["a", "../run1"]}, "not a folder inside"),
+        ({"members": ["a", "gone"]}, "'gone' is missing"),
+        ({"members": []}, "non-empty list"),
+        ({"members": ["a", "a"]}, "listed twice"),
+        ({"combine": "max"}, "only 'mean'"),
+        ({"format": "other/1"}, "is not a 'nlgmetrics-sescore-ensemble/1' file"),
+    ]:
         (out / ENSEMBLE_NAME).write_text(yaml.safe_dump({**spec, **change}))
         with pytest.raises(CheckpointError, match=message):
             ensemble_members(out)
@@ -1111,7 +1286,7 @@ def test_pack_stores_float16_weights_that_score_like_the_float32_export(tiny, tm
 
     from nlgmetrics.cli.train import main as train_main
     from sescore.regressor.checkpoint import CheckpointError, export_checkpoint, pack_checkpoint, read_hparams
-    from sescore.regressor.scoring import V1_CHECKPOINT, SEScoreScorer
+    from sescore.scorer import V1_CHECKPOINT, SEScoreScorer
 
     regressor = _as_if_trained(_module(tiny["encoder"], lora_r=4, alignment=True).regressor.eval(), 1)
     source = export_checkpoint(regressor, tmp_path / "run", {"dataset": str(Path.cwd() / "runs" / "data")})
@@ -1132,9 +1307,29 @@ def test_pack_stores_float16_weights_that_score_like_the_float32_export(tiny, tm
     assert not np.array_equal(full, half)  # the rounding is real ...
     np.testing.assert_allclose(half, full, atol=2e-3)  # ... and small
     ensemble = tmp_path / "ens16"
-    assert train_main(["ensemble", "--members", str(source), str(out), "--names", "a", "b", "--out", str(ensemble),
-                       "--dtype", "float16"]) == 0
-    assert all(v.dtype == torch.float16 for m in ("a", "b") for v in load_file(str(ensemble / m / "model.safetensors")).values())
+    assert (
+        train_main(
+            [
+                "ensemble",
+                "--members",
+                str(source),
+                str(out),
+                "--names",
+                "a",
+                "b",
+                "--out",
+                str(ensemble),
+                "--dtype",
+                "float16",
+            ]
+        )
+        == 0
+    )
+    assert all(
+        v.dtype == torch.float16
+        for m in ("a", "b")
+        for v in load_file(str(ensemble / m / "model.safetensors")).values()
+    )
     with pytest.raises(CheckpointError, match="exists"):
         pack_checkpoint(source, out)
     with pytest.raises(CheckpointError, match="is an ensemble"):
@@ -1161,8 +1356,14 @@ def test_own_start_flags_of_the_ablation_bench_leave_the_initial_weights(tiny, d
     pl.seed_everything(3, verbose=False)
     module = _module(tiny["encoder"], lora_r=4, alignment=True, encoder_freeze_fraction=0.0, **rates)
     before = {k: v.detach().clone() for k, v in module.regressor.state_dict().items()}
-    data = SEScoreDataModule(str(dataset_dir), val_fraction=0.2, dev_judgments=str(dev_file), batch_size=16,
-                             eval_batch_size=8, dev_items=None)
+    data = SEScoreDataModule(
+        str(dataset_dir),
+        val_fraction=0.2,
+        dev_judgments=str(dev_file),
+        batch_size=16,
+        eval_batch_size=8,
+        dev_items=None,
+    )
     _trainer(max_steps=2, limit_val_batches=0).fit(module, data)
     after = module.regressor.state_dict()
     assert any("lora_B" in k for k in after)
@@ -1173,8 +1374,9 @@ def test_own_start_flags_of_the_ablation_bench_leave_the_initial_weights(tiny, d
 
 
 def test_the_train_cli_offers_exactly_the_stored_dtypes():
-    """train.py writes the dtype choices out (no model import for --help); they must not drift from the loader's."""
-    from nlgmetrics.cli.train import STORED_DTYPES as offered
+    """train.py's pack/ensemble commands (``sescore.regressor.pack_cli``) write the dtype choices out (no model import
+    for --help); they must not drift from the loader's."""
     from sescore.regressor.checkpoint import STORED_DTYPES
+    from sescore.regressor.pack_cli import STORED_DTYPES as offered
 
     assert offered == STORED_DTYPES

@@ -1,5 +1,6 @@
 """SEScore error synthesis, pure parts: tokens, budget table, planning, edits, severity, calibration, config,
 input handling and summaries. No model is loaded here (see test_sescore_synthesis_models.py)."""
+
 from __future__ import annotations
 
 import math
@@ -15,12 +16,23 @@ from hypothesis import strategies as st
 
 from sescore.synthesis.budget import BudgetTable
 from sescore.synthesis.calibration import MAJOR_KINDS, MINOR_KINDS, choose_threshold, load_pairs, write_threshold
-from sescore.synthesis.config import ConfigError, SeverityConfig, SpanLength, SynthesisConfig, load_config, with_overrides
+from sescore.synthesis.config import (
+    ConfigError,
+    SeverityConfig,
+    SpanLength,
+    SynthesisConfig,
+    load_config,
+    with_overrides,
+)
 from sescore.synthesis.edits import apply_edit
 from sescore.synthesis.fillers import extract_infill, first_words, pick_token
 from sescore.synthesis.inputs import InputError, InputReport, cap_lengths, read_sentences
 from sescore.synthesis.planning import (
-    draw_edit, draw_num_edits, step_mix, truncated_poisson_weights, variant_rng,
+    draw_edit,
+    draw_num_edits,
+    step_mix,
+    truncated_poisson_weights,
+    variant_rng,
 )
 from sescore.synthesis.severity import agreement, rescale, severities
 from sescore.synthesis.summary import summarize_rows
@@ -31,11 +43,18 @@ CONFIGS = REPO / "configs" / "sescore"
 
 # every kind possible, several attempts: the hardest case for the stratification invariant
 ALL_KINDS = {"seq2seq_insert": 1, "seq2seq_replace": 1, "mlm_insert": 1, "mlm_replace": 1, "swap": 1, "delete": 1}
-STRESS = SynthesisConfig(mix_single_edit=ALL_KINDS, mix_multi_edit=ALL_KINDS, seq2seq_max_step=5, retry_rejected=3,
-                         max_edits=12, num_edits_lambda=6.0)
+STRESS = SynthesisConfig(
+    mix_single_edit=ALL_KINDS,
+    mix_multi_edit=ALL_KINDS,
+    seq2seq_max_step=5,
+    retry_rejected=3,
+    max_edits=12,
+    num_edits_lambda=6.0,
+)
 
 
 # ------------------------------------------------------------------ tokens
+
 
 @given(st.text(alphabet=st.characters(codec="utf-8"), max_size=80))
 @settings(max_examples=200, deadline=None)
@@ -48,10 +67,21 @@ def test_tokens_round_trip_any_text(text: str) -> None:
 
 def test_tokens_split_punctuation_and_keep_numbers() -> None:
     assert [t.text for t in split_tokens("The U.S. said 1,000 28-year-old people didn't go.")] == [
-        "The", "U.S", ".", "said", "1,000", "28-year-old", "people", "didn't", "go", "."]
+        "The",
+        "U.S",
+        ".",
+        "said",
+        "1,000",
+        "28-year-old",
+        "people",
+        "didn't",
+        "go",
+        ".",
+    ]
 
 
 # ------------------------------------------------------------------ budget table (stratification)
+
 
 def _simulate(seed: int, n: int, config: SynthesisConfig = STRESS) -> list[tuple[str, list]]:
     """Run planning + budget + a fake filler on n original tokens; return the per-step origin lists.
@@ -70,8 +100,12 @@ def _simulate(seed: int, n: int, config: SynthesisConfig = STRESS) -> list[tuple
         if edit is None:
             continue
         s, length, op = edit.start, edit.length, edit.operation
-        covered = {"insert": [], "replace": list(range(s, s + length)), "delete": list(range(s, s + length)),
-                   "swap": list(range(s, s + length + 1))}[op]
+        covered = {
+            "insert": [],
+            "replace": list(range(s, s + length)),
+            "delete": list(range(s, s + length)),
+            "swap": list(range(s, s + length + 1)),
+        }[op]
         for i in covered:
             assert not touched[i] and origin[i] is not None, f"seed {seed}: {op} at {s} overlaps an earlier edit"
         ids = [origin[i] for i in covered]
@@ -80,7 +114,8 @@ def _simulate(seed: int, n: int, config: SynthesisConfig = STRESS) -> list[tuple
             assert not touched[s] and origin[s] is not None
             if s > 0:
                 assert not touched[s - 1] and origin[s - 1] is not None and origin[s - 1] + 1 == origin[s], (
-                    f"seed {seed}: insert at {s} abuts an earlier edit")
+                    f"seed {seed}: insert at {s} abuts an earlier edit"
+                )
             else:
                 assert origin[0] == 0
         new = int(rng.integers(0, 4)) if op in ("insert", "replace") else 0
@@ -130,6 +165,7 @@ def test_budget_matches_paper_table_and_clips() -> None:
 
 # ------------------------------------------------------------------ planning
 
+
 def test_truncated_poisson_weights() -> None:
     w = truncated_poisson_weights(1, 5, 1.5)
     raw = np.array([math.exp(-1.5) * 1.5**j / math.factorial(j) for j in range(5)])
@@ -174,15 +210,19 @@ def test_rejected_draw_makes_no_edit_unless_retry() -> None:
 
 # ------------------------------------------------------------------ edits
 
-@pytest.mark.parametrize("op,start,length,fill,expected", [
-    ("insert", 2, 0, ["big"], "The cat big sat, then left."),
-    ("insert", 2, 0, [","], "The cat, sat, then left."),
-    ("replace", 1, 1, ["dog"], "The dog sat, then left."),
-    ("delete", 2, 2, None, "The cat then left."),
-    ("swap", 1, 1, None, "The sat cat, then left."),
-    ("insert", 0, 0, ["Yesterday"], "Yesterday The cat sat, then left."),
-    ("delete", 0, 1, None, "cat sat, then left."),
-])
+
+@pytest.mark.parametrize(
+    "op,start,length,fill,expected",
+    [
+        ("insert", 2, 0, ["big"], "The cat big sat, then left."),
+        ("insert", 2, 0, [","], "The cat, sat, then left."),
+        ("replace", 1, 1, ["dog"], "The dog sat, then left."),
+        ("delete", 2, 2, None, "The cat then left."),
+        ("swap", 1, 1, None, "The sat cat, then left."),
+        ("insert", 0, 0, ["Yesterday"], "Yesterday The cat sat, then left."),
+        ("delete", 0, 1, None, "cat sat, then left."),
+    ],
+)
 def test_apply_edit_spacing(op: str, start: int, length: int, fill: list | None, expected: str) -> None:
     tokens = split_tokens("The cat sat, then left.")
     from sescore.synthesis.tokens import words_of
@@ -192,6 +232,7 @@ def test_apply_edit_spacing(op: str, start: int, length: int, fill: list | None,
 
 
 # ------------------------------------------------------------------ filler helpers
+
 
 def test_pick_token_uses_set_not_order() -> None:
     ids, logits = np.array([9, 3, 5, 1]), np.array([4.0, 3.0, 2.0, 1.0])
@@ -211,6 +252,7 @@ def test_extract_infill_keeps_context_untouched() -> None:
 
 # ------------------------------------------------------------------ severity
 
+
 def test_severity_needs_entailment_both_ways() -> None:
     cfg = SeverityConfig(threshold=0.9)
     fwd, bwd = np.array([0.95, 0.95, 0.5, 0.91]), np.array([0.95, 0.5, 0.95, 0.9])
@@ -225,6 +267,7 @@ def test_severity_needs_entailment_both_ways() -> None:
 
 
 # ------------------------------------------------------------------ calibration
+
 
 def test_shipped_calibration_pairs_cover_every_kind() -> None:
     pairs = load_pairs(CONFIGS / "severity_pairs_en.yaml")
@@ -244,8 +287,16 @@ def test_write_threshold_keeps_comments(tmp_path: Path) -> None:
     path = tmp_path / "cfg.yaml"
     shutil.copy(CONFIGS / "offline_en.yaml", path)
     assert "# paper 0.9" in path.read_text()
-    report = {"nli": "x", "nli_hash": "abc", "mode": "ratio", "threshold": 0.8123, "balanced_accuracy": 0.9,
-              "minor_hit_rate": 0.8, "major_hit_rate": 1.0, "pairs": 24}
+    report = {
+        "nli": "x",
+        "nli_hash": "abc",
+        "mode": "ratio",
+        "threshold": 0.8123,
+        "balanced_accuracy": 0.9,
+        "minor_hit_rate": 0.8,
+        "major_hit_rate": 1.0,
+        "pairs": 24,
+    }
     write_threshold(path, report)
     text = path.read_text()
     assert "# stand-in for XLM-R" in text and "# paper 0.9" in text  # block and inline comments survive
@@ -257,6 +308,7 @@ def test_write_threshold_keeps_comments(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ config
+
 
 @pytest.mark.parametrize("name", ["paper_en", "paper_de", "offline_en"])
 def test_shipped_configs_load(name: str) -> None:
@@ -295,6 +347,7 @@ def test_config_hash_ignores_runtime_keys_only() -> None:
 
 
 # ------------------------------------------------------------------ inputs
+
 
 def test_read_sentences_counts_and_errors(tmp_path: Path) -> None:
     path = tmp_path / "in.txt"
@@ -337,15 +390,26 @@ def test_long_lines_truncate_or_skip() -> None:
 
 # ------------------------------------------------------------------ summary
 
+
 def test_summary_counts() -> None:
     def step(kind, status, severity):
         return {"kind": kind, "status": status, "severity": severity}
 
     rows = [
-        {"sentence_index": 0, "score": -6, "num_planned": 3, "num_applied": 2,
-         "history": [step("delete", "applied", -1), step("mlm_insert", "applied", -5), step("swap", "rejected", 0)]},
-        {"sentence_index": 0, "score": 0, "num_planned": 1, "num_applied": 0,
-         "history": [step("mlm_replace", "unchanged", 0)]},
+        {
+            "sentence_index": 0,
+            "score": -6,
+            "num_planned": 3,
+            "num_applied": 2,
+            "history": [step("delete", "applied", -1), step("mlm_insert", "applied", -5), step("swap", "rejected", 0)],
+        },
+        {
+            "sentence_index": 0,
+            "score": 0,
+            "num_planned": 1,
+            "num_applied": 0,
+            "history": [step("mlm_replace", "unchanged", 0)],
+        },
     ]
     summary = summarize_rows(rows)
     assert summary["edits"] == {"planned": 4, "applied": 2, "unchanged": 1, "rejected": 1, "applied_share": 0.5}
@@ -355,6 +419,7 @@ def test_summary_counts() -> None:
 
 
 # ------------------------------------------------------------------ run plan and kept work
+
 
 def test_plan_blocks_never_splits_or_regroups_a_group() -> None:
     from sescore.synthesis.pipeline import Sentence

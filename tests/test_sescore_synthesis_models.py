@@ -1,5 +1,6 @@
 """SEScore error synthesis with tiny random models: every filler, every operation, the score invariants,
 resume / block size / shard invariance (byte-identical datasets), bad input, and the train.py commands."""
+
 from __future__ import annotations
 
 import json
@@ -51,14 +52,31 @@ def tiny_dir(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def _config(tiny: dict[str, Path], mlm: str = "xlmr_mlm", seq2seq: str = "bart", **changes) -> SynthesisConfig:
-    roles = {"xlmr_mlm": "masked_lm", "bert_mlm": "masked_lm", "bart": "seq2seq", "gpt2": "causal_lm", "llama": "causal_lm"}
+    roles = {
+        "xlmr_mlm": "masked_lm",
+        "bert_mlm": "masked_lm",
+        "bart": "seq2seq",
+        "gpt2": "causal_lm",
+        "llama": "causal_lm",
+    }
     config = SynthesisConfig(
-        name="tiny", variants=3, mix_single_edit=ALL_KINDS, mix_multi_edit=ALL_KINDS, seq2seq_max_step=5,
+        name="tiny",
+        variants=3,
+        mix_single_edit=ALL_KINDS,
+        mix_multi_edit=ALL_KINDS,
+        seq2seq_max_step=5,
         mlm=FillerConfig(role=roles[mlm], model=str(tiny[mlm]), max_tokens=60, batch_size=8),
-        seq2seq=FillerConfig(role=roles[seq2seq], model=str(tiny[seq2seq]), max_tokens=60, max_new_tokens=16,
-                             min_new_tokens=6, batch_size=8),
+        seq2seq=FillerConfig(
+            role=roles[seq2seq],
+            model=str(tiny[seq2seq]),
+            max_tokens=60,
+            max_new_tokens=16,
+            min_new_tokens=6,
+            batch_size=8,
+        ),
         severity=SeverityConfig(nli=str(tiny["nli"]), mode="ratio", threshold=0.999, batch_size=16),
-        sentences_per_call=2, block_size=4,
+        sentences_per_call=2,
+        block_size=4,
     )
     return replace(config, **changes)
 
@@ -84,6 +102,7 @@ def _dataset_bytes(folder: Path) -> dict[str, bytes]:
 def _ctrl_c_on_call(real, number: int, calls: list[list[int]]):
     """A stand-in for synthesize_group that records each group's line numbers and raises KeyboardInterrupt on
     call ``number``, as Ctrl-C or a kill in the middle of a run would."""
+
     def group(sentences, *args, **kwargs):
         calls.append([s.index for s in sentences])
         if len(calls) == number:
@@ -95,14 +114,21 @@ def _ctrl_c_on_call(real, number: int, calls: list[list[int]]):
 
 # ------------------------------------------------------------------ fillers
 
-@pytest.mark.parametrize("name,single", [("xlmr_mlm", False), ("bert_mlm", False), ("bart", False), ("gpt2", False),
-                                         ("llama", False), ("llama", True)])
+
+@pytest.mark.parametrize(
+    "name,single",
+    [("xlmr_mlm", False), ("bert_mlm", False), ("bart", False), ("gpt2", False), ("llama", False), ("llama", True)],
+)
 def test_each_filler_fills_deterministically(tiny_dir: dict[str, Path], name: str, single: bool) -> None:
     role = {"xlmr_mlm": "masked_lm", "bert_mlm": "masked_lm", "bart": "seq2seq"}.get(name, "causal_lm")
-    filler = build_filler(FillerConfig(role=role, model=str(tiny_dir[name]), max_new_tokens=12, min_new_tokens=4,
-                                       single_token=single))
-    requests = [FillRequest("the cat", "on the mat .", 1, 1), FillRequest("", "dog runs .", 2, 2),
-                FillRequest("a big red house", "", 3, 3)]
+    filler = build_filler(
+        FillerConfig(role=role, model=str(tiny_dir[name]), max_new_tokens=12, min_new_tokens=4, single_token=single)
+    )
+    requests = [
+        FillRequest("the cat", "on the mat .", 1, 1),
+        FillRequest("", "dog runs .", 2, 2),
+        FillRequest("a big red house", "", 3, 3),
+    ]
     first = filler.fill(requests)
     assert first == filler.fill(requests)
     assert all(isinstance(t, str) for t in first) and any(t.strip() for t in first)
@@ -141,6 +167,7 @@ def test_causal_single_token_sharing_reads_the_right_position(tiny_dir: dict[str
 
 
 # ------------------------------------------------------------------ pipeline invariants
+
 
 @pytest.mark.parametrize("mlm,seq2seq", [("xlmr_mlm", "bart"), ("bert_mlm", "gpt2"), ("llama", "llama")])
 def test_every_operation_and_score_invariants(tiny_dir: dict[str, Path], mlm: str, seq2seq: str) -> None:
@@ -193,6 +220,7 @@ def test_group_output_ignores_neighbours(tiny_dir: dict[str, Path]) -> None:
 
 # ------------------------------------------------------------------ runs: resume, block size, shards
 
+
 @pytest.fixture(scope="module")
 def run_setup(tiny_dir: dict[str, Path], tmp_path_factory: pytest.TempPathFactory):
     config = _config(tiny_dir, "xlmr_mlm", "gpt2")
@@ -211,7 +239,9 @@ def test_run_writes_dataset_summary_and_histogram(run_setup) -> None:
     output = folder / "reference"
     dataset = load_from_disk(str(output))
     assert len(dataset) == 10 * config.variants
-    assert {"reference", "candidate", "score", "history", "config_hash", "sentence_index", "variant_index"} <= set(dataset.column_names)
+    assert {"reference", "candidate", "score", "history", "config_hash", "sentence_index", "variant_index"} <= set(
+        dataset.column_names
+    )
     assert set(dataset["config_hash"]) == {config.hash()}
     assert sorted(set(dataset["sentence_index"])) == [0, 1, 2, 3, 4, 5, 8, 9, 10, 11]  # line numbers
     summary = json.loads((output / "summary.json").read_text())
@@ -285,8 +315,9 @@ def test_block_size_and_shards_do_not_change_output(run_setup) -> None:
     assert bigger.merged
     assert _dataset_bytes(folder / "block8") == _dataset_bytes(folder / "reference")
     for index in range(2):
-        result = run_synthesis(config, source, folder / f"shard{index}", shard_index=index, num_shards=2,
-                               models=models, progress=False)
+        result = run_synthesis(
+            config, source, folder / f"shard{index}", shard_index=index, num_shards=2, models=models, progress=False
+        )
         assert not result.merged
     with pytest.raises(store.StoreError, match="missing"):
         merge_outputs([folder / "shard0"], folder / "merged_partial")
@@ -322,14 +353,19 @@ def test_changed_settings_fail_before_models_load(run_setup, monkeypatch: pytest
         "block_size 4 (now 8)": (replace(config, block_size=8), None, "--block-size 4"),
         "seed 12 (now 99)": (replace(config, seed=99), None, "--seed 12"),
         "limit none (now 3)": (config, 3, "without --limit"),
-        "severity.threshold 0.999 (now 0.5)": (replace(config, severity=replace(config.severity, threshold=0.5)),
-                                               None, "severity.threshold: 0.999 in the config"),
+        "severity.threshold 0.999 (now 0.5)": (
+            replace(config, severity=replace(config.severity, threshold=0.5)),
+            None,
+            "severity.threshold: 0.999 in the config",
+        ),
     }
     for change, (changed, limit, how) in expected.items():
         with pytest.raises(store.StoreError) as error:
             run_synthesis(changed, source, folder / "reference", limit=limit, progress=False)
         message = str(error.value)
-        assert "\n" not in message and change in message and how in message and "new --output folder" in message, message
+        assert "\n" not in message and change in message and how in message and "new --output folder" in message, (
+            message
+        )
         assert "config_hash" not in message, message  # the setting itself is named, not a digest of it
     assert (store.work_dir(folder / "reference") / store.MANIFEST).read_bytes() == manifest
 
@@ -361,19 +397,23 @@ def test_bad_input_is_counted_or_named(run_setup, tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------ command line
 
+
 def _yaml_config(tiny: dict[str, Path], path: Path) -> Path:
-    path.write_text(f"""
+    path.write_text(
+        f"""
 name: tiny_cli
 variants: 2
-mlm: {{role: causal_lm, model: "{tiny['llama']}", max_tokens: 60}}
-seq2seq: {{role: seq2seq, model: "{tiny['bart']}", max_tokens: 60, max_new_tokens: 12, min_new_tokens: 4}}
+mlm: {{role: causal_lm, model: "{tiny["llama"]}", max_tokens: 60}}
+seq2seq: {{role: seq2seq, model: "{tiny["bart"]}", max_tokens: 60, max_new_tokens: 12, min_new_tokens: 4}}
 severity:
-  nli: "{tiny['nli']}"  # tiny random NLI
+  nli: "{tiny["nli"]}"  # tiny random NLI
   mode: absolute
   threshold: 0.9
 sentences_per_call: 2
 block_size: 4
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -384,9 +424,27 @@ def test_train_py_synthesize_merge_and_calibrate(tiny_dir: dict[str, Path], tmp_
     config_path = _yaml_config(tiny_dir, tmp_path / "tiny.yaml")
     source = _write_input(tmp_path / "in.txt", SENTENCES[:5])
     for index in range(2):
-        assert train.main(["synthesize", "--config", str(config_path), "--input", str(source), "--output",
-                           str(tmp_path / "out"), "--shard-index", str(index), "--num-shards", "2", "--seed", "5",
-                           "--no-progress"]) == 0
+        assert (
+            train.main(
+                [
+                    "synthesize",
+                    "--config",
+                    str(config_path),
+                    "--input",
+                    str(source),
+                    "--output",
+                    str(tmp_path / "out"),
+                    "--shard-index",
+                    str(index),
+                    "--num-shards",
+                    "2",
+                    "--seed",
+                    "5",
+                    "--quiet",
+                ]
+            )
+            == 0
+        )
     assert train.main(["synthesize", "merge", str(tmp_path / "out"), "--output", str(tmp_path / "out")]) == 0
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["rows"] == 10 and summary["seed"] == 5 and (tmp_path / "out" / "score_histogram.png").exists()
@@ -397,15 +455,24 @@ def test_train_py_synthesize_merge_and_calibrate(tiny_dir: dict[str, Path], tmp_
     assert "# tiny random NLI" in config_path.read_text()
 
 
-def test_cli_refuses_a_changed_block_size_in_one_line(tiny_dir: dict[str, Path], tmp_path: Path, capsys,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_refuses_a_changed_block_size_in_one_line(
+    tiny_dir: dict[str, Path], tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from nlgmetrics.cli import train
     from sescore.synthesis import run
 
     config_path = _yaml_config(tiny_dir, tmp_path / "tiny.yaml")
     source = _write_input(tmp_path / "in.txt", SENTENCES[:3])
-    command = ["synthesize", "--config", str(config_path), "--input", str(source), "--output", str(tmp_path / "out"),
-               "--no-progress"]
+    command = [
+        "synthesize",
+        "--config",
+        str(config_path),
+        "--input",
+        str(source),
+        "--output",
+        str(tmp_path / "out"),
+        "--quiet",
+    ]
     assert train.main(command) == 0
     capsys.readouterr()
     monkeypatch.setattr(run, "load_models", lambda *a, **k: pytest.fail("models loaded before the settings check"))
@@ -415,16 +482,16 @@ def test_cli_refuses_a_changed_block_size_in_one_line(tiny_dir: dict[str, Path],
     assert "block_size 4 (now 8)" in captured.err and "--block-size 4" in captured.err
 
 
-def test_cli_ctrl_c_says_what_was_kept_and_exits_130(tiny_dir: dict[str, Path], tmp_path: Path, capsys,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_ctrl_c_says_what_was_kept_and_exits_130(
+    tiny_dir: dict[str, Path], tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from nlgmetrics.cli import train
     from sescore.synthesis import run
 
     config_path = _yaml_config(tiny_dir, tmp_path / "tiny.yaml")
     source = _write_input(tmp_path / "in.txt", SENTENCES[:5])
     output = tmp_path / "out"
-    command = ["synthesize", "--config", str(config_path), "--input", str(source), "--output", str(output),
-               "--no-progress"]
+    command = ["synthesize", "--config", str(config_path), "--input", str(source), "--output", str(output), "--quiet"]
     calls: list[list[int]] = []
     monkeypatch.setattr(run, "synthesize_group", _ctrl_c_on_call(run.synthesize_group, 2, calls))
     assert train.main(command) == 130
@@ -442,10 +509,12 @@ def test_merge_errors_are_one_line_with_exit_code_2(run_setup, tmp_path: Path, c
 
     config, models, source, _, _ = run_setup
     for index in range(2):
-        run_synthesis(config, source, tmp_path / f"shard{index}", shard_index=index, num_shards=2, models=models,
-                      progress=False)
-    run_synthesis(replace(config, seed=7), source, tmp_path / "seed7", shard_index=1, num_shards=2, models=models,
-                  progress=False)
+        run_synthesis(
+            config, source, tmp_path / f"shard{index}", shard_index=index, num_shards=2, models=models, progress=False
+        )
+    run_synthesis(
+        replace(config, seed=7), source, tmp_path / "seed7", shard_index=1, num_shards=2, models=models, progress=False
+    )
     shutil.copytree(tmp_path / "shard1", tmp_path / "tampered")
     block = store.block_path(tmp_path / "tampered", 1)
     rows = store.read_rows(block)
@@ -463,11 +532,14 @@ def test_merge_errors_are_one_line_with_exit_code_2(run_setup, tmp_path: Path, c
         captured = capsys.readouterr()
         assert captured.out == "" and len(captured.err.strip().splitlines()) == 1, captured.err
         assert captured.err.startswith("error: ") and expected in captured.err, captured.err
-    assert main(["merge", str(tmp_path / "shard0"), str(tmp_path / "shard1"), "--output", str(tmp_path / "merged")]) == 0
+    assert (
+        main(["merge", str(tmp_path / "shard0"), str(tmp_path / "shard1"), "--output", str(tmp_path / "merged")]) == 0
+    )
 
 
-def test_resumed_progress_bar_counts_from_kept_sentences(run_setup, tmp_path: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resumed_progress_bar_counts_from_kept_sentences(
+    run_setup, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import tqdm.auto
 
     from sescore.synthesis import run
@@ -541,8 +613,19 @@ def test_limit_rows_equal_the_full_runs_first_rows_byte_for_byte(run_setup, tmp_
 
 
 # ------------------------------------------------------------------ rule edits (beyond the paper)
-RULES_ONLY = {kind: 1 for kind in ("rule_negation", "rule_number", "rule_name", "rule_noun", "rule_verb",
-                                   "rule_adjective", "rule_pronoun", "rule_agreement")}
+RULES_ONLY = {
+    kind: 1
+    for kind in (
+        "rule_negation",
+        "rule_number",
+        "rule_name",
+        "rule_noun",
+        "rule_verb",
+        "rule_adjective",
+        "rule_pronoun",
+        "rule_agreement",
+    )
+}
 
 
 def test_token_diff_finds_the_one_changed_span() -> None:
@@ -551,7 +634,12 @@ def test_token_diff_finds_the_one_changed_span() -> None:
 
     assert token_diff(t("He went home ."), t("He went home .")) is None
     edit = token_diff(t("He went home today ."), t("He did not go home today ."))
-    assert (edit.operation, edit.start, edit.length, [x.text for x in edit.fill]) == ("replace", 1, 1, ["did", "not", "go"])
+    assert (edit.operation, edit.start, edit.length, [x.text for x in edit.fill]) == (
+        "replace",
+        1,
+        1,
+        ["did", "not", "go"],
+    )
     assert token_diff(t("a b c"), t("a x b c")) == RuleEdit("insert", 1, 0, tuple(t("a x b c")[1:2]))
     assert token_diff(t("a b c d"), t("a d")) == RuleEdit("delete", 1, 2, ())
     assert token_diff(t("a b a"), t("a b a a")).operation == "insert"  # repeated tokens: still one span
@@ -573,14 +661,17 @@ def test_rule_edits_reuse_perturb_and_depend_only_on_the_seed() -> None:
     number = by_kind["rule_number"]
     assert number.operation == "replace" and tokens[number.start].text == "300" and number.fill[0].text != "300"
     negation = by_kind["rule_negation"]
-    assert "not" in [x.text for x in negation.fill] or "not" in [x.text for x in tokens[negation.start:][:negation.length]]
+    assert "not" in [x.text for x in negation.fill] or "not" in [
+        x.text for x in tokens[negation.start :][: negation.length]
+    ]
     name = by_kind["rule_name"]
     assert tokens[name.start].text == "John" and name.fill[0].text not in ("John", "")
     # a text without numbers: the number rule refuses with a reason instead of raising
     (refused,) = rule_edits(["rule_number"], [split_tokens("The cat sat on the mat.")], [0], context, 6)
     assert isinstance(refused, str) and refused.startswith("not applicable")
-    (too_wide,) = rule_edits(["rule_number"], [split_tokens("He paid 10 dollars, 20 euros and 30 pounds.")], [1],
-                              context, 2)
+    (too_wide,) = rule_edits(
+        ["rule_number"], [split_tokens("He paid 10 dollars, 20 euros and 30 pounds.")], [1], context, 2
+    )
     assert isinstance(too_wide, str) and "max_span" in too_wide
 
 
@@ -602,8 +693,16 @@ def test_synthesis_with_rule_edits_keeps_the_invariants(tiny_dir: dict[str, Path
     mix = {**RULES_ONLY, "delete": 1}
     with pytest.raises(ConfigError, match="rules:"):
         validate(_config(tiny_dir, mix_single_edit=mix, mix_multi_edit=mix))
-    config = validate(_config(tiny_dir, mix_single_edit=mix, mix_multi_edit=mix, rules=RulesConfig(max_span=6),
-                              max_edits=4, num_edits_lambda=3.0))
+    config = validate(
+        _config(
+            tiny_dir,
+            mix_single_edit=mix,
+            mix_multi_edit=mix,
+            rules=RulesConfig(max_span=6),
+            max_edits=4,
+            num_edits_lambda=3.0,
+        )
+    )
     assert config.fillers_in_use() == {} and config.rule_kinds_in_use() == sorted(RULES_ONLY)
     assert config.hash() != replace(config, rules=None).hash()
     models = SynthesisModels({}, _models(config).nli, load_rule_context(config.rules))
@@ -646,8 +745,12 @@ def test_mix_domains_interleaves_dedupes_and_filters() -> None:
 
     per = [mix_domains([news]), mix_domains([wiki], split=split)]
     assert per[0] == ["A first news line here.", "A second news line here."]
-    assert mix_domains(per) == ["A first news line here.", "One wiki sentence is here.", "A second news line here.",
-                                "Another wiki sentence is here."]  # the wiki copy of the news line is dropped
+    assert mix_domains(per) == [
+        "A first news line here.",
+        "One wiki sentence is here.",
+        "A second news line here.",
+        "Another wiki sentence is here.",
+    ]  # the wiki copy of the news line is dropped
     assert mix_domains(per, take=1) == ["A first news line here.", "One wiki sentence is here."]
 
 
@@ -676,9 +779,11 @@ def test_sentences_from_judged_references_and_never_from_the_dev_mix(tmp_path: P
     from sescore.synthesis.cli import main
 
     judged = tmp_path / "judged.jsonl"
-    rows = [{"item_id": 1, "system": "a", "hyp": "x", "refs": [" ".join(SENTENCES[0:2]), SENTENCES[2]]},
-            {"item_id": 1, "system": "b", "hyp": "y", "refs": [" ".join(SENTENCES[0:2]), SENTENCES[2]]},
-            {"item_id": 2, "system": "a", "hyp": "z", "refs": [SENTENCES[3]]}]
+    rows = [
+        {"item_id": 1, "system": "a", "hyp": "x", "refs": [" ".join(SENTENCES[0:2]), SENTENCES[2]]},
+        {"item_id": 1, "system": "b", "hyp": "y", "refs": [" ".join(SENTENCES[0:2]), SENTENCES[2]]},
+        {"item_id": 2, "system": "a", "hyp": "z", "refs": [SENTENCES[3]]},
+    ]
     judged.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
     mix = tmp_path / "mix.yaml"
     mix.write_text("sets:\n  - {name: other, path: elsewhere.jsonl, human: s}\n", encoding="utf-8")

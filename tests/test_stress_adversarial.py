@@ -1,4 +1,5 @@
 """MENLI-style adversarial suite builder: field layout, anchors, paraphrases, determinism."""
+
 from __future__ import annotations
 
 import json
@@ -11,12 +12,24 @@ import pytest
 from nlgmetrics.stress import ERROR_CODES, make_adversarial
 
 ROWS = [
-    {"dataset": "toy", "item_id": 1, "src": "Damals lag Gold bei 850 Dollar.",
-     "refs": ["Back then, gold hit $850, and he said we would never sell it.",
-              "At that time, gold was at $850, and he told us we would not sell."]},
-    {"dataset": "toy", "item_id": 2, "src": "",
-     "refs": ["Mark showed the old videos from space to his friends.",
-              "Mark played the old space videos for his friends."]},
+    {
+        "dataset": "toy",
+        "item_id": 1,
+        "src": "Damals lag Gold bei 850 Dollar.",
+        "refs": [
+            "Back then, gold hit $850, and he said we would never sell it.",
+            "At that time, gold was at $850, and he told us we would not sell.",
+        ],
+    },
+    {
+        "dataset": "toy",
+        "item_id": 2,
+        "src": "",
+        "refs": [
+            "Mark showed the old videos from space to his friends.",
+            "Mark played the old space videos for his friends.",
+        ],
+    },
 ]
 
 
@@ -58,7 +71,10 @@ def test_number_errors_spell_out_the_paraphrase(suite):
     rows, _ = suite
     num = [r for r in rows if r["error"] == "num"]
     assert len(num) == 1
-    assert num[0]["hyp_para"] == "At that time, gold was at eight hundred and fifty dollars, and he told us we would not sell."
+    assert (
+        num[0]["hyp_para"]
+        == "At that time, gold was at eight hundred and fifty dollars, and he told us we would not sell."
+    )
     assert "$850" not in num[0]["hyp_adv_based"] and "$" in num[0]["hyp_adv_based"]
     other = next(r for r in rows if r["error"] == "typo" and r["item_id"] == "1")
     assert other["hyp_para"] == ROWS[0]["refs"][1]

@@ -1,4 +1,5 @@
 """Blind-spot protocol with toy metrics whose blind spots are known by construction."""
+
 from __future__ import annotations
 
 import json
@@ -47,15 +48,18 @@ def unigram_f1(hyps, refs, srcs=None):
 
 def unigram_precision(hyps, refs, srcs=None):
     """Share of hypothesis words found in the reference: blind to anything removed."""
-    return [sum((Counter(_words(h)) & Counter(_words(r))).values()) / max(1, len(_words(h)))
-            for h, r in zip(hyps, refs)]
+    return [
+        sum((Counter(_words(h)) & Counter(_words(r))).values()) / max(1, len(_words(h))) for h, r in zip(hyps, refs)
+    ]
 
 
 def bigram_f1(hyps, refs, srcs=None):
     """Bigram F1: sees word order."""
+
     def grams(t):
         w = _words(t)
         return Counter(zip(w, w[1:]))
+
     scores = []
     for h, r in zip(hyps, refs):
         gh, gr = grams(h), grams(r)
@@ -79,13 +83,17 @@ def report(nlp):
         def wrapped(hyps, refs, srcs):
             calls[metric.__name__] += 1
             return metric(hyps, refs, srcs)
+
         return wrapped
 
     metrics = {"f1": counted(unigram_f1), "precision": counted(unigram_precision), "bigram": counted(bigram_f1)}
     result = run_judged(
-        metrics, PARAGRAPHS, REFERENCES,
+        metrics,
+        PARAGRAPHS,
+        REFERENCES,
         tests=["truncation", "token_drop", "local_swap", "sentence_switching", "copy_source"],
-        levels={"truncation": [0.2, 0.4], "token_drop": [0.1, 0.3], "sentence_switching": [1]}, seeds=(1, 2, 3),
+        levels={"truncation": [0.2, 0.4], "token_drop": [0.1, 0.3], "sentence_switching": [1]},
+        seeds=(1, 2, 3),
         nlp=nlp,
     )
     return result, calls
@@ -134,8 +142,10 @@ def test_markdown_and_plots(report, tmp_path):
     row = next(line for line in table.splitlines() if line.startswith("| truncation "))
     assert row.endswith("| pass | **FAIL** | pass |")
     assert "| copy_source | targeted | 0/6 | - | n/a | n/a | n/a |" in table
-    small = {**result, "tests": {"truncation": result["tests"]["truncation"],
-                                 "copy_source": result["tests"]["copy_source"]}}
+    small = {
+        **result,
+        "tests": {"truncation": result["tests"]["truncation"], "copy_source": result["tests"]["copy_source"]},
+    }
     written = write_report(small, tmp_path)
     assert written["plot:truncation"].stat().st_size > 1000 and "plot:copy_source" not in written
     assert json.loads(written["json"].read_text())["tests"]["truncation"]["levels"] == [0.0, 0.2, 0.4]
@@ -154,10 +164,20 @@ def test_same_seeds_same_report_and_batch_independent_noise(nlp):
 
 
 def test_samples_are_kept_only_where_every_level_applies(nlp):
-    hyps = ["One sentence only here.", "First sentence. Second sentence. Third one.",
-            "A is here. B is there. C is near. D is far."]
-    result = run_judged({"f1": unigram_f1}, hyps, hyps, tests=["sentence_switching"], seeds=(1, 2), nlp=nlp,
-                           levels={"sentence_switching": [1, 2]})
+    hyps = [
+        "One sentence only here.",
+        "First sentence. Second sentence. Third one.",
+        "A is here. B is there. C is near. D is far.",
+    ]
+    result = run_judged(
+        {"f1": unigram_f1},
+        hyps,
+        hyps,
+        tests=["sentence_switching"],
+        seeds=(1, 2),
+        nlp=nlp,
+        levels={"sentence_switching": [1, 2]},
+    )
     test = result["tests"]["sentence_switching"]
     assert test["applicable"] and test["n_applied"] == 2  # two switches fit three sentences (a 3-cycle)
     assert test["skipped"] == {"needs two sentences that may move, has 1": 1}
@@ -213,8 +233,9 @@ SUMMARIES = [  # CNN/DM-like: two to three sentences, as the paper's gold summar
 def test_sentence_switching_applies_to_three_sentence_summaries(nlp):
     """The THumB report applied sentence switching to 2/100 summaries: two switches demanded four sentences
     (disjoint pairs) and the run pinned the last sentence. Two switches now need three sentences."""
-    result = run_judged({"bigram": bigram_f1}, SUMMARIES, SUMMARIES, tests=["sentence_switching"],
-                           seeds=(1, 2, 3), nlp=nlp)
+    result = run_judged(
+        {"bigram": bigram_f1}, SUMMARIES, SUMMARIES, tests=["sentence_switching"], seeds=(1, 2, 3), nlp=nlp
+    )
     test = result["tests"]["sentence_switching"]
     assert test["levels"] == [0.0, 1.0, 2.0] and test["n_applied"] == 2
     assert test["skipped"] == {"2 switch(es) need 3 candidates, has 2": 1}
@@ -229,12 +250,20 @@ def test_multi_reference_rows_reach_the_metric_as_lists(nlp):
         return [max(bigram_f1([h] * len(r), list(r))) for h, r in zip(hyps, refs)]
 
     refs = [[p, p.upper()] for p in PARAGRAPHS]
-    result = run_judged({"best": best_of}, PARAGRAPHS, refs, tests=["truncation"], seeds=(1,), nlp=nlp,
-                           levels={"truncation": [0.2, 0.4]})
+    result = run_judged(
+        {"best": best_of},
+        PARAGRAPHS,
+        refs,
+        tests=["truncation"],
+        seeds=(1,),
+        nlp=nlp,
+        levels={"truncation": [0.2, 0.4]},
+    )
     assert len(seen) == 1 and all(isinstance(r, list) and len(r) == 2 for r in seen[0])
     assert result["tests"]["truncation"]["passed"]["best"]
-    scores = score_once({"n": lambda h, r, s: [float(len(x)) for x in r]}, ["a", "a", "a"],
-                        [["x", "y"], ["x", "y"], ["x"]], None)
+    scores = score_once(
+        {"n": lambda h, r, s: [float(len(x)) for x in r]}, ["a", "a", "a"], [["x", "y"], ["x", "y"], ["x"]], None
+    )
     assert list(scores["n"]) == [2.0, 2.0, 1.0]
     with pytest.raises(TypeError, match="non-empty list"):
         run_judged({"best": best_of}, PARAGRAPHS, [[]] * len(PARAGRAPHS), tests=["truncation"])
@@ -243,7 +272,7 @@ def test_multi_reference_rows_reach_the_metric_as_lists(nlp):
 def test_self_evaluation_bias_is_listed_as_run_separately(report, nlp):
     result, _ = report
     assert "self_evaluation_bias" in result["unavailable"]
-    assert "evaluate.py self-bias" in result["unavailable"]["self_evaluation_bias"]["reason"]
+    assert "nlgmetrics-evaluate self-bias" in result["unavailable"]["self_evaluation_bias"]["reason"]
     table = markdown_table(result)
     assert "| self_evaluation_bias | targeted | - | - | separate | separate | separate |" in table
     assert "Run separately: `self_evaluation_bias`" in table
@@ -275,6 +304,7 @@ def test_tests_on_too_few_samples_are_shown_but_not_judged(report, nlp):
     n = len(PARAGRAPHS)
     applicable = [name for name, test in result["tests"].items() if test["applicable"]]
     assert switching["n_applied"] == n and len(applicable) == 4
+
     def verdicts(r):
         return {key: value for key, value in r.items() if key != "protocol"}
 
@@ -297,6 +327,13 @@ def test_tests_on_too_few_samples_are_shown_but_not_judged(report, nlp):
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="min_applied"):
             judge(result, min_applied=bad)
-    default = run_blindspot({"f1": unigram_f1}, PARAGRAPHS, REFERENCES, tests=["truncation"], seeds=(1,), nlp=nlp,
-                            levels={"truncation": [0.2]})
+    default = run_blindspot(
+        {"f1": unigram_f1},
+        PARAGRAPHS,
+        REFERENCES,
+        tests=["truncation"],
+        seeds=(1,),
+        nlp=nlp,
+        levels={"truncation": [0.2]},
+    )
     assert DEFAULT_MIN_APPLIED > len(PARAGRAPHS) and default["tests"]["truncation"]["passed"] == {"f1": None}

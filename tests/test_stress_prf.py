@@ -1,4 +1,5 @@
 """BERTScore P/R/F stress metrics and the paper's CNN/DM set-up on the command line (gold system, all refs)."""
+
 from __future__ import annotations
 
 import json
@@ -14,9 +15,11 @@ VOCAB = {w: i for i, w in enumerate("a b c d e f g h".split())}
 
 def one_hot_embed(calls):
     """Token vectors = one-hot word ids: BERTScore reduces to exact word matching, computable by hand."""
+
     def embed(texts):
         calls.append(list(texts))
         return [np.eye(len(VOCAB), dtype=np.float32)[[VOCAB[w] for w in t.split()]] for t in texts]
+
     return embed
 
 
@@ -53,14 +56,26 @@ def test_three_variants_share_one_embedding_pass_and_average_over_references():
 def _summaries(tmp_path):
     """A THumB-like file: several systems per item, the original summary as system 'H', three extra refs."""
     items = [
-        ("The council approved the budget. Teachers welcomed it. Parents were glad.",
-         ["The budget was approved by the council.", "Teachers welcomed the new budget.", "A budget passed."]),
-        ("A storm hit the coast. Trees fell on roads. Two bridges were closed.",
-         ["A storm hit the coast and trees fell.", "Bridges closed after a storm.", "The coast was hit."]),
+        (
+            "The council approved the budget. Teachers welcomed it. Parents were glad.",
+            ["The budget was approved by the council.", "Teachers welcomed the new budget.", "A budget passed."],
+        ),
+        (
+            "A storm hit the coast. Trees fell on roads. Two bridges were closed.",
+            ["A storm hit the coast and trees fell.", "Bridges closed after a storm.", "The coast was hit."],
+        ),
     ]
-    rows = [{"item_id": f"i{k}", "system": system, "src": None, "refs": refs,
-             "hyp": summary if system == "H" else "Lead sentence."}
-            for k, (summary, refs) in enumerate(items) for system in ("Lead", "H")]
+    rows = [
+        {
+            "item_id": f"i{k}",
+            "system": system,
+            "src": None,
+            "refs": refs,
+            "hyp": summary if system == "H" else "Lead sentence.",
+        }
+        for k, (summary, refs) in enumerate(items)
+        for system in ("Lead", "H")
+    ]
     path = tmp_path / "summ.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
@@ -68,10 +83,30 @@ def _summaries(tmp_path):
 
 def test_cli_paper_setup_gold_system_against_all_references(capsys, tmp_path, tiny):
     out = tmp_path / "paper"
-    code = evaluate.main(["stress", "--metric", "chrf,bertscore-p,bertscore-r,bertscore-f", "--data",
-                          str(_summaries(tmp_path)), "--gold-system", "H", "--ref-index", "all", "--aggregation",
-                          "mean", "--encoder", str(tiny["encoder"]), "--tests", "truncation,sentence_switching",
-                          "--seeds", "1,2", "--out", str(out), "--quiet"])
+    code = evaluate.main(
+        [
+            "stress",
+            "--metric",
+            "chrf,bertscore-p,bertscore-r,bertscore-f",
+            "--data",
+            str(_summaries(tmp_path)),
+            "--gold-system",
+            "H",
+            "--ref-index",
+            "all",
+            "--aggregation",
+            "mean",
+            "--encoder",
+            str(tiny["encoder"]),
+            "--tests",
+            "truncation,sentence_switching",
+            "--seeds",
+            "1,2",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     report = json.loads(captured.out.strip().splitlines()[-1])

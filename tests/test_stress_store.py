@@ -1,8 +1,12 @@
-"""The per-row score store behind resumable stress runs (evaluate.py stress, bench/stress_menli.py)."""
+"""The on-disk score cache (nlgmetrics.scorecache) behind resumable stress runs (evaluate.py stress,
+bench/stress_menli.py), the dev mix's --cache and the benchmarks' ablations."""
+
+import hashlib
 import json
 
 import pytest
 
+from nlgmetrics.scorecache import ScoreCache, cached_row_scores
 from nlgmetrics.stress.store import ScoreStore, row_key
 
 
@@ -40,7 +44,9 @@ def test_a_killed_run_keeps_every_finished_chunk(tmp_path):
     assert set(json.loads(path.read_text())["m"]) == {row_key("a", "x"), row_key("bb", "x")}
     resumed = _Counting()
     lines = []
-    scores = ScoreStore(path).metric("m", resumed, chunk=2, log=lines.append)(["a", "bb", "ccc", "dddd"], ["x"] * 4, None)
+    scores = ScoreStore(path).metric("m", resumed, chunk=2, log=lines.append)(
+        ["a", "bb", "ccc", "dddd"], ["x"] * 4, None
+    )
     assert scores == [2, 3, 4, 5] and resumed.calls == [["ccc", "dddd"]]
     assert lines[0] == "m: 2 stored, 2 to score"
 
@@ -94,3 +100,82 @@ def test_bad_stores_and_metrics_are_named(tmp_path):
         store.metric("m", _Counting(), chunk=0)
     with pytest.raises(ValueError, match="returned 1 scores for 2 rows"):
         store.metric("m", lambda h, r, s: [0.0], chunk=4, log=None)(["a", "b"], ["x", "x"], None)
+
+
+def test_the_stress_name_is_the_shared_cache():
+    assert ScoreStore is ScoreCache
+
+
+class _RowScorer:
+    """A Scorer that counts the rows it scores and what sources it saw."""
+
+    def __init__(self, tag="v1"):
+        self.tag, self.calls, self.sources = tag, [], []
+
+    def signature(self):
+        return f"toy|{self.tag}"
+
+    def score(self, hyps, refs, srcs=None):
+        self.calls.append(list(hyps))
+        self.sources.append(srcs)
+        return [
+            float(len(h) + len(r[0]) + (len(s) if srcs else 0))
+            for h, r, s in zip(hyps, refs, srcs if srcs else [None] * len(hyps))
+        ]
+
+
+ROWS = [
+    {"hyp": "a", "refs": ["xx"], "src": "s1"},
+    {"hyp": "bb", "refs": ["xx"], "src": "s2"},
+    {"hyp": "a", "refs": ["xx"], "src": "s1"},
+]
+
+
+def test_cached_row_scores_score_each_missing_row_once_and_reuse_rows_across_row_sets(tmp_path):
+    scorer = _RowScorer()
+    assert cached_row_scores(scorer, ROWS[:1], tmp_path, "set-select-0") == [5.0]
+    assert cached_row_scores(scorer, ROWS, tmp_path, "set-select-0") == [5.0, 6.0, 5.0]
+    assert scorer.calls == [["a"], ["bb"]]  # the trial's row was not scored again, the repeated row once
+    assert cached_row_scores(_RowScorer("v2"), ROWS, tmp_path, "set-select-0") == [5.0, 6.0, 5.0]
+    assert len(list(tmp_path.glob("set-select-0-*.costs.json"))) == 2  # another signature: a file of its own
+    assert cached_row_scores(scorer, ROWS, None, "t") == [5.0, 6.0, 5.0] and len(scorer.calls) == 3  # no cache
+
+
+def test_reference_only_scores_blank_the_sources_and_keep_apart_from_sourced_ones(tmp_path):
+    scorer = _RowScorer()
+    assert cached_row_scores(scorer, ROWS, tmp_path, "t", sources=False) == [3.0, 4.0, 3.0]
+    assert scorer.sources == [None]
+    assert cached_row_scores(scorer, ROWS, tmp_path, "t") == [5.0, 6.0, 5.0]  # with sources: other keys
+    assert cached_row_scores(scorer, ROWS, None, "t", sources=False) == [3.0, 4.0, 3.0]
+
+
+def test_chunks_save_as_they_go_and_a_custom_row_scorer_is_used(tmp_path):
+    seen = []
+
+    def doubled(scorer, rows):
+        seen.append(len(rows))
+        return [2.0 * s for s in scorer.score([r["hyp"] for r in rows], [r["refs"] for r in rows])]
+
+    rows = [{"hyp": h, "refs": ["r"]} for h in ("a", "bb", "ccc")]
+    lines = []
+    assert cached_row_scores(_RowScorer(), rows, tmp_path, "t", row_scores=doubled, chunk=2, log=lines.append) == [
+        4.0,
+        6.0,
+        8.0,
+    ]
+    assert seen == [2, 1] and lines[0] == "t: 0 stored, 3 to score"
+
+
+def test_a_devmix_cache_file_of_the_whole_list_kind_is_still_read(tmp_path):
+    """Folders written by ``evaluate.py devmix --cache`` before the shared cache: one whole list per file."""
+    scorer = _RowScorer()
+    digest = hashlib.sha256()
+    for row in ROWS:
+        digest.update(json.dumps([row.get("hyp"), row.get("refs"), row.get("src")], ensure_ascii=False).encode())
+    key = hashlib.sha256(f"{scorer.signature()}\x1f{digest.hexdigest()}".encode()).hexdigest()[:20]
+    (tmp_path / f"set-select-0-{key}.json").write_text(
+        json.dumps({"signature": scorer.signature(), "rows": 3, "scores": [1.0, 2.0, 1.0]})
+    )
+    assert cached_row_scores(scorer, ROWS, tmp_path, "set-select-0") == [1.0, 2.0, 1.0]
+    assert scorer.calls == []  # read, not scored
+    assert cached_row_scores(scorer, ROWS[1:2], tmp_path, "set-select-0") == [2.0]  # now kept per row

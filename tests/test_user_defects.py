@@ -1,4 +1,5 @@
 """Regression tests for the defects a new user hit (issue 15): one test per defect, each failing before its fix."""
+
 from __future__ import annotations
 
 import json
@@ -10,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from cli_helpers import run
 
 from nlgmetrics.cli import evaluate
@@ -54,7 +54,7 @@ def test_every_python_api_rejects_bad_items_before_any_model_call(tiny, hyps, re
 
 def test_sescore_and_nli_reject_bad_items_with_the_position(tiny):
     from nlgmetrics.nli import load_nli
-    from sescore.regressor.scoring import reference_lists
+    from sescore.functional import reference_lists
 
     with pytest.raises(InputError, match=r"hypotheses\[0\] is NoneType"):
         reference_lists([None], ["a"])
@@ -92,14 +92,36 @@ def test_long_inputs_are_counted_as_truncated_in_the_json_and_warned(capsys, tin
     long_line = " ".join(["word"] * 4000)  # 20,000 characters
     hyps.write_text(f"a short line\n{long_line}\n", encoding="utf-8")
     refs.write_text("a short line too\nanother short line\n", encoding="utf-8")
-    code, stdout, stderr = run(capsys, "score", "--metric", "bertscore", "--encoder", str(tiny["encoder"]),
-                               "--hyps", str(hyps), "--refs", str(refs), "--quiet")
+    code, stdout, stderr = run(
+        capsys,
+        "score",
+        "--metric",
+        "bertscore",
+        "--encoder",
+        str(tiny["encoder"]),
+        "--hyps",
+        str(hyps),
+        "--refs",
+        str(refs),
+        "--quiet",
+    )
     assert code == 0
     result = json.loads(stdout[-1])
     assert result["truncated"]["encoder texts"] == {"truncated": 1, "of": 4, "limit": 128}  # tiny model: 128 positions
     assert any("1 of 4 encoder texts longer than 128 tokens were truncated" in line for line in stderr)
-    code, stdout, stderr = run(capsys, "score", "--metric", "bertscore", "--encoder", str(tiny["encoder"]),
-                               "--hyps", str(refs), "--refs", str(refs), "--quiet")
+    code, stdout, stderr = run(
+        capsys,
+        "score",
+        "--metric",
+        "bertscore",
+        "--encoder",
+        str(tiny["encoder"]),
+        "--hyps",
+        str(refs),
+        "--refs",
+        str(refs),
+        "--quiet",
+    )
     assert json.loads(stdout[-1])["truncated"]["encoder texts"]["truncated"] == 0 and not stderr
 
 
@@ -107,8 +129,21 @@ def test_menli_counts_truncated_nli_pairs(capsys, tiny, tmp_path):
     hyps, refs = tmp_path / "h.txt", tmp_path / "r.txt"
     hyps.write_text(" ".join(["cat"] * 300) + "\nshort\n", encoding="utf-8")
     refs.write_text("a reference\nanother\n", encoding="utf-8")
-    code, stdout, _ = run(capsys, "score", "--metric", "menli", "--nli-model", str(tiny["nli"]), "--granularity",
-                          "text", "--hyps", str(hyps), "--refs", str(refs), "--quiet")
+    code, stdout, _ = run(
+        capsys,
+        "score",
+        "--metric",
+        "menli",
+        "--nli-model",
+        str(tiny["nli"]),
+        "--granularity",
+        "text",
+        "--hyps",
+        str(hyps),
+        "--refs",
+        str(refs),
+        "--quiet",
+    )
     counts = json.loads(stdout[-1])["truncated"]["NLI pairs"]
     assert code == 0 and counts["truncated"] == 2 and counts["of"] == 4  # both directions of the long pair
 
@@ -119,8 +154,15 @@ def _judged(tmp_path, systems: dict, extra: dict | None = None) -> Path:
     refs = {1: "the cat sat on the mat", 2: "a dog runs in the park", 3: "birds sing"}
     for system, (quality, outputs) in systems.items():
         for item, hyp in outputs.items():
-            row = {"lp": "xx-en", "item_id": item, "system": system, "src": "", "refs": [refs[item]], "hyp": hyp,
-                   "scores": {"mqm": quality}}
+            row = {
+                "lp": "xx-en",
+                "item_id": item,
+                "system": system,
+                "src": "",
+                "refs": [refs[item]],
+                "hyp": hyp,
+                "scores": {"mqm": quality},
+            }
             row.update((extra or {}).get(system, {}))
             rows.append(row)
     path = tmp_path / "judged.jsonl"
@@ -143,11 +185,13 @@ def test_correlate_names_human_systems_explicitly_never_by_prefix(capsys, tmp_pa
     assert code == 0 and result["human_systems"] == ["ref-A"]  # REFRESH (a summariser) stays a system
     assert "WMT naming" in result["human_systems_from"]
     assert result["without_human_systems"]["n"] == result["n"] - 3
-    code, stdout, _ = run(capsys, "correlate", "--metric", "chrf", "--data", str(path), "--human-systems", "none",
-                          "--quiet")
+    code, stdout, _ = run(
+        capsys, "correlate", "--metric", "chrf", "--data", str(path), "--human-systems", "none", "--quiet"
+    )
     assert json.loads(stdout[-1])["human_systems"] == [] and "without_human_systems" not in json.loads(stdout[-1])
-    code, stdout, _ = run(capsys, "correlate", "--metric", "chrf", "--data", str(path), "--human-systems",
-                          "refresh,ref-A", "--quiet")
+    code, stdout, _ = run(
+        capsys, "correlate", "--metric", "chrf", "--data", str(path), "--human-systems", "refresh,ref-A", "--quiet"
+    )
     assert json.loads(stdout[-1])["without_human_systems"]["n"] == result["n"] - 6
     code, _, stderr = run(capsys, "correlate", "--metric", "chrf", "--data", str(path), "--human-systems", "ref-Z")
     assert code == 1 and "ref-Z" in stderr[0]
@@ -171,17 +215,39 @@ def test_device_that_cannot_work_is_one_line_before_any_model_loads(capsys, tmp_
         pytest.skip("this machine has a GPU")
     path = tmp_path / "h.txt"
     path.write_text("a\n")
-    code, stdout, stderr = run(capsys, "score", "--metric", "bertscore", "--encoder", "/nonexistent/model",
-                               "--hyps", str(path), "--refs", str(path), "--device", "cuda")
+    code, stdout, stderr = run(
+        capsys,
+        "score",
+        "--metric",
+        "bertscore",
+        "--encoder",
+        "/nonexistent/model",
+        "--hyps",
+        str(path),
+        "--refs",
+        str(path),
+        "--device",
+        "cuda",
+    )
     assert code == 1 and stdout == [] and len(stderr) == 1 and "no usable CUDA GPU" in stderr[0]
-    code, _, stderr = run(capsys, "score", "--metric", "chrf", "--hyps", str(path), "--refs", str(path),
-                          "--device", "gpu0")
+    code, _, stderr = run(
+        capsys, "score", "--metric", "chrf", "--hyps", str(path), "--refs", str(path), "--device", "gpu0"
+    )
     assert code == 1 and "unknown device 'gpu0'" in stderr[0]
 
 
 def test_adversarial_takes_a_limit(capsys, tmp_path):
-    rows = [{"error": "neg", "refs": ["the cat sat"], "r": "a cat sat", "hyp_para": f"the cat sat {i}",
-             "hyp_adv_based": "the cat did not sit", "hyp_adv_free": "no"} for i in range(5)]
+    rows = [
+        {
+            "error": "neg",
+            "refs": ["the cat sat"],
+            "r": "a cat sat",
+            "hyp_para": f"the cat sat {i}",
+            "hyp_adv_based": "the cat did not sit",
+            "hyp_adv_free": "no",
+        }
+        for i in range(5)
+    ]
     path = tmp_path / "adv.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
     code, stdout, _ = run(capsys, "adversarial", "--metric", "chrf", "--data", str(path), "--limit", "2", "--quiet")
@@ -215,11 +281,16 @@ def test_version_and_train_help_exit_zero():
     for argv in (["train.py", "--help"], ["train.py", "--version"], ["evaluate.py", "--version"]):
         done = subprocess.run([sys.executable, *argv], cwd=REPO, capture_output=True, text=True, env=env, timeout=120)
         assert done.returncode == 0, (argv, done.stderr)
-    done = subprocess.run([sys.executable, "train.py", "--version"], cwd=REPO, capture_output=True, text=True,
-                          env=env, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "train.py", "--version"], cwd=REPO, capture_output=True, text=True, env=env, timeout=120
+    )
     assert done.stdout.startswith("nlgmetrics ")
-    assert subprocess.run([sys.executable, "train.py", "nope"], cwd=REPO, capture_output=True, env=env,
-                          timeout=120).returncode == 2
+    assert (
+        subprocess.run(
+            [sys.executable, "train.py", "nope"], cwd=REPO, capture_output=True, env=env, timeout=120
+        ).returncode
+        == 2
+    )
 
 
 def test_quiet_silences_library_chatter(tiny, tmp_path):
@@ -228,9 +299,27 @@ def test_quiet_silences_library_chatter(tiny, tmp_path):
     hyps.write_text("the cat sat on the mat\na dog runs\n")
     env = {k: v for k, v in os.environ.items() if k not in ("TRANSFORMERS_VERBOSITY", "TQDM_DISABLE")}
     env["HF_HUB_OFFLINE"] = "1"
-    done = subprocess.run([sys.executable, "evaluate.py", "score", "--metric", "menli", "--nli-model", str(tiny["nli"]),
-                           "--hyps", str(hyps), "--refs", str(hyps), "--quiet"], cwd=REPO, capture_output=True,
-                          text=True, env=env, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "evaluate.py",
+            "score",
+            "--metric",
+            "menli",
+            "--nli-model",
+            str(tiny["nli"]),
+            "--hyps",
+            str(hyps),
+            "--refs",
+            str(hyps),
+            "--quiet",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr.strip() == ""
 
@@ -238,8 +327,10 @@ def test_quiet_silences_library_chatter(tiny, tmp_path):
 def test_py_callables_do_not_leave_the_working_directory_on_sys_path(capsys, tmp_path, monkeypatch):
     (tmp_path / "my_metric_mod.py").write_text("def length(h, r, s):\n    return [float(len(x)) for x in h]\n")
     monkeypatch.chdir(tmp_path)
+    from nlgmetrics import load_metric
+
     before = list(sys.path)
-    scorer = evaluate._callable_scorer("py:my_metric_mod:length")
+    scorer = load_metric("py:my_metric_mod:length")
     assert sys.path == before and scorer.score(["ab"], ["c"], None) == [2.0]
 
 
@@ -263,10 +354,24 @@ def test_outputs_get_normal_modes_and_stale_part_files_are_cleaned(capsys, tmp_p
     assert stat.S_IMODE(target.stat().st_mode) == 0o644
 
 
-@pytest.mark.parametrize("argv", [["synthesize", "run", "--config", "configs/sescore/offline_en.yaml", "--input", "x",
-                                   "--output", "y", "--limit", "0"],
-                                  ["synthesize", "run", "--config", "c", "--input", "x", "--output", "y",
-                                   "--block-size", "-1"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [
+            "synthesize",
+            "run",
+            "--config",
+            "configs/sescore/offline_en.yaml",
+            "--input",
+            "x",
+            "--output",
+            "y",
+            "--limit",
+            "0",
+        ],
+        ["synthesize", "run", "--config", "c", "--input", "x", "--output", "y", "--block-size", "-1"],
+    ],
+)
 def test_synthesis_counts_below_one_are_a_usage_error_not_a_traceback(capsys, argv):
     from nlgmetrics.cli import train
 
@@ -276,15 +381,20 @@ def test_synthesis_counts_below_one_are_a_usage_error_not_a_traceback(capsys, ar
     assert stopped.value.code == 2 and "expected a positive integer" in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["fit", "--config", "no-such-recipe.yaml"], "config file not found: no-such-recipe.yaml (neither as a path"),
-    (["nli", "--config", "no-such-recipe.yaml"], "config file not found: no-such-recipe.yaml (neither as a path"),
-    (["nli", "--config", "{tmp}/unknown_key.yaml"], "unknown NLI training keys ['bogus']"),
-    (["nli", "--config", "{tmp}/broken.yaml"], "while parsing a flow sequence"),
-    (["synthesize", "calibrate", "--config", "no-such-recipe.yaml"], "config file not found: no-such-recipe.yaml"),
-    (["synthesize", "calibrate", "--config", "sescore/offline_en.yaml", "--pairs", "{tmp}/missing_pairs.yaml"],
-     "No such file or directory"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["fit", "--config", "no-such-recipe.yaml"], "config file not found: no-such-recipe.yaml (neither as a path"),
+        (["nli", "--config", "no-such-recipe.yaml"], "config file not found: no-such-recipe.yaml (neither as a path"),
+        (["nli", "--config", "{tmp}/unknown_key.yaml"], "unknown_key.yaml: unknown key 'bogus'"),
+        (["nli", "--config", "{tmp}/broken.yaml"], "while parsing a flow sequence"),
+        (["synthesize", "calibrate", "--config", "no-such-recipe.yaml"], "config file not found: no-such-recipe.yaml"),
+        (
+            ["synthesize", "calibrate", "--config", "sescore/offline_en.yaml", "--pairs", "{tmp}/missing_pairs.yaml"],
+            "No such file or directory",
+        ),
+    ],
+)
 def test_a_training_recipe_that_cannot_be_read_is_an_error_line_not_a_traceback(capsys, tmp_path, argv, message):
     """train.py fit/nli/synthesize calibrate used to end in a traceback for a mistyped --config (or --pairs): exit 2
     with `error: ...` naming the file, before any model or Lightning trainer is built."""

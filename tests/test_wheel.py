@@ -8,6 +8,7 @@ distributions the wheel's own ``Requires-Dist`` reaches, transitively, linked fr
 tests, and nothing else: a module the toolkit imports without declaring it (say a ``dev`` extra's) is missing
 there as it would be for a user.
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -106,8 +107,21 @@ def installed(tmp_path_factory):
     site_packages = Path(sysconfig.get_path("purelib", vars={"base": str(env_dir), "platbase": str(env_dir)}))
     assert _link_dependencies(wheel, site_packages) > 100
     # the wheel itself is installed by pip (console scripts, RECORD, package data), not linked
-    done = _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps",
-                 "--no-compile", str(wheel)], root)
+    done = _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-compile",
+            str(wheel),
+        ],
+        root,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     checked = _run([sys.executable, "-m", "pip", "--python", str(python), "check"], root)
     assert checked.returncode == 0, checked.stdout[-3000:]  # every requirement's version range is met there
@@ -134,8 +148,21 @@ def test_console_commands_score_from_outside_the_repository(installed):
     (work / "h.txt").write_text("The cat sat on the mat.\nProfits rose sharply.\n")
     (work / "r.txt").write_text("A cat sat on the mat.\nProfits increased sharply.\n")
     for metric in ("chrf", "bertscore"):
-        done = _run([str(bin_dir / "nlgmetrics-evaluate"), "score", "--metric", metric, "--quiet",
-                     "--hyps", "h.txt", "--refs", "r.txt"], work, timeout=600)
+        done = _run(
+            [
+                str(bin_dir / "nlgmetrics-evaluate"),
+                "score",
+                "--metric",
+                metric,
+                "--quiet",
+                "--hyps",
+                "h.txt",
+                "--refs",
+                "r.txt",
+            ],
+            work,
+            timeout=600,
+        )
         assert done.returncode == 0, done.stderr[-3000:]
         result = json.loads(done.stdout.strip().splitlines()[-1])
         assert result["n"] == 2 and result["metric"] == metric
@@ -153,9 +180,9 @@ def test_imports_configs_and_shipped_models_resolve_from_the_installed_package(i
         "from sescore.regressor import DEFAULT_CHECKPOINT\n"
         "config = mars.load_config('configs/mars/offline.yaml')\n"
         "nli = resolve('nli', 'packaged:nli-minilm').location\n"
-        "from nlgmetrics.cli.evaluate import _normalization_file\n"
-        "ranges = _normalization_file('menli/nli-mpnet+bertscore-minilm.json')\n"
-        "from sescore.regressor.scoring import checkpoint_folders\n"
+        "from nlgmetrics.resources import config_path\n"
+        "ranges = config_path('menli/nli-mpnet+bertscore-minilm.json')\n"
+        "from sescore.scorer import checkpoint_folders\n"
         "members = checkpoint_folders(DEFAULT_CHECKPOINT)\n"
         "from sescore.regressor import MINILM_V2_CHECKPOINT\n"
         "members += checkpoint_folders(MINILM_V2_CHECKPOINT)\n"
@@ -170,6 +197,7 @@ def test_imports_configs_and_shipped_models_resolve_from_the_installed_package(i
     found = json.loads(done.stdout.strip().splitlines()[-1])
     # only declared dependencies are there: the dev extra, importable in the environment running this test, is not
     import hypothesis  # noqa: F401
+
     undeclared = _run([str(bin_dir / "python"), "-c", "import hypothesis"], work)
     assert undeclared.returncode != 0 and "No module named 'hypothesis'" in undeclared.stderr
     site = str(bin_dir.parent)

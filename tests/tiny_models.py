@@ -3,6 +3,7 @@
 No pretrained NLI, masked-LM, seq2seq or GPT-2 weights exist offline, so tests build these in seconds and save
 them to folders that the model-role resolver loads exactly like a user's local model directory.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -32,7 +33,7 @@ def tiny_corpus(n: int = 400, seed: int = 0) -> list[str]:
 
 
 def _wordpiece_tokenizer(out: Path):
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
     from transformers import BertTokenizerFast
 
     specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -41,15 +42,17 @@ def _wordpiece_tokenizer(out: Path):
     # scores changed from one test session to the next. Every corpus word is a piece; other words split into
     # characters.
     normalizer, pre_tokenizer = normalizers.BertNormalizer(lowercase=True), pre_tokenizers.BertPreTokenizer()
-    words = sorted({word for text in tiny_corpus()
-                    for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text))})
+    words = sorted(
+        {word for text in tiny_corpus() for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text))}
+    )
     chars = sorted({char for word in words for char in word})
     pieces = specials + chars + [f"##{char}" for char in chars] + [word for word in words if len(word) > 1]
     tok = Tokenizer(models.WordPiece({piece: i for i, piece in enumerate(pieces)}, unk_token="[UNK]"))
     tok.normalizer, tok.pre_tokenizer = normalizer, pre_tokenizer
     cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        single="[CLS] $A [SEP]",
+        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
         special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
     )
     tok.decoder = decoders.WordPiece()
@@ -80,18 +83,22 @@ def _byte_bpe_tokenizer(out: Path, specials: list[str], bos: str, eos: str, pad:
 
 def _unigram_tokenizer(out: Path):
     """XLM-R-like: a sentencepiece-style unigram model with <s> </s> <pad> <unk> <mask>."""
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
     specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
     # Built, not trained, for the reason given in _wordpiece_tokenizer (the unigram trainer varied per process too):
     # every corpus word is one piece; other words fall back to characters, which score lower.
     normalizer, pre_tokenizer = normalizers.NFKC(), pre_tokenizers.Metaspace()
-    words = sorted({word for text in tiny_corpus()
-                    for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text))})
+    words = sorted(
+        {word for text in tiny_corpus() for word, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text))}
+    )
     chars = sorted({char for word in words for char in word})
-    vocab = ([(piece, 0.0) for piece in specials] + [(char, -5.0) for char in chars]
-             + [(word, -1.0) for word in words if word not in chars])
+    vocab = (
+        [(piece, 0.0) for piece in specials]
+        + [(char, -5.0) for char in chars]
+        + [(word, -1.0) for word in words if word not in chars]
+    )
     tok = Tokenizer(models.Unigram(vocab, unk_id=specials.index("<unk>"), byte_fallback=False))
     tok.normalizer, tok.pre_tokenizer = normalizer, pre_tokenizer
     tok.decoder = decoders.Metaspace()
@@ -100,8 +107,15 @@ def _unigram_tokenizer(out: Path):
         single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>", special_tokens=[("<s>", bos), ("</s>", eos)]
     )
     fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, model_max_length=128, bos_token="<s>", eos_token="</s>", pad_token="<pad>",
-        unk_token="<unk>", mask_token="<mask>", cls_token="<s>", sep_token="</s>",
+        tokenizer_object=tok,
+        model_max_length=128,
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+        unk_token="<unk>",
+        mask_token="<mask>",
+        cls_token="<s>",
+        sep_token="</s>",
     )
     fast.save_pretrained(out)
     return fast
@@ -120,8 +134,13 @@ def build_bert(out: Path, kind: str = "encoder", id2label: dict[int, str] | None
     out = Path(out)
     tok = _wordpiece_tokenizer(out)
     config = BertConfig(
-        vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-        max_position_embeddings=128, pad_token_id=tok.pad_token_id,
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        pad_token_id=tok.pad_token_id,
     )
     _seed(seed)
     if kind == "encoder":
@@ -146,8 +165,14 @@ def build_xlmr_masked_lm(out: Path, seed: int = 0) -> Path:
     out = Path(out)
     tok = _unigram_tokenizer(out)
     config = XLMRobertaConfig(
-        vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-        max_position_embeddings=130, pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=130,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
         eos_token_id=tok.eos_token_id,
     )
     _seed(seed)
@@ -162,10 +187,20 @@ def build_bart(out: Path, seed: int = 0) -> Path:
     out = Path(out)
     tok = _byte_bpe_tokenizer(out, ["<unk>", "<s>", "</s>", "<pad>", "<mask>"], "<s>", "</s>", "<pad>", "<mask>")
     config = BartConfig(
-        vocab_size=len(tok), d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
-        decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=130,
-        pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
-        decoder_start_token_id=tok.eos_token_id, forced_eos_token_id=tok.eos_token_id,
+        vocab_size=len(tok),
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=130,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+        decoder_start_token_id=tok.eos_token_id,
+        forced_eos_token_id=tok.eos_token_id,
     )
     _seed(seed)
     BartForConditionalGeneration(config).save_pretrained(out)
@@ -181,15 +216,29 @@ def build_causal_lm(out: Path, arch: str = "gpt2", seed: int = 0) -> Path:
     _seed(seed)
     if arch == "gpt2":
         config = GPT2Config(
-            vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=256,
-            bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+            vocab_size=len(tok),
+            n_embd=32,
+            n_layer=2,
+            n_head=2,
+            n_positions=256,
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+            pad_token_id=tok.pad_token_id,
         )
         GPT2LMHeadModel(config).save_pretrained(out)
     elif arch == "llama":
         config = LlamaConfig(
-            vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
-            num_key_value_heads=1, max_position_embeddings=256, tie_word_embeddings=True,
-            bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+            vocab_size=len(tok),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            max_position_embeddings=256,
+            tie_word_embeddings=True,
+            bos_token_id=tok.bos_token_id,
+            eos_token_id=tok.eos_token_id,
+            pad_token_id=tok.pad_token_id,
         )
         LlamaForCausalLM(config).save_pretrained(out)
     else:

@@ -1,4 +1,5 @@
 """Token embeddings from an encoder role, batched and length-sorted, for BERTScore and cosine baselines."""
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -6,11 +7,13 @@ from typing import Any, Sequence
 import numpy as np
 
 from nlgmetrics.modelroles.batching import bucketed_batches, token_lengths, window_cap
-from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, forward_precision
+from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, forward_precision, running_model
 from nlgmetrics.truncation import note_batch
 
 
-def padded_batches(tokenizer: Any, texts: Sequence[str], batch_size: int, max_length: int) -> list[tuple[np.ndarray, int]]:
+def padded_batches(
+    tokenizer: Any, texts: Sequence[str], batch_size: int, max_length: int
+) -> list[tuple[np.ndarray, int]]:
     """Longest first; each text padded to its own bucket length, so its embedding never depends on its batch."""
     if not len(texts):
         return []
@@ -39,18 +42,24 @@ def token_embeddings(
     device = next(model.parameters()).device
     out: list[np.ndarray | None] = [None] * len(texts)
     with torch.inference_mode():
-        for batch, padded in tqdm(padded_batches(tokenizer, texts, batch_size, max_length), desc="encode",
-                                  disable=not progress, unit="batch"):
+        for batch, padded in tqdm(
+            padded_batches(tokenizer, texts, batch_size, max_length), desc="encode", disable=not progress, unit="batch"
+        ):
             enc = tokenizer(
-                [texts[i] for i in batch], padding="max_length", truncation=True, max_length=padded,
-                return_tensors="pt", return_special_tokens_mask=True,
+                [texts[i] for i in batch],
+                padding="max_length",
+                truncation=True,
+                max_length=padded,
+                return_tensors="pt",
+                return_special_tokens_mask=True,
             )
             special = enc.pop("special_tokens_mask").bool()
-            note_batch("encoder texts", tokenizer, enc["attention_mask"].sum(1).tolist(), max_length,
-                       [texts[i] for i in batch])
+            note_batch(
+                "encoder texts", tokenizer, enc["attention_mask"].sum(1).tolist(), max_length, [texts[i] for i in batch]
+            )
             enc = enc.to(device)
             with forward_precision(device, precision):
-                result = model(**enc, output_hidden_states=layer is not None)
+                result = running_model(model)(**enc, output_hidden_states=layer is not None)
             hidden = result.hidden_states[layer] if layer is not None else result.last_hidden_state
             keep = enc["attention_mask"].bool().cpu() & ~special
             hidden = hidden.float().cpu()
@@ -63,7 +72,11 @@ def token_embeddings(
 
 
 def mean_pooled(
-    loaded: Any, texts: Sequence[str], batch_size: int = 64, max_length: int = 256, progress: bool = False,
+    loaded: Any,
+    texts: Sequence[str],
+    batch_size: int = 64,
+    max_length: int = 256,
+    progress: bool = False,
     precision: str = DEFAULT_PRECISION,
 ) -> np.ndarray:
     """[N, hidden] mean of token embeddings (all-MiniLM-L6-v2's own pooling; SEScore's and MARS's too).
@@ -83,16 +96,21 @@ def mean_pooled(
     device = next(model.parameters()).device
     out = np.zeros((len(texts), model.config.hidden_size), dtype=np.float32)
     with torch.inference_mode():
-        for batch, padded in tqdm(padded_batches(tokenizer, texts, batch_size, max_length), desc="encode",
-                                  disable=not progress, unit="batch"):
+        for batch, padded in tqdm(
+            padded_batches(tokenizer, texts, batch_size, max_length), desc="encode", disable=not progress, unit="batch"
+        ):
             enc = tokenizer(
-                [texts[i] for i in batch], padding="max_length", truncation=True, max_length=padded,
+                [texts[i] for i in batch],
+                padding="max_length",
+                truncation=True,
+                max_length=padded,
                 return_tensors="pt",
             ).to(device)
-            note_batch("encoder texts", tokenizer, enc["attention_mask"].sum(1).tolist(), max_length,
-                       [texts[i] for i in batch])
+            note_batch(
+                "encoder texts", tokenizer, enc["attention_mask"].sum(1).tolist(), max_length, [texts[i] for i in batch]
+            )
             with forward_precision(device, precision):
-                hidden = model(**enc).last_hidden_state.float()  # pooled in float32 (see forward_precision)
+                hidden = running_model(model)(**enc).last_hidden_state.float()  # pooled in float32 (forward_precision)
             mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             out[batch] = pooled.float().cpu().numpy()

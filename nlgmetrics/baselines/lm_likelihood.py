@@ -9,6 +9,7 @@ only those positions' logits are computed (``logits_to_keep``), which keeps memo
 Sampling draws every random number from a per-item ``torch.Generator`` seeded by (seed, item index): an item's
 continuation does not depend on which other items share its batch, nor on the batch size.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -44,13 +45,16 @@ def model_window(lm: Any, max_length: int) -> int:
 
 def encode_pair(tokenizer: Any, context: str, text: str, max_length: int) -> tuple[list[int], list[int]]:
     """Token ids of ``BOS + context`` and of ``" " + text``; the context is cut from the left to fit ``max_length``."""
-    ctx = [_start_id(tokenizer)] + tokenizer(context.strip(), add_special_tokens=False)["input_ids"] if context.strip() \
+    ctx = (
+        [_start_id(tokenizer)] + tokenizer(context.strip(), add_special_tokens=False)["input_ids"]
+        if context.strip()
         else [_start_id(tokenizer)]
+    )
     txt = tokenizer(" " + text.strip(), add_special_tokens=False)["input_ids"] if text.strip() else []
     txt = txt[: max_length - 1]
     keep = max_length - len(txt)
     if len(ctx) > keep:
-        ctx = ctx[:1] + ctx[len(ctx) - keep + 1:]
+        ctx = ctx[:1] + ctx[len(ctx) - keep + 1 :]
     return ctx, txt
 
 
@@ -62,14 +66,20 @@ def _left_padded(rows: Sequence[list[int]], pad: int, width: int | None = None) 
     ids = torch.full((len(rows), width), pad, dtype=torch.long)
     mask = torch.zeros((len(rows), width), dtype=torch.long)
     for i, row in enumerate(rows):
-        ids[i, width - len(row):] = torch.tensor(row, dtype=torch.long)
-        mask[i, width - len(row):] = 1
+        ids[i, width - len(row) :] = torch.tensor(row, dtype=torch.long)
+        mask[i, width - len(row) :] = 1
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
     return ids, mask, positions
 
 
-def continuation_logprobs(lm: Any, contexts: Sequence[str], texts: Sequence[str], batch_size: int = 8,
-                          max_length: int = 512, progress: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def continuation_logprobs(
+    lm: Any,
+    contexts: Sequence[str],
+    texts: Sequence[str],
+    batch_size: int = 8,
+    max_length: int = 512,
+    progress: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
     """Per pair: the summed log-probability of ``text``'s tokens given ``context``, and how many tokens that is.
 
     ``lm`` is a loaded causal LM (``nlgmetrics.modelroles.load_causal_lm``). Empty texts get 0 tokens (the
@@ -98,31 +108,51 @@ def continuation_logprobs(lm: Any, contexts: Sequence[str], texts: Sequence[str]
         keep = kept - 1  # the last `keep` tokens get a prediction
         ids, mask, positions = _left_padded([pairs[i][0] + pairs[i][1] for i in batch], pad, padded)
         with torch.inference_mode():
-            logits = lm.model(input_ids=ids.to(device), attention_mask=mask.to(device),
-                              position_ids=positions.to(device), logits_to_keep=kept).logits
+            logits = lm.model(
+                input_ids=ids.to(device),
+                attention_mask=mask.to(device),
+                position_ids=positions.to(device),
+                logits_to_keep=kept,
+            ).logits
         targets = ids[:, -keep:].to(device)
         # one row's log-softmax at a time (it predicts the last `keep` tokens): a whole batch's would hold a second
         # [batch, keep, vocab] tensor beside the logits; each row's values are the same either way
-        picked = torch.stack([
-            torch.log_softmax(logits[row, :-1].float(), dim=-1).gather(-1, targets[row, :, None])[:, 0]
-            for row in range(len(batch))
-        ]).cpu().numpy()
+        picked = (
+            torch.stack(
+                [
+                    torch.log_softmax(logits[row, :-1].float(), dim=-1).gather(-1, targets[row, :, None])[:, 0]
+                    for row in range(len(batch))
+                ]
+            )
+            .cpu()
+            .numpy()
+        )
         del logits
         for row, index in enumerate(batch):
             n = counts[index]
-            totals[index] = float(picked[row, keep - n:].sum()) if n else 0.0
+            totals[index] = float(picked[row, keep - n :].sum()) if n else 0.0
     return totals, counts
 
 
 def item_seed(seed: int, index: int) -> int:
     """A 63-bit seed for item ``index``: independent streams per item, reproducible from (seed, index)."""
-    return int(np.random.SeedSequence([int(seed), int(index)]).generate_state(2, dtype=np.uint32).view(np.uint64)[0]
-               >> np.uint64(1))
+    return int(
+        np.random.SeedSequence([int(seed), int(index)]).generate_state(2, dtype=np.uint32).view(np.uint64)[0]
+        >> np.uint64(1)
+    )
 
 
-def sample_continuations(lm: Any, prompts: Sequence[str], max_new_tokens: int = 40, top_k: int = 50,
-                         temperature: float = 1.0, seed: int = 0, batch_size: int = 8, max_length: int = 512,
-                         progress: bool = False) -> list[str]:
+def sample_continuations(
+    lm: Any,
+    prompts: Sequence[str],
+    max_new_tokens: int = 40,
+    top_k: int = 50,
+    temperature: float = 1.0,
+    seed: int = 0,
+    batch_size: int = 8,
+    max_length: int = 512,
+    progress: bool = False,
+) -> list[str]:
     """Top-k sampled continuations (the paper decodes with k = 50), one per prompt, seeded per item.
 
     A row keeps drawing after it emits EOS (the draws are discarded), so its random stream never depends on
@@ -148,8 +178,13 @@ def sample_continuations(lm: Any, prompts: Sequence[str], max_new_tokens: int = 
         past, step_ids, step_pos = None, ids, positions
         with torch.inference_mode():
             for step in range(max_new_tokens):
-                result = lm.model(input_ids=step_ids, attention_mask=mask, position_ids=step_pos,
-                                  logits_to_keep=1, **with_cache(lm.model, past))
+                result = lm.model(
+                    input_ids=step_ids,
+                    attention_mask=mask,
+                    position_ids=step_pos,
+                    logits_to_keep=1,
+                    **with_cache(lm.model, past),
+                )
                 past = returned_cache(result)
                 values, indices = result.logits[:, -1].float().topk(min(top_k, result.logits.shape[-1]), dim=-1)
                 probs = torch.softmax(values / temperature, dim=-1).cpu()
@@ -199,7 +234,9 @@ class LMLikelihoodScorer:
 
         return load_causal_lm(self.model, device=self.device)
 
-    def score(self, hyps: Sequence[str], refs: Sequence | None = None, srcs: Sequence[str] | None = None) -> list[float]:
+    def score(
+        self, hyps: Sequence[str], refs: Sequence | None = None, srcs: Sequence[str] | None = None
+    ) -> list[float]:
         from nlgmetrics.inputs import InputError, check_pairs, check_same_length, check_sources, validate_texts
 
         if self.relative:
@@ -216,18 +253,19 @@ class LMLikelihoodScorer:
                 for one in ref_list:
                     texts.append(one)
                     owners.append(index)
-            contexts = contexts + [contexts[i] for i in owners[len(hyps):]]
+            contexts = contexts + [contexts[i] for i in owners[len(hyps) :]]
         # each distinct (context, text) once: judged sets repeat every reference for every system
         distinct = list(dict.fromkeys(zip(contexts, texts)))
         where = {pair: i for i, pair in enumerate(distinct)}
-        totals, counts = continuation_logprobs(self._lm(), [c for c, _ in distinct], [t for _, t in distinct],
-                                               self.batch_size, progress=self.progress)
+        totals, counts = continuation_logprobs(
+            self._lm(), [c for c, _ in distinct], [t for _, t in distinct], self.batch_size, progress=self.progress
+        )
         means = np.where(counts > 0, totals / np.maximum(counts, 1), -np.inf)
         means = means[[where[pair] for pair in zip(contexts, texts)]]
         if not self.relative:
             return [float(m) for m in means]
         best = np.full(len(hyps), -np.inf)
-        np.maximum.at(best, np.asarray(owners[len(hyps):], dtype=np.int64), means[len(hyps):])
+        np.maximum.at(best, np.asarray(owners[len(hyps) :], dtype=np.int64), means[len(hyps) :])
         return [float(m - b) for m, b in zip(means[: len(hyps)], best)]
 
     def signature(self) -> str:

@@ -3,6 +3,7 @@
 They run side by side with the trained metrics in every protocol, so a number for MENLI, SEScore or MARS
 always comes with its peers measured on the same rows in the same run.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -52,7 +53,9 @@ class SacreBleuScorer:
         return f"{self.name}|{signature}|nlgmetrics:{_VERSION}"
 
     def corpus_statistic(
-        self, systems: Mapping[str, Sequence[str]], references: Sequence[Sequence[str]],
+        self,
+        systems: Mapping[str, Sequence[str]],
+        references: Sequence[Sequence[str]],
     ) -> tuple[CorpusStatistic, str]:
         """Corpus BLEU/chrF of several systems as sufficient statistics, and the corpus metric's signature.
 
@@ -66,11 +69,16 @@ class SacreBleuScorer:
 
         kind = sacrebleu.BLEU if self.name == "bleu" else sacrebleu.CHRF
         metric = kind(references=references)  # references tokenised once, cached for every system
-        stats = {name: np.asarray(metric._extract_corpus_statistics(hyps, None), dtype=np.int64)
-                 for name, hyps in systems.items()}
+        stats = {
+            name: np.asarray(metric._extract_corpus_statistics(hyps, None), dtype=np.int64)
+            for name, hyps in systems.items()
+        }
         signature = f"{self.name}|corpus|{metric.get_signature()}|nlgmetrics:{_VERSION}"  # nrefs known from the cache
-        statistic = CorpusStatistic(stats, lambda summed: float(metric._compute_score_from_stats(summed).score),
-                                    f"corpus {self.name} (sacrebleu corpus_score)")
+        statistic = CorpusStatistic(
+            stats,
+            lambda summed: float(metric._compute_score_from_stats(summed).score),
+            f"corpus {self.name} (sacrebleu corpus_score)",
+        )
         return statistic, signature
 
 
@@ -103,7 +111,7 @@ class _EncoderScorer:
 
     ``chunk_texts`` bounds the distinct texts whose embeddings are held at once (memory stays flat on 50k
     segments); scores do not depend on it, because each text's embedding does not depend on its batch.
-    ``precision``: the encoder's forward pass, float32 or bfloat16 (``nlgmetrics.modelroles.precision``).
+    ``precision``: the encoder's forward pass, float32, bfloat16 or int8 (``nlgmetrics.modelroles.precision``).
     """
 
     encoder: str = DEFAULT_ENCODER
@@ -132,8 +140,7 @@ class _EncoderScorer:
 
         ref_lists = _refs_per_hyp(hyps, refs)
         scores: list[float] = []
-        with tqdm(total=len(hyps), desc=getattr(self, "name", "encode"), unit="seg",
-                  disable=not self.progress) as bar:
+        with tqdm(total=len(hyps), desc=getattr(self, "name", "encode"), unit="seg", disable=not self.progress) as bar:
             for start, stop in item_chunks(hyps, ref_lists, self.chunk_texts):
                 chunk_refs = ref_lists[start:stop]
                 unique = list(dict.fromkeys(list(hyps[start:stop]) + [r for rs in chunk_refs for r in rs]))
@@ -165,8 +172,10 @@ class BERTScorer(_EncoderScorer):
 
     def signature(self) -> str:
         m = self._model()
-        return (f"{self.name}|encoder:{self.encoder}@{m.hash}|layer:{self.layer}|idf:no"
-                f"{precision_tag(self.precision)}|version:{_VERSION}")
+        return (
+            f"{self.name}|encoder:{self.encoder}@{m.hash}|layer:{self.layer}|idf:no"
+            f"{precision_tag(self.precision)}|version:{_VERSION}"
+        )
 
 
 def bertscore_prf(hyp: np.ndarray, ref: np.ndarray) -> tuple[float, float, float]:
@@ -199,5 +208,7 @@ class CosineScorer(_EncoderScorer):
         loaded = self._model()
         prefix = getattr(loaded, "sentence_prefix", "")  # e5 folders name one; it changes every score
         shown = f"|prefix:{prefix.strip()}" if prefix else ""
-        return (f"{self.name}|encoder:{self.encoder}@{loaded.hash}|pool:mean{shown}{precision_tag(self.precision)}"
-                f"|version:{_VERSION}")
+        return (
+            f"{self.name}|encoder:{self.encoder}@{loaded.hash}|pool:mean{shown}{precision_tag(self.precision)}"
+            f"|version:{_VERSION}"
+        )

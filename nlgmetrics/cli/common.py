@@ -1,22 +1,14 @@
 """What every console command shares: help that shows defaults, ``--version``, quiet mode, clean exits."""
+
 from __future__ import annotations
 
 import argparse
-import logging
-import os
-import warnings
+import json
+import math
+from typing import Any, Callable
 
-
-class DefaultsHelpFormatter(argparse.HelpFormatter):
-    """Append ``(default: X)`` to an option's help when it has a real default (not None/False/empty)."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        default = action.default
-        empty = default is None or default is False or default == argparse.SUPPRESS or default == []
-        if "%(default)" in text or empty or not action.option_strings:
-            return text
-        return f"{text} (default: %(default)s)"
+from nlgmetrics.helpformat import DefaultsHelpFormatter, add_renamed_flag  # noqa: F401  (re-exported)
+from nlgmetrics.quiet import silence_libraries  # noqa: F401  (re-exported: the CLI modules import it from here)
 
 
 def version_string() -> str:
@@ -27,34 +19,51 @@ def version_string() -> str:
 
 def finish_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Defaults in every (sub)command's help, and ``--version`` on the top-level parser."""
-    parser.add_argument("--version", action="version", version=version_string())
+    version = version_string()
+    parser.add_argument("--version", action="version", version=version)
     stack = [parser]
     while stack:
         current = stack.pop()
         current.formatter_class = DefaultsHelpFormatter
         for action in current._actions:
             if isinstance(action, argparse._SubParsersAction):
-                stack.extend(action.choices.values())
+                for child in action.choices.values():
+                    child.add_argument("--version", action="version", version=version)
+                    stack.append(child)
     return parser
 
 
-def silence_libraries() -> None:
-    """``--quiet``: no progress bars or info/warning chatter from transformers, datasets, Lightning, tokenizers.
+def add_devices_option(parser: argparse.ArgumentParser) -> None:
+    """``--devices N``: score in N processes (identical scores), for the subcommands that score many rows."""
+    from nlgmetrics.inputs import positive_int
 
-    Errors still reach stderr; our own one-line warnings (e.g. truncated inputs) are printed by the CLI itself.
-    """
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TQDM_DISABLE", "1")
-    warnings.filterwarnings("ignore")
-    for name in ("transformers", "datasets", "pytorch_lightning", "lightning", "lightning.pytorch",
-                 "lightning_fabric", "torch", "huggingface_hub", "sentence_transformers"):
-        logging.getLogger(name).setLevel(logging.ERROR)
-    try:
-        import transformers
+    parser.add_argument(
+        "--devices",
+        type=positive_int,
+        default=1,
+        help="score in N processes (one per GPU with --device cuda, else CPU processes); the scores "
+        "are identical to one process's",
+    )
 
-        transformers.logging.set_verbosity_error()
-        transformers.logging.disable_progress_bar()
-    except ImportError:  # pragma: no cover - transformers is a dependency
-        pass
+
+def json_safe(value: Any) -> Any:
+    """NaN (e.g. a correlation over constant scores) becomes null: strict JSON has no NaN."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def write_report(report: dict, json_path: str | None, markdown_path: str | None, render: Callable[[dict], str]) -> None:
+    """The result as indented JSON and as Markdown (``render``), each written atomically, when asked for."""
+    from nlgmetrics.metaeval import atomic_write
+
+    if json_path:
+        with atomic_write(json_path) as handle:
+            handle.write(json.dumps(json_safe(report), indent=1, ensure_ascii=False) + "\n")
+    if markdown_path:
+        with atomic_write(markdown_path) as handle:
+            handle.write(render(report))

@@ -11,6 +11,7 @@ Resamples draw ``rng.integers(0, n, size=(rows, n))`` from ``numpy.random.defaul
 as sacrebleu's ``rng.choice(n, size=(resamples, n))``: with sacrebleu's seed (12345 unless ``SACREBLEU_SEED``)
 the per-system resampled corpus scores are sacrebleu's own.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -57,22 +58,26 @@ def _resampled_sums(stats: Mapping[str, np.ndarray], resamples: int, seed: int) 
         flat = (picks + n * np.arange(rows)[:, None]).ravel()
         counts = np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(np.float64)
         for name, s in stats.items():
-            out[name][start:start + rows] = counts @ s
+            out[name][start : start + rows] = counts @ s
     return out
 
 
-def _draws(statistic: CorpusStatistic | None, scores: Mapping[str, np.ndarray], n: int, resamples: int,
-           seed: int) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+def _draws(
+    statistic: CorpusStatistic | None, scores: Mapping[str, np.ndarray], n: int, resamples: int, seed: int
+) -> tuple[dict[str, float], dict[str, np.ndarray]]:
     """Full-set score and ``resamples`` bootstrap scores of every system, all systems on the same draws."""
     if statistic is None:
         sums = _resampled_sums({name: s[:, None] for name, s in scores.items()}, resamples, seed)
-        return ({name: float(s.sum() / n) for name, s in scores.items()},
-                {name: total[:, 0] / n for name, total in sums.items()})
+        return (
+            {name: float(s.sum() / n) for name, s in scores.items()},
+            {name: total[:, 0] / n for name, total in sums.items()},
+        )
     stats = {name: np.asarray(statistic.stats[name]) for name in scores}
     sums = _resampled_sums({name: s.astype(np.float64) for name, s in stats.items()}, resamples, seed)
-    return ({name: float(statistic.score(s.sum(axis=0))) for name, s in stats.items()},
-            {name: np.array([statistic.score(row) for row in total], dtype=np.float64)
-             for name, total in sums.items()})
+    return (
+        {name: float(statistic.score(s.sum(axis=0))) for name, s in stats.items()},
+        {name: np.array([statistic.score(row) for row in total], dtype=np.float64) for name, total in sums.items()},
+    )
 
 
 def _interval(draws: np.ndarray, level: float) -> list[float]:
@@ -104,8 +109,12 @@ def bootstrap_p_value(observed: float, draws: np.ndarray) -> float:
 
 
 def paired_bootstrap_systems(
-    segment_scores: Mapping[str, Sequence[float]], resamples: int = 1000, seed: int = 0, alpha: float = 0.05,
-    corpus_statistic: CorpusStatistic | None = None, correction: str = "none",
+    segment_scores: Mapping[str, Sequence[float]],
+    resamples: int = 1000,
+    seed: int = 0,
+    alpha: float = 0.05,
+    corpus_statistic: CorpusStatistic | None = None,
+    correction: str = "none",
 ) -> dict[str, Any]:
     """System scores with bootstrap intervals, and a significance verdict for every pair of systems.
 
@@ -152,8 +161,15 @@ def paired_bootstrap_systems(
     full, resampled = _draws(corpus_statistic, scores, n, resamples, seed)
     pairs_total = len(names) * (len(names) - 1) // 2
     factor = pairs_total if correction == "bonferroni" else 1
-    systems = [{"name": name, "score": full[name], "ci": _interval(resampled[name], 1 - alpha),
-                "bootstrap_mean": float(resampled[name].mean())} for name in names]
+    systems = [
+        {
+            "name": name,
+            "score": full[name],
+            "ci": _interval(resampled[name], 1 - alpha),
+            "bootstrap_mean": float(resampled[name].mean()),
+        }
+        for name in names
+    ]
     pairs = []
     for a, b in combinations(names, 2):
         difference = full[a] - full[b]
@@ -163,10 +179,17 @@ def paired_bootstrap_systems(
         verdict = "no significant difference"
         if adjusted < alpha:
             verdict = f"{a if difference > 0 else b} better"
-        pair = {"a": a, "b": b, "difference": difference, "ci": _interval(draws, 1 - alpha / factor),
-                "p_value": p_value, "wins": int(np.sum(scores[a] > scores[b])),
-                "ties": int(np.sum(scores[a] == scores[b])), "losses": int(np.sum(scores[a] < scores[b])),
-                "verdict": verdict}
+        pair = {
+            "a": a,
+            "b": b,
+            "difference": difference,
+            "ci": _interval(draws, 1 - alpha / factor),
+            "p_value": p_value,
+            "wins": int(np.sum(scores[a] > scores[b])),
+            "ties": int(np.sum(scores[a] == scores[b])),
+            "losses": int(np.sum(scores[a] < scores[b])),
+            "verdict": verdict,
+        }
         if correction == "bonferroni":
             pair["p_value_bonferroni"] = adjusted
         pairs.append(pair)
@@ -175,16 +198,24 @@ def paired_bootstrap_systems(
     elif correction == "none":
         note = f"p-values and verdicts are per pair, not corrected for the {pairs_total} comparisons"
     else:
-        note = (f"Bonferroni over {pairs_total} comparisons: p-values multiplied by {pairs_total}, difference "
-                f"intervals at {1 - alpha / factor:.4g}")
+        note = (
+            f"Bonferroni over {pairs_total} comparisons: p-values multiplied by {pairs_total}, difference "
+            f"intervals at {1 - alpha / factor:.4g}"
+        )
     return {
-        "systems": systems, "pairs": pairs,
+        "systems": systems,
+        "pairs": pairs,
         "settings": {
-            "segments": n, "resamples": resamples, "seed": seed, "alpha": alpha, "correction": correction,
-            "system_ci_level": 1 - alpha, "difference_ci_level": 1 - alpha / factor,
+            "segments": n,
+            "resamples": resamples,
+            "seed": seed,
+            "alpha": alpha,
+            "correction": correction,
+            "system_ci_level": 1 - alpha,
+            "difference_ci_level": 1 - alpha / factor,
             "system_score": corpus_statistic.name if corpus_statistic is not None else "mean of segment scores",
             "p_value": "two-sided paired bootstrap: min(1, 2 (k + 1) / (B + 1)), k = resampled differences "
-                       "without the observed sign (zero included)",
+            "without the observed sign (zero included)",
             "wins_ties_losses": "segments where a's segment score is above / equal to / below b's",
             "multiple_comparisons": note,
         },
@@ -196,20 +227,30 @@ def markdown_table(result: Mapping[str, Any], digits: int = 4) -> str:
     settings = result["settings"]
     system_level = f"{100 * settings['system_ci_level']:.4g}%"
     pair_level = f"{100 * settings['difference_ci_level']:.4g}%"
-    lines = [f"{settings['segments']} segments, {settings['resamples']} paired bootstrap resamples, seed "
-             f"{settings['seed']}, alpha {settings['alpha']}; system score: {settings['system_score']}.", "",
-             f"| system | score | {system_level} CI |", "|---|---:|---|"]
+    lines = [
+        f"{settings['segments']} segments, {settings['resamples']} paired bootstrap resamples, seed "
+        f"{settings['seed']}, alpha {settings['alpha']}; system score: {settings['system_score']}.",
+        "",
+        f"| system | score | {system_level} CI |",
+        "|---|---:|---|",
+    ]
     for system in result["systems"]:
         low, high = system["ci"]
         lines.append(f"| {system['name']} | {system['score']:.{digits}f} | [{low:.{digits}f}, {high:.{digits}f}] |")
     p_key = "p_value_bonferroni" if settings["correction"] == "bonferroni" else "p_value"
-    lines += ["", f"| A | B | A - B | {pair_level} CI | p{' (Bonferroni)' if p_key != 'p_value' else ''} "
-                  "| wins / ties / losses | verdict |", "|---|---|---:|---|---:|---|---|"]
+    lines += [
+        "",
+        f"| A | B | A - B | {pair_level} CI | p{' (Bonferroni)' if p_key != 'p_value' else ''} "
+        "| wins / ties / losses | verdict |",
+        "|---|---|---:|---|---:|---|---|",
+    ]
     for pair in result["pairs"]:
         low, high = pair["ci"]
-        lines.append(f"| {pair['a']} | {pair['b']} | {pair['difference']:+.{digits}f} | "
-                     f"[{low:+.{digits}f}, {high:+.{digits}f}] | {pair[p_key]:.4f} | "
-                     f"{pair['wins']} / {pair['ties']} / {pair['losses']} | {pair['verdict']} |")
+        lines.append(
+            f"| {pair['a']} | {pair['b']} | {pair['difference']:+.{digits}f} | "
+            f"[{low:+.{digits}f}, {high:+.{digits}f}] | {pair[p_key]:.4f} | "
+            f"{pair['wins']} / {pair['ties']} / {pair['losses']} | {pair['verdict']} |"
+        )
     lines += ["", f"{settings['multiple_comparisons']}.", ""]
     if result.get("signature"):
         lines += [f"`{result['signature']}`", ""]

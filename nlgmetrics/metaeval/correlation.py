@@ -5,6 +5,7 @@
 - Kendall tau-b and Pearson over all rows (no grouping).
 - System level: Pearson between per-system mean metric score and per-system mean human score.
 """
+
 from __future__ import annotations
 
 import math
@@ -70,7 +71,12 @@ def tau_like(metric: Sequence[float], human: Sequence[float], items: Sequence[Ha
 
 
 def _resampled_tau_difference(
-    a: np.ndarray, b: np.ndarray, h: np.ndarray, items: Sequence[Hashable], resamples: int, rng: np.random.Generator,
+    a: np.ndarray,
+    b: np.ndarray,
+    h: np.ndarray,
+    items: Sequence[Hashable],
+    resamples: int,
+    rng: np.random.Generator,
 ) -> tuple[float, float, np.ndarray, int]:
     """tau(A), tau(B) and ``resamples`` bootstrap draws of tau(A) - tau(B) over items (the same draw for both)."""
     ca, da, _ = _tau_counts(a, h, items)
@@ -85,13 +91,19 @@ def _resampled_tau_difference(
 
 
 def _interval(diff: np.ndarray) -> dict[str, float | list[float]]:
-    return {"ci95": [float(np.quantile(diff, 0.025)), float(np.quantile(diff, 0.975))],
-            "share_a_not_better": float(np.mean(diff <= 0))}
+    return {
+        "ci95": [float(np.quantile(diff, 0.025)), float(np.quantile(diff, 0.975))],
+        "share_a_not_better": float(np.mean(diff <= 0)),
+    }
 
 
 def paired_bootstrap_tau_like(
-    metric_a: Sequence[float], metric_b: Sequence[float], human: Sequence[float], items: Sequence[Hashable],
-    resamples: int = 1000, seed: int = 0,
+    metric_a: Sequence[float],
+    metric_b: Sequence[float],
+    human: Sequence[float],
+    items: Sequence[Hashable],
+    resamples: int = 1000,
+    seed: int = 0,
 ) -> dict[str, float | int | list[float]]:
     """Is metric A's tau-like really above B's? Items are resampled with replacement (both metrics see the same
     resample, so their shared item difficulty cancels); reports the 95% interval of tau(A) - tau(B) and the share
@@ -102,13 +114,21 @@ def paired_bootstrap_tau_like(
     if resamples < 1:
         raise ValueError(f"resamples must be >= 1, got {resamples}")
     tau_a, tau_b, diff, n = _resampled_tau_difference(a, b, h, items, resamples, np.random.default_rng(seed))
-    return {"tau_like_a": tau_a, "tau_like_b": tau_b, "difference": tau_a - tau_b, **_interval(diff),
-            "resamples": resamples, "seed": seed, "items": int(n)}
+    return {
+        "tau_like_a": tau_a,
+        "tau_like_b": tau_b,
+        "difference": tau_a - tau_b,
+        **_interval(diff),
+        "resamples": resamples,
+        "seed": seed,
+        "items": int(n),
+    }
 
 
 def paired_bootstrap_tau_like_mix(
     sets: Sequence[tuple[Sequence[float], Sequence[float], Sequence[float], Sequence[Hashable]]],
-    resamples: int = 1000, seed: int = 0,
+    resamples: int = 1000,
+    seed: int = 0,
 ) -> dict[str, float | int | list[float]]:
     """The paired bootstrap over a mix of judged sets: the statistic is the unweighted mean over sets of
     tau(A) - tau(B), and each resample draws items within every set independently (sets never trade items).
@@ -129,13 +149,22 @@ def paired_bootstrap_tau_like_mix(
         differences.append(tau_a - tau_b)
         draws.append(diff)
     diff = np.mean(draws, axis=0)
-    return {"difference": float(np.mean(differences)), **_interval(diff), "resamples": resamples, "seed": seed,
-            "sets": len(sets)}
+    return {
+        "difference": float(np.mean(differences)),
+        **_interval(diff),
+        "resamples": resamples,
+        "seed": seed,
+        "sets": len(sets),
+    }
 
 
 def paired_bootstrap_correlation(
-    metric_a: Sequence[float], metric_b: Sequence[float], human: Sequence[float], statistic: str = "pearson",
-    resamples: int = 1000, seed: int = 0,
+    metric_a: Sequence[float],
+    metric_b: Sequence[float],
+    human: Sequence[float],
+    statistic: str = "pearson",
+    resamples: int = 1000,
+    seed: int = 0,
 ) -> dict[str, float | int | list[float] | str]:
     """Paired bootstrap of corr(A, human) - corr(B, human) over rows (Pearson or Kendall tau-b, no grouping).
 
@@ -155,9 +184,16 @@ def paired_bootstrap_correlation(
     diff = np.array([corr(a[p], h[p]) - corr(b[p], h[p]) for p in picks])
     diff = diff[np.isfinite(diff)]
     value_a, value_b = corr(a, h), corr(b, h)
-    return {"statistic": statistic, "a": value_a, "b": value_b, "difference": value_a - value_b,
-            **(_interval(diff) if len(diff) else {"ci95": [math.nan, math.nan], "share_a_not_better": math.nan}),
-            "resamples": resamples, "seed": seed, "rows": int(len(a))}
+    return {
+        "statistic": statistic,
+        "a": value_a,
+        "b": value_b,
+        "difference": value_a - value_b,
+        **(_interval(diff) if len(diff) else {"ci95": [math.nan, math.nan], "share_a_not_better": math.nan}),
+        "resamples": resamples,
+        "seed": seed,
+        "rows": int(len(a)),
+    }
 
 
 def kendall_b(metric: Sequence[float], human: Sequence[float]) -> float:

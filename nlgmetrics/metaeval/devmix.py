@@ -3,6 +3,7 @@
 Shared by ``evaluate.py devmix`` (reported numbers) and training-time checkpoint selection (a metric package's
 dev loader), so both read exactly the same rows of exactly the same half.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -52,14 +53,18 @@ def set_rows(entry: dict, root: Path, half: str, split_seed: int, limit_items: i
     path = set_path(entry, root)
     rows = read_jsonl(path)
     excluded = set(entry.get("exclude_systems") or [])
-    rows = [r for r in rows if (r.get("scores") or {}).get(entry["human"]) is not None
-            and r.get("system") not in excluded]
+    rows = [
+        r for r in rows if (r.get("scores") or {}).get(entry["human"]) is not None and r.get("system") not in excluded
+    ]
     if not rows:
         raise InputError(f"{path}: no row has human score '{entry['human']}'")
     rows, skipped = usable_rows(rows)
     if skipped:  # the correlate policy: empty outputs are left out and said, never scored
-        warnings.warn(f"{entry['name']}: {len(skipped)} rows with an empty hypothesis or no non-empty reference "
-                      f"left out (first: {skipped[0]})", stacklevel=2)
+        warnings.warn(
+            f"{entry['name']}: {len(skipped)} rows with an empty hypothesis or no non-empty reference "
+            f"left out (first: {skipped[0]})",
+            stacklevel=2,
+        )
     rows = rows_in_half(rows, half, split_seed)
     limit = entry.get("limit_items") if limit_items is None else limit_items
     return first_items(rows, limit)
@@ -77,8 +82,12 @@ def mix_files(mix: str | Path, root: str | Path | None = None) -> dict[Path, str
     return {set_path(entry, folder).resolve(): entry["name"] for entry in config["sets"]}
 
 
-def mix_sets(mix: str | Path, half: str, root: str | Path | None = None, limit_items: int | None = None,
-             ) -> list[tuple[dict, list[dict]]]:
+def mix_sets(
+    mix: str | Path,
+    half: str,
+    root: str | Path | None = None,
+    limit_items: int | None = None,
+) -> list[tuple[dict, list[dict]]]:
     """Every set of the mix with the rows of its ``half`` (see ``set_rows``); the data folder as ``data_root``."""
     from nlgmetrics.metaeval import InputError
     from nlgmetrics.resources import data_root

@@ -3,10 +3,12 @@
 The protocols (correlation, adversarial preference, stress tests) and ``evaluate.py`` only need this shape, so
 any toolkit metric, a combination of metrics, or a user's plain function can be measured the same way.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable, Protocol, Sequence, runtime_checkable
+
 
 def toolkit_version() -> str:
     """The installed toolkit version for score signatures ("dev" when run from a source tree not installed)."""

@@ -5,6 +5,7 @@ chosen on one half of the items and reported on the other. Items are ranked by a
 the seed and the first half of that ranking is 'select': never dependent on file order or on which systems a
 row set holds, and adding items to a file moves only the few items near the cut.
 """
+
 from __future__ import annotations
 
 import hashlib

@@ -3,6 +3,7 @@
 Every failure names the file and line. Outputs are written to a temporary file and renamed only when complete,
 so an interrupted run never leaves a half-written file that looks finished.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -13,8 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from nlgmetrics.inputs import InputError, check_same_length, validate_texts  # noqa: F401 - re-exported
-from nlgmetrics.inputs import input_lines, read_input_bytes
+from nlgmetrics.inputs import InputError, check_same_length, input_lines, read_input_bytes, validate_texts  # noqa: F401 - re-exported
 
 
 def read_lines(path: str | Path, what: str = "file") -> list[str]:
@@ -33,7 +33,19 @@ def read_lines(path: str | Path, what: str = "file") -> list[str]:
 
 
 def read_jsonl(path: str | Path, what: str = "data") -> list[dict]:
+    """Rows of a JSON Lines file (``.jsonl``, or gzipped ``.jsonl.gz``), or of a ``.json`` file holding one list of
+    rows (the form the toolkit's own small sample sets ship in).
+
+    Args:
+        path: the file.
+        what: what the file is, for error messages.
+
+    Returns:
+        The rows, each a dict; an InputError naming the file and line for anything unreadable.
+    """
     path = Path(path)
+    if path.suffix == ".json":
+        return _read_json_rows(path, what)
     rows = []
     opener = gzip.open if path.suffix == ".gz" else open  # the DARR pairs ship gzipped
     try:
@@ -56,6 +68,22 @@ def read_jsonl(path: str | Path, what: str = "data") -> list[dict]:
             raise InputError(f"{what} {path}: not valid UTF-8") from error
         except (OSError, EOFError) as error:  # a truncated or non-gzip .gz file
             raise InputError(f"{what} {path}: cannot be read ({error})") from error
+    if not rows:
+        raise InputError(f"{what} {path}: no rows")
+    return rows
+
+
+def _read_json_rows(path: Path, what: str) -> list[dict]:
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as error:
+        raise InputError(f"{what} {path}: no such file") from error
+    except UnicodeDecodeError as error:
+        raise InputError(f"{what} {path}: not valid UTF-8") from error
+    except json.JSONDecodeError as error:
+        raise InputError(f"{what} {path}: not valid JSON ({error.msg}, line {error.lineno})") from error
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise InputError(f"{what} {path}: expected a JSON list of row objects (or JSON Lines in a .jsonl file)")
     if not rows:
         raise InputError(f"{what} {path}: no rows")
     return rows
@@ -99,7 +127,7 @@ def remove_stale_parts(path: str | Path) -> list[Path]:
     path = Path(path)
     removed = []
     for part in path.parent.glob(f".{path.name}.*.part"):
-        pid_text = part.name[len(path.name) + 2:].split(".", 1)[0]
+        pid_text = part.name[len(path.name) + 2 :].split(".", 1)[0]
         if pid_text.isdigit() and int(pid_text) != os.getpid() and not _pid_alive(int(pid_text)):
             with contextlib.suppress(FileNotFoundError):
                 part.unlink()
@@ -140,8 +168,9 @@ def usable_rows(rows: Sequence[dict]) -> tuple[list[dict], list[dict]]:
         refs = [r for r in row["refs"] if isinstance(r, str) and r.strip()]
         reason = "empty hyp" if not row["hyp"].strip() else ("no non-empty reference" if not refs else None)
         if reason:
-            skipped.append({"item_id": row.get("item_id"), "lp": row.get("lp"), "system": row.get("system"),
-                            "reason": reason})
+            skipped.append(
+                {"item_id": row.get("item_id"), "lp": row.get("lp"), "system": row.get("system"), "reason": reason}
+            )
         else:
             keep.append(row if len(refs) == len(row["refs"]) else {**row, "refs": refs})
     return keep, skipped

@@ -2,13 +2,47 @@
 
 A role's value is a hub id, a local directory, or ``packaged:<name>`` for weights that load offline.
 """
-from nlgmetrics.modelroles.load import (LoadedModel, load_causal_lm, load_encoder, load_fresh, load_masked_lm, load_model,
-                                        load_seq2seq, load_spacy, pick_device)
-from nlgmetrics.modelroles.load import check_device
-from nlgmetrics.modelroles.resolve import DEFAULT_ENCODER, PACKAGED, ROLES, ModelRoleError, ResolvedModel, fingerprint, offline_alternatives, resolve
+
+from nlgmetrics.modelroles.errors import ModelRoleError
+from nlgmetrics.modelroles.load import (
+    LoadedModel,
+    check_device,
+    load_causal_lm,
+    load_encoder,
+    load_fresh,
+    load_masked_lm,
+    load_model,
+    load_seq2seq,
+    load_spacy,
+    pick_device,
+)
+from nlgmetrics.modelroles.resolve import (
+    DEFAULT_ENCODER,
+    PACKAGED,
+    ROLES,
+    ResolvedModel,
+    fingerprint,
+    offline_alternatives,
+    resolve,
+)
 
 __all__ = [
-    "DEFAULT_ENCODER", "PACKAGED", "ROLES", "LoadedModel", "ModelRoleError", "ResolvedModel", "fingerprint", "load_causal_lm",
-    "load_encoder", "load_fresh", "load_masked_lm", "load_model", "load_seq2seq", "load_spacy", "offline_alternatives",
-    "check_device", "pick_device", "resolve",
+    "DEFAULT_ENCODER",
+    "PACKAGED",
+    "ROLES",
+    "LoadedModel",
+    "ModelRoleError",
+    "ResolvedModel",
+    "fingerprint",
+    "load_causal_lm",
+    "load_encoder",
+    "load_fresh",
+    "load_masked_lm",
+    "load_model",
+    "load_seq2seq",
+    "load_spacy",
+    "offline_alternatives",
+    "check_device",
+    "pick_device",
+    "resolve",
 ]

@@ -1,4 +1,5 @@
 """Length-sorted batching shared by every model call: sort longest first, batch, restore order by index."""
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -25,8 +26,9 @@ def bucket_length(length: int, cap: int, multiple: int = PAD_MULTIPLE) -> int:
     return max(1, min(cap, -(-int(length) // multiple) * multiple))
 
 
-def bucketed_batches(lengths: Sequence[int], batch_size: int, cap: int,
-                     multiple: int = PAD_MULTIPLE) -> list[tuple[np.ndarray, int]]:
+def bucketed_batches(
+    lengths: Sequence[int], batch_size: int, cap: int, multiple: int = PAD_MULTIPLE
+) -> list[tuple[np.ndarray, int]]:
     """``(indices, padded_length)`` batches in which every item is padded to its own bucket length.
 
     Why: with plain "pad to the longest in the batch", a text's padded length depends on its neighbours, and the
@@ -118,8 +120,13 @@ def _cut_after(module: Any, args: tuple, output: Any) -> Any:
 LENGTH_CHUNK = 256
 
 
-def token_lengths(tokenizer: object, texts: Sequence[str], cap: int | None, pairs: Sequence[str] | None = None,
-                  chunk: int = LENGTH_CHUNK) -> list[int]:
+def token_lengths(
+    tokenizer: object,
+    texts: Sequence[str],
+    cap: int | None,
+    pairs: Sequence[str] | None = None,
+    chunk: int = LENGTH_CHUNK,
+) -> list[int]:
     """Encoded length of each text (or text pair) with special tokens, truncated at ``cap`` (``None``: untruncated).
 
     Tokenised ``chunk`` texts at a time, keeping only the lengths: a fast tokenizer builds a full encoding per
@@ -134,10 +141,16 @@ def token_lengths(tokenizer: object, texts: Sequence[str], cap: int | None, pair
     truncation: bool | str = False if cap is None else ("longest_first" if pairs is not None else True)
     lengths: list[int] = []
     for start in range(0, len(texts), chunk):
-        encoded = tokenizer(list(texts[start:start + chunk]),  # type: ignore[operator]
-                            None if pairs is None else list(pairs[start:start + chunk]), add_special_tokens=True,
-                            truncation=truncation, max_length=cap, return_attention_mask=False,
-                            return_token_type_ids=False, verbose=False)
+        encoded = tokenizer(
+            list(texts[start : start + chunk]),  # type: ignore[operator]
+            None if pairs is None else list(pairs[start : start + chunk]),
+            add_special_tokens=True,
+            truncation=truncation,
+            max_length=cap,
+            return_attention_mask=False,
+            return_token_type_ids=False,
+            verbose=False,
+        )
         lengths += [len(ids) for ids in encoded["input_ids"]]
     return lengths
 

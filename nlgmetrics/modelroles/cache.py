@@ -6,6 +6,7 @@ moment (``--devices`` workers, parallel test runs), and a conversion may be inte
 in a temporary sibling and renamed into place: a reader sees either nothing or a complete folder, never a half
 one. A lock file keeps a second process from doing the same minutes-long work while the first is at it.
 """
+
 from __future__ import annotations
 
 import contextlib

@@ -18,6 +18,7 @@ A Q4_0 block is 18 bytes for 32 weights: an fp16 scale ``d``, then 16 bytes whos
 its low nibble and weight ``j + 16`` in its high nibble; a weight is ``(nibble - 8) * d``. Matrices are stored
 [out, in], row by row, like ``torch.nn.Linear.weight``.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,18 +44,28 @@ PREFIXES = {"query": "query: ", "passage": "passage: "}
 
 # file tensor suffix -> BertModel parameter (per layer); the embeddings are mapped in _bert_name
 _LAYER_NAMES = {
-    "q.w": "attention.self.query.weight", "q.b": "attention.self.query.bias",
-    "k.w": "attention.self.key.weight", "k.b": "attention.self.key.bias",
-    "v.w": "attention.self.value.weight", "v.b": "attention.self.value.bias",
-    "ao.w": "attention.output.dense.weight", "ao.b": "attention.output.dense.bias",
-    "aln.w": "attention.output.LayerNorm.weight", "aln.b": "attention.output.LayerNorm.bias",
-    "fi.w": "intermediate.dense.weight", "fi.b": "intermediate.dense.bias",
-    "fo.w": "output.dense.weight", "fo.b": "output.dense.bias",
-    "oln.w": "output.LayerNorm.weight", "oln.b": "output.LayerNorm.bias",
+    "q.w": "attention.self.query.weight",
+    "q.b": "attention.self.query.bias",
+    "k.w": "attention.self.key.weight",
+    "k.b": "attention.self.key.bias",
+    "v.w": "attention.self.value.weight",
+    "v.b": "attention.self.value.bias",
+    "ao.w": "attention.output.dense.weight",
+    "ao.b": "attention.output.dense.bias",
+    "aln.w": "attention.output.LayerNorm.weight",
+    "aln.b": "attention.output.LayerNorm.bias",
+    "fi.w": "intermediate.dense.weight",
+    "fi.b": "intermediate.dense.bias",
+    "fo.w": "output.dense.weight",
+    "fo.b": "output.dense.bias",
+    "oln.w": "output.LayerNorm.weight",
+    "oln.b": "output.LayerNorm.bias",
 }
 _EMBEDDING_NAMES = {
-    "emb.word": "embeddings.word_embeddings.weight", "emb.pos": "embeddings.position_embeddings.weight",
-    "emb.type": "embeddings.token_type_embeddings.weight", "emb.ln.w": "embeddings.LayerNorm.weight",
+    "emb.word": "embeddings.word_embeddings.weight",
+    "emb.pos": "embeddings.position_embeddings.weight",
+    "emb.type": "embeddings.token_type_embeddings.weight",
+    "emb.ln.w": "embeddings.LayerNorm.weight",
     "emb.ln.b": "embeddings.LayerNorm.bias",
 }
 
@@ -102,8 +113,11 @@ class E5S1File:
     def shape(self, name: str) -> tuple[int, ...]:
         """Shapes are not stored (only element counts): they follow from the name and the header."""
         c = self.config
-        fixed = {"emb.word": (c.vocab, c.hidden), "emb.pos": (c.max_positions, c.hidden),
-                 "emb.type": (c.type_vocab, c.hidden)}
+        fixed = {
+            "emb.word": (c.vocab, c.hidden),
+            "emb.pos": (c.max_positions, c.hidden),
+            "emb.type": (c.type_vocab, c.hidden),
+        }
         if name in fixed:
             return fixed[name]
         suffix = name.split(".", 1)[1]
@@ -120,7 +134,7 @@ class E5S1File:
         entry, shape = self.tensors[name], self.shape(name)
         if entry.elements != int(np.prod(shape)):
             raise E5S1Error(f"tensor {name}: {entry.elements} elements, header implies shape {shape}")
-        raw = self.data[entry.offset:entry.offset + entry.nbytes]
+        raw = self.data[entry.offset : entry.offset + entry.nbytes]
         if entry.dtype == F32:
             return np.frombuffer(raw, "<f4", entry.elements).reshape(shape).copy()
         if entry.dtype == Q4_0:
@@ -135,10 +149,10 @@ def dequantize_q4_0(blocks: np.ndarray, rows_per_step: int = 1 << 16) -> np.ndar
     """
     out = np.empty((len(blocks), QK), dtype=np.float32)
     for start in range(0, len(blocks), rows_per_step):
-        part = blocks[start:start + rows_per_step]
+        part = blocks[start : start + rows_per_step]
         qs = part["qs"]
         nibbles = np.concatenate([qs & 0x0F, qs >> 4], axis=1).astype(np.int8) - 8
-        out[start:start + len(part)] = nibbles * part["d"].astype(np.float32)[:, None]
+        out[start : start + len(part)] = nibbles * part["d"].astype(np.float32)[:, None]
     return out.reshape(-1)
 
 
@@ -159,7 +173,7 @@ class _Cursor:
     def take(self, size: int) -> memoryview:
         if self.pos + size > len(self.data):
             raise E5S1Error(f"truncated file: needed {size} bytes at offset {self.pos}")
-        view = self.data[self.pos:self.pos + size]
+        view = self.data[self.pos : self.pos + size]
         self.pos += size
         return view
 
@@ -185,7 +199,7 @@ def read_e5s1(data: bytes | memoryview) -> E5S1File:
     offsets = np.frombuffer(cur.take(4 * (n_pieces + 1)), "<u4")
     scores = np.frombuffer(cur.take(4 * n_pieces), "<f4").copy()
     blob = bytes(cur.take(blob_bytes))
-    pieces = [blob[offsets[i]:offsets[i + 1]].decode("utf-8") for i in range(n_pieces)]
+    pieces = [blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(n_pieces)]
 
     n_norm, norm_bytes = cur.read("iI")
     norm = _Cursor(cur.take(norm_bytes))
@@ -212,8 +226,10 @@ def bert_state_dict(model: E5S1File) -> dict[str, np.ndarray]:
     """Every tensor of the file under its ``BertModel`` name (float32); fails if one is missing or unknown."""
     expected = set(_EMBEDDING_NAMES) | {f"l{i}.{s}" for i in range(model.config.layers) for s in _LAYER_NAMES}
     if set(model.tensors) != expected:
-        raise E5S1Error(f"tensor names differ from a {model.config.layers}-layer BERT: missing "
-                        f"{sorted(expected - set(model.tensors))[:5]}, unexpected {sorted(set(model.tensors) - expected)[:5]}")
+        raise E5S1Error(
+            f"tensor names differ from a {model.config.layers}-layer BERT: missing "
+            f"{sorted(expected - set(model.tensors))[:5]}, unexpected {sorted(set(model.tensors) - expected)[:5]}"
+        )
     state = {}
     for name in sorted(model.tensors):
         if name in _EMBEDDING_NAMES:
@@ -320,23 +336,37 @@ def build_tokenizer(model: E5S1File):
 
     wanted = {"bos": 0, "pad": 1, "eos": 2, "unk": 3}
     if model.special != wanted or model.pieces[:4] != ["<s>", "<pad>", "</s>", "<unk>"] or model.pieces[-1] != "<mask>":
-        raise E5S1Error(f"not an XLM-R vocabulary: special ids {model.special}, first pieces {model.pieces[:4]}, "
-                        f"last {model.pieces[-1]!r}")
+        raise E5S1Error(
+            f"not an XLM-R vocabulary: special ids {model.special}, first pieces {model.pieces[:4]}, "
+            f"last {model.pieces[-1]!r}"
+        )
     charsmap = precompiled_charsmap({chr(cp): out for cp, out in model.norm_map.items()})
     vocab = [(piece, float(score)) for piece, score in zip(model.pieces, model.scores)]
-    return XLMRobertaTokenizer(vocab=vocab, _spm_precompiled_charsmap=charsmap,
-                               model_max_length=model.config.max_positions)
+    return XLMRobertaTokenizer(
+        vocab=vocab, _spm_precompiled_charsmap=charsmap, model_max_length=model.config.max_positions
+    )
 
 
 def bert_config(model: E5S1File) -> dict:
     """``config.json`` of the equivalent ``BertModel`` (absolute positions from 0, GELU, post-layer-norm)."""
     c = model.config
     return {
-        "architectures": ["BertModel"], "model_type": "bert", "vocab_size": c.vocab, "hidden_size": c.hidden,
-        "num_hidden_layers": c.layers, "num_attention_heads": c.heads, "intermediate_size": c.ffn,
-        "max_position_embeddings": c.max_positions, "type_vocab_size": c.type_vocab, "layer_norm_eps": c.eps,
-        "hidden_act": "gelu", "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
-        "position_embedding_type": "absolute", "pad_token_id": model.special["pad"], "initializer_range": 0.02,
+        "architectures": ["BertModel"],
+        "model_type": "bert",
+        "vocab_size": c.vocab,
+        "hidden_size": c.hidden,
+        "num_hidden_layers": c.layers,
+        "num_attention_heads": c.heads,
+        "intermediate_size": c.ffn,
+        "max_position_embeddings": c.max_positions,
+        "type_vocab_size": c.type_vocab,
+        "layer_norm_eps": c.eps,
+        "hidden_act": "gelu",
+        "hidden_dropout_prob": 0.1,
+        "attention_probs_dropout_prob": 0.1,
+        "position_embedding_type": "absolute",
+        "pad_token_id": model.special["pad"],
+        "initializer_range": 0.02,
     }
 
 
@@ -350,9 +380,12 @@ def write_bert_folder(model: E5S1File, folder: Path, dtype: str = "float16", sou
     (folder / "config.json").write_text(json.dumps({**bert_config(model), "dtype": dtype}, indent=1))
     build_tokenizer(model).save_pretrained(folder)
     marker = {
-        "converter": CONVERTER_VERSION, "format": f"E5S1 v{model.version}", "dtype": dtype,
+        "converter": CONVERTER_VERSION,
+        "format": f"E5S1 v{model.version}",
+        "dtype": dtype,
         # our mean-pooled sentence embeddings put this before every text; token-level uses (BERTScore) do not
-        "sentence_prefix": SENTENCE_PREFIX, "prefixes": PREFIXES,
+        "sentence_prefix": SENTENCE_PREFIX,
+        "prefixes": PREFIXES,
         # the file has no pooler: loading without one avoids a randomly initialised, never used layer
         "encoder_kwargs": {"add_pooling_layer": False},
         **(source or {}),
@@ -363,7 +396,9 @@ def write_bert_folder(model: E5S1File, folder: Path, dtype: str = "float16", sou
 def _converted(out: Path, source_sha256: str) -> bool:
     """Current when converted by this converter version from a file with this sha256."""
     info = read_marker(out, MARKER, "model.safetensors")
-    return info is not None and info.get("converter") == CONVERTER_VERSION and info.get("source_sha256") == source_sha256
+    return (
+        info is not None and info.get("converter") == CONVERTER_VERSION and info.get("source_sha256") == source_sha256
+    )
 
 
 def convert_e5s1(path: Path, out: Path, dtype: str = "float16") -> Path:
@@ -373,8 +408,9 @@ def convert_e5s1(path: Path, out: Path, dtype: str = "float16") -> Path:
     def build(tmp: Path) -> None:
         with open(path, "rb") as handle:
             model = read_e5s1(handle.read())
-        write_bert_folder(model, tmp, dtype, {"source": path.name, "source_sha256": digest,
-                                              "source_size": path.stat().st_size})
+        write_bert_folder(
+            model, tmp, dtype, {"source": path.name, "source_sha256": digest, "source_size": path.stat().st_size}
+        )
 
     return build_once(out, lambda folder: _converted(folder, digest), build)
 

@@ -4,6 +4,7 @@ Dequantising a GGUF takes ~15 s (SmolLM2) to ~2 min (Gemma 3 270M) and transform
 on a GGUF-loaded model, so the weights are copied into a model built from the same config (without its
 quantization entry) and saved as fp16 safetensors in the cache. Later loads take a fraction of a second.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -57,8 +58,11 @@ def _converted(out: Path, gguf_name: str, size: int) -> bool:
 def convert_gguf(gguf_path: Path, out_dir: Path, dtype: str = "float16") -> Path:
     """``out_dir`` holding the conversion of ``gguf_path``, converting (atomically) unless already there."""
     size = gguf_path.stat().st_size
-    return build_once(out_dir, lambda out: _converted(out, gguf_path.name, size),
-                      lambda tmp: write_gguf_conversion(gguf_path, tmp, dtype))
+    return build_once(
+        out_dir,
+        lambda out: _converted(out, gguf_path.name, size),
+        lambda tmp: write_gguf_conversion(gguf_path, tmp, dtype),
+    )
 
 
 def smollm2_safetensors_dir(package_dir: Path) -> Path:

@@ -4,6 +4,7 @@ transformers 5.x renamed the forward keyword and output field ``past_key_values`
 warns and goes away in 5.40); the toolkit supports every 5.x, so the name is read from the model's ``forward``
 signature once per class instead of being hard-coded either way.
 """
+
 from __future__ import annotations
 
 import inspect

@@ -3,6 +3,7 @@
 One function per role family keeps the call sites obvious (``load_encoder``, ``load_causal_lm``...). Models are
 cached per (role, location, device, dtype) inside a process so that a metric asked for twice loads once.
 """
+
 from __future__ import annotations
 
 import json
@@ -11,10 +12,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from nlgmetrics.modelroles.resolve import DEFAULT_ENCODER, ModelRoleError, ResolvedModel, fingerprint, resolve
+from nlgmetrics.modelroles.errors import ModelRoleError
+from nlgmetrics.modelroles.resolve import DEFAULT_ENCODER, ResolvedModel, fingerprint, resolve
 
-_DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
-           "bfloat16": "bfloat16", "bf16": "bfloat16"}
+_DTYPES = {
+    "float32": "float32",
+    "fp32": "float32",
+    "float16": "float16",
+    "fp16": "float16",
+    "bfloat16": "bfloat16",
+    "bf16": "bfloat16",
+}
 
 
 def pick_device(device: str | None = None) -> str:
@@ -42,8 +50,9 @@ def check_device(device: str) -> str:
     if parsed.type == "cuda":
         if not torch.cuda.is_available():
             build = "a CPU-only build" if torch.version.cuda is None else f"CUDA {torch.version.cuda}, no GPU visible"
-            raise ModelRoleError(f"device '{device}': no usable CUDA GPU (PyTorch {torch.__version__}, {build}); "
-                                 "use --device cpu")
+            raise ModelRoleError(
+                f"device '{device}': no usable CUDA GPU (PyTorch {torch.__version__}, {build}); use --device cpu"
+            )
         if parsed.index is not None and parsed.index >= torch.cuda.device_count():
             raise ModelRoleError(f"device '{device}': only {torch.cuda.device_count()} CUDA device(s) visible")
     elif parsed.type == "mps":
@@ -108,8 +117,9 @@ def _load(role: str, spec: str, device: str, dtype: str) -> LoadedModel:
     model, tokenizer, resolved, meta = load_fresh(role, spec, dtype)
     model.to(pick_device(device))
     model.eval()
-    return LoadedModel(role, spec, resolved.location, tokenizer, model, fingerprint(resolved.location),
-                       meta.get("sentence_prefix", ""))
+    return LoadedModel(
+        role, spec, resolved.location, tokenizer, model, fingerprint(resolved.location), meta.get("sentence_prefix", "")
+    )
 
 
 def folder_metadata(location: str) -> dict:

@@ -7,6 +7,7 @@ all. The pattern below reaches all six projections of every block in both famili
 before in the BERT family. The pooler is left out (metrics pool token states themselves; NLI classifiers save it
 whole instead).
 """
+
 from __future__ import annotations
 
 import re
@@ -39,9 +40,11 @@ def require_attention_adapters(model: nn.Module, pattern: str) -> None:
     else would say so. A pattern that adapts only some projections (say query and value) is the user's choice."""
     adapted, unadapted = attention_adapters(model)
     if unadapted and not adapted:
-        raise ValueError(f"LoRA target_modules {pattern!r} matches none of the model's {len(unadapted)} attention "
-                         f"projections (e.g. {unadapted[0]!r}); the toolkit's pattern for BERT-, XLM-R- and "
-                         f"MPNet-style encoders is {LORA_TARGETS!r}")
+        raise ValueError(
+            f"LoRA target_modules {pattern!r} matches none of the model's {len(unadapted)} attention "
+            f"projections (e.g. {unadapted[0]!r}); the toolkit's pattern for BERT-, XLM-R- and "
+            f"MPNet-style encoders is {LORA_TARGETS!r}"
+        )
 
 
 __all__ = ["ATTENTION_PROJECTIONS", "LORA_TARGETS", "attention_adapters", "require_attention_adapters"]

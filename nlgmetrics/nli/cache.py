@@ -12,6 +12,7 @@ every restart would send the pairs it shares with earlier chunks through the mod
 (nothing written is rewritten), and names the model it holds probabilities of: a file made with another model is
 refused, not mixed in. The NLI teacher cache (``distill.teacher_probabilities``) is such a file too.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -87,11 +88,15 @@ class PairCache:
         except (UnicodeDecodeError, json.JSONDecodeError):
             header = None
         if not isinstance(header, dict) or header.get("format") != FILE_FORMAT:  # checked before any change
-            raise ValueError(f"{path}: not an NLI pair cache (its first line is not a {FILE_FORMAT} header); "
-                             "pass another path or move the file away")
+            raise ValueError(
+                f"{path}: not an NLI pair cache (its first line is not a {FILE_FORMAT} header); "
+                "pass another path or move the file away"
+            )
         if header.get("model") != identity:
-            raise ValueError(f"{path} holds probabilities of another NLI model ({header.get('model')}), this one is "
-                             f"{identity}; pass another path or move the file away")
+            raise ValueError(
+                f"{path} holds probabilities of another NLI model ({header.get('model')}), this one is "
+                f"{identity}; pass another path or move the file away"
+            )
         if complete < len(raw):
             with open(path, "r+b") as handle:
                 handle.truncate(complete)
@@ -100,8 +105,10 @@ class PairCache:
             try:
                 key, probs = read_pair_record(line)
             except ValueError as error:
-                raise ValueError(f"{path}, line {number}: not a {{k, p}} pair record ({line[:80]!r}); the file is "
-                                 "corrupt: move it away (its pairs are then scored again)") from error
+                raise ValueError(
+                    f"{path}, line {number}: not a {{k, p}} pair record ({line[:80]!r}); the file is "
+                    "corrupt: move it away (its pairs are then scored again)"
+                ) from error
             stored[key] = np.asarray(probs, dtype=np.float64)
         return stored
 
@@ -123,11 +130,18 @@ class PairCache:
 
     def stored(self, premise: str, hypothesis: str) -> bool:
         """Whether the pair would be answered without the model (in memory or in the file); counts nothing."""
-        return (premise, hypothesis) in self._memo or (bool(self._stored)
-                                                       and pair_key(premise, hypothesis) in self._stored)
+        return (premise, hypothesis) in self._memo or (
+            bool(self._stored) and pair_key(premise, hypothesis) in self._stored
+        )
 
-    def predict_proba(self, premises: Sequence[str], hypotheses: Sequence[str], batch_size: int = 64,
-                      progress: bool = False, desc: str = "NLI") -> np.ndarray:
+    def predict_proba(
+        self,
+        premises: Sequence[str],
+        hypotheses: Sequence[str],
+        batch_size: int = 64,
+        progress: bool = False,
+        desc: str = "NLI",
+    ) -> np.ndarray:
         """[N, 3] probabilities like ``NLIModel.predict_proba``; only unseen distinct pairs reach the model."""
         if len(premises) != len(hypotheses):
             raise ValueError(f"{len(premises)} premises but {len(hypotheses)} hypotheses")
@@ -144,8 +158,9 @@ class PairCache:
         self.hits += len(keys) - len(missing)
         fresh: dict[tuple[str, str], np.ndarray] = {}
         if missing:
-            probs = self.nli.predict_proba([k[0] for k in missing], [k[1] for k in missing], batch_size=batch_size,
-                                           progress=progress, desc=desc)
+            probs = self.nli.predict_proba(
+                [k[0] for k in missing], [k[1] for k in missing], batch_size=batch_size, progress=progress, desc=desc
+            )
             fresh = dict(zip(missing, np.asarray(probs, dtype=np.float64)))
             if self.path is not None:
                 self._append({hashed[key]: row for key, row in fresh.items()})

@@ -5,6 +5,7 @@ temperature, training record) and ``adapter.safetensors``. The full fine-tune of
 adapter is a few MB, so retrains can live in git history. Loading refuses a base whose weights differ from the
 ones the adapter was trained on: an adapter over the wrong base produces confident nonsense.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -68,7 +69,10 @@ def build_classifier(base_location: str | Path, id2label: dict[int, str]) -> Any
     from transformers import AutoModelForSequenceClassification
 
     return AutoModelForSequenceClassification.from_pretrained(
-        base_location, num_labels=len(id2label), id2label=id2label, label2id={v: k for k, v in id2label.items()},
+        base_location,
+        num_labels=len(id2label),
+        id2label=id2label,
+        label2id={v: k for k, v in id2label.items()},
         dtype=torch.float32,
     )
 
@@ -91,16 +95,20 @@ def wrap_with_lora(model: Any, lora: LoraShape) -> Any:
 
 
 def save_adapter(peft_model: Any, config: AdapterConfig, out_dir: str | Path) -> Path:
-    """Write ``adapter.safetensors`` (fp16) and ``nli.yaml``; the YAML last, so a half-written folder is no checkpoint."""
+    """Write ``adapter.safetensors`` (fp16) and ``nli.yaml``; the YAML last, so a half-written folder is no
+    checkpoint."""
     import torch
     from peft import get_peft_model_state_dict
-    from safetensors.torch import save_file
+
+    from nlgmetrics.weightfiles import save_weights
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / CONFIG_NAME).unlink(missing_ok=True)
-    state = {k: v.detach().to(torch.float16).contiguous().cpu() for k, v in get_peft_model_state_dict(peft_model).items()}
-    save_file(state, str(out / WEIGHTS_NAME), metadata={"format": FORMAT})
+    state = {
+        k: v.detach().to(torch.float16).contiguous().cpu() for k, v in get_peft_model_state_dict(peft_model).items()
+    }
+    save_weights(state, out / WEIGHTS_NAME, metadata={"format": FORMAT})
     body = asdict(config)
     (out / CONFIG_NAME).write_text(yaml.safe_dump(body, sort_keys=False), encoding="utf-8")
     return out
@@ -129,8 +137,9 @@ def load_adapter_model(path: str | Path, device: str = "cpu") -> tuple[Any, Any,
     except FileNotFoundError as error:
         raise ModelRoleError(f"NLI checkpoint {path}: no {WEIGHTS_NAME}") from error
     except (SafetensorError, OSError) as error:
-        raise ModelRoleError(f"NLI checkpoint {path}: {WEIGHTS_NAME} is {unreadable_reason(weights)} ({error})"
-                             ) from error
+        raise ModelRoleError(
+            f"NLI checkpoint {path}: {WEIGHTS_NAME} is {unreadable_reason(weights)} ({error})"
+        ) from error
     from transformers.utils import logging as hf_logging
 
     tokenizer = AutoTokenizer.from_pretrained(base.location)

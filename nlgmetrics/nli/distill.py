@@ -12,6 +12,7 @@ Teacher probabilities are computed once, in length-sorted batches, and kept in a
 training run with the same teacher costs nothing. No pair containing a sentence of a test file is used, so extra
 pairs cannot leak test sentences.
 """
+
 from __future__ import annotations
 
 import json
@@ -43,8 +44,14 @@ def read_pair_file(path: str | Path, splits: Sequence[str] | None = None) -> lis
                 continue
             if "premise" in row and "hypothesis" in row:
                 label = row.get("label")
-                rows.append({"premise": row["premise"], "hypothesis": row["hypothesis"],
-                             "label": label if label in (0, 1, 2) else NO_LABEL, "source": row.get("source", source)})
+                rows.append(
+                    {
+                        "premise": row["premise"],
+                        "hypothesis": row["hypothesis"],
+                        "label": label if label in (0, 1, 2) else NO_LABEL,
+                        "source": row.get("source", source),
+                    }
+                )
             elif "s1" in row and "s2" in row:
                 for a, b in ((row["s1"], row["s2"]), (row["s2"], row["s1"])):
                     rows.append({"premise": a, "hypothesis": b, "label": NO_LABEL, "source": source})
@@ -55,6 +62,7 @@ def read_pair_file(path: str | Path, splits: Sequence[str] | None = None) -> lis
 
 def without_sentences(rows: Iterable[dict], banned: set[str]) -> list[dict]:
     """Rows none of whose texts is in ``banned`` (whitespace and case folded)."""
+
     def norm(text: str) -> str:
         return " ".join(str(text).lower().split())
 
@@ -62,8 +70,14 @@ def without_sentences(rows: Iterable[dict], banned: set[str]) -> list[dict]:
     return [r for r in rows if norm(r["premise"]) not in banned and norm(r["hypothesis"]) not in banned]
 
 
-def teacher_probabilities(teacher: Any, rows: Sequence[dict], cache_dir: str | Path, chunk: int = 2048,
-                          progress: bool = True, desc: str = "teacher") -> np.ndarray:
+def teacher_probabilities(
+    teacher: Any,
+    rows: Sequence[dict],
+    cache_dir: str | Path,
+    chunk: int = 2048,
+    progress: bool = True,
+    desc: str = "teacher",
+) -> np.ndarray:
     """[N, 3] canonical (e, n, c) probabilities of ``teacher`` (an ``NLIModel``) for ``rows``, cached on disk.
 
     The cache file is ``<cache_dir>/<teacher hash>.jsonl``, a ``PairCache`` pair file: pairs already in it are not

@@ -3,6 +3,7 @@
 Everything downstream works on probabilities in the canonical order (entailment, neutral, contradiction); the
 permutation is always read from the checkpoint's ``id2label``, never assumed.
 """
+
 from __future__ import annotations
 
 from typing import Mapping
@@ -10,9 +11,15 @@ from typing import Mapping
 CANONICAL: tuple[str, str, str] = ("entailment", "neutral", "contradiction")
 
 _ALIASES = {
-    "entailment": "entailment", "entails": "entailment", "entailed": "entailment", "e": "entailment",
-    "neutral": "neutral", "n": "neutral",
-    "contradiction": "contradiction", "contradict": "contradiction", "contradicts": "contradiction",
+    "entailment": "entailment",
+    "entails": "entailment",
+    "entailed": "entailment",
+    "e": "entailment",
+    "neutral": "neutral",
+    "n": "neutral",
+    "contradiction": "contradiction",
+    "contradict": "contradiction",
+    "contradicts": "contradiction",
     "c": "contradiction",
 }
 

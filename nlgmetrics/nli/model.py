@@ -4,6 +4,7 @@ SEScore's severity labels and MENLI's metric both need P(e|premise, hypothesis) 
 MENLI code scored one pair at a time; here pairs are sorted by length, batched, truncated so that both texts
 survive (``longest_first`` trims the longer one), and returned in input order.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,16 +14,10 @@ import numpy as np
 
 from nlgmetrics.modelroles import ModelRoleError, fingerprint, pick_device, resolve
 from nlgmetrics.modelroles.batching import bucketed_batches, fill_vector_rows, token_lengths
+from nlgmetrics.modelroles.precision import running_model
 from nlgmetrics.nli.checkpoint import is_adapter_dir, load_adapter_model
+from nlgmetrics.nli.defaults import DEFAULT_NLI, PUBLISHED_NLI  # noqa: F401  (re-exported)
 from nlgmetrics.nli.labels import canonical_order
-
-# The English default: the one shipped NLI model that meets the model-zoo issue's visible targets (SNLI 0.856,
-# SICK 0.889, Breaking-NLI 0.969) and the best MENLI metric on English references (README "Defaults by
-# measurement"). 7.0x nli-minilm's time on CPU; `packaged:nli-minilm` stays for speed, `packaged:nli-me5` for
-# non-English text. Published rows measured with nli-minilm pass it explicitly (PUBLISHED_NLI).
-DEFAULT_NLI = "packaged:nli-mpnet"
-# the model of the README's earlier MENLI, stress and scaling rows: scripts that regenerate them pin it
-PUBLISHED_NLI = "packaged:nli-minilm"
 
 
 @dataclass
@@ -113,8 +108,9 @@ def predict_proba(
         return out
     # each pair padded to its own bucket length, and the pooler and classifier head run on a multiple of 8 rows
     # (fill_vector_rows): a pair's probabilities never depend on the batch it landed in
-    batches = bucketed_batches(token_lengths(nli.tokenizer, premises, nli.max_length, hypotheses), batch_size,
-                               nli.max_length)
+    batches = bucketed_batches(
+        token_lengths(nli.tokenizer, premises, nli.max_length, hypotheses), batch_size, nli.max_length
+    )
     fill_vector_rows(nli.model)
     order = torch.tensor(nli.order)
     with torch.inference_mode():
@@ -127,9 +123,15 @@ def predict_proba(
                 padding="max_length",
                 return_tensors="pt",
             ).to(nli.device)
-            note_batch("NLI pairs", nli.tokenizer, encoded["attention_mask"].sum(1).tolist(), nli.max_length,
-                       [premises[i] for i in batch], [hypotheses[i] for i in batch])
-            logits = nli.model(**encoded).logits.float().cpu()
+            note_batch(
+                "NLI pairs",
+                nli.tokenizer,
+                encoded["attention_mask"].sum(1).tolist(),
+                nli.max_length,
+                [premises[i] for i in batch],
+                [hypotheses[i] for i in batch],
+            )
+            logits = running_model(nli.model)(**encoded).logits.float().cpu()  # int8 copy under precision int8
             probs = torch.softmax(logits / nli.temperature, dim=-1)[:, order]
             out[batch] = probs.numpy()
     return out

@@ -3,6 +3,7 @@
 The recipe lives in a YAML config (``configs/nli/*.yaml``) read into ``NLITrainConfig``. Lightning runs the loop
 (CPU here, any number of GPUs for users); evaluation, temperature fitting and export are plain functions.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,18 +56,18 @@ class NLITrainConfig:
 
     @classmethod
     def from_yaml(cls, path: str | Path, overrides: dict[str, Any] | None = None) -> "NLITrainConfig":
-        import yaml
+        """A recipe from a YAML file (``configs/nli/*.yaml``) through the toolkit's recipe loader.
 
-        from nlgmetrics.resources import config_path
+        Args:
+            path: the recipe file, or a packaged recipe's name (``nli/minilm_lora.yaml``).
+            overrides: top-level (or dotted, ``lora.r``) values that win over the file, e.g. ``train.py nli`` flags.
 
-        raw = yaml.safe_load(config_path(path).read_text(encoding="utf-8")) or {}
-        raw.update(overrides or {})
-        unknown = set(raw) - set(cls.__dataclass_fields__)
-        if unknown:
-            raise ValueError(f"{path}: unknown NLI training keys {sorted(unknown)}")
-        if "lora" in raw:
-            raw["lora"] = LoraShape(**raw["lora"])
-        return cls(**raw)
+        Returns:
+            The config; an unknown key is a ``RecipeError`` (a ValueError) naming the file and the key.
+        """
+        from nlgmetrics.recipes import load_recipe
+
+        return load_recipe(cls, path, overrides, label="NLI training recipe")
 
 
 def read_nli_jsonl(path: str | Path, commercial_only: bool = False, limit: int | None = None) -> list[dict]:
@@ -208,7 +209,9 @@ def _lightning_module(model: Any, config: NLITrainConfig, total_steps: int) -> A
     return NLIClassifierModule()
 
 
-def length_grouped_order(lengths: Sequence[int], batch_size: int, rng: np.random.Generator, pool: int = 50) -> list[list[int]]:
+def length_grouped_order(
+    lengths: Sequence[int], batch_size: int, rng: np.random.Generator, pool: int = 50
+) -> list[list[int]]:
     """Shuffled batches of similar length: shuffle, sort inside pools of ``pool`` batches, shuffle the batches.
 
     Random batches pad every pair to the longest in the batch; grouping by length cuts the padded compute on
@@ -231,8 +234,9 @@ class LengthGroupedSampler:
     off for this loader, so single-process and multi-GPU runs see the same batches overall.
     """
 
-    def __init__(self, lengths: Sequence[int], batch_size: int, seed: int, rank: int | None = None,
-                 world_size: int | None = None) -> None:
+    def __init__(
+        self, lengths: Sequence[int], batch_size: int, seed: int, rank: int | None = None, world_size: int | None = None
+    ) -> None:
         self.lengths, self.batch_size, self.seed, self.epoch = list(lengths), batch_size, seed, 0
         self._rank, self._world_size = rank, world_size
 
@@ -288,7 +292,9 @@ def _collate(tokenizer: Any, max_length: int):
     return collate
 
 
-def model_logits(model: Any, tokenizer: Any, rows: Sequence[dict], max_length: int, batch_size: int = 128) -> np.ndarray:
+def model_logits(
+    model: Any, tokenizer: Any, rows: Sequence[dict], max_length: int, batch_size: int = 128
+) -> np.ndarray:
     """Raw logits in the model's label order (here canonical: training writes e, n, c) for evaluation."""
     import torch
 
@@ -333,8 +339,11 @@ def _previous_history(folder: str) -> list[dict]:
 
     record = read_adapter_config(folder).record
     previous = record.get("report", {})
-    stage = {"config": record.get("config", {}), "train_seconds": previous.get("train_seconds"),
-             "tests": {k: v["raw"]["accuracy"] for k, v in previous.get("tests", {}).items()}}
+    stage = {
+        "config": record.get("config", {}),
+        "train_seconds": previous.get("train_seconds"),
+        "tests": {k: v["raw"]["accuracy"] for k, v in previous.get("tests", {}).items()},
+    }
     return list(previous.get("history", [])) + [stage]
 
 
@@ -359,9 +368,15 @@ def _add_teacher_labels(config: NLITrainConfig, train_rows: list[dict], dev_rows
     for row, probs in zip(train_rows, soft):
         row["soft"] = probs.tolist()
     unload_nli(teacher)  # labels are in hand: the teacher's weights need not sit beside the student's
-    return {"teacher": config.teacher, "teacher_hash": teacher.hash, "distill_weight": config.distill_weight,
-            "extra_pairs": len(kept), "extra_pairs_dropped_for_test_or_dev_sentences": len(extra) - len(kept),
-            "teacher_files": list(config.teacher_files), "teacher_splits": config.teacher_splits}
+    return {
+        "teacher": config.teacher,
+        "teacher_hash": teacher.hash,
+        "distill_weight": config.distill_weight,
+        "extra_pairs": len(kept),
+        "extra_pairs_dropped_for_test_or_dev_sentences": len(extra) - len(kept),
+        "teacher_files": list(config.teacher_files),
+        "teacher_splits": config.teacher_splits,
+    }
 
 
 def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] = ()) -> dict[str, Any]:
@@ -409,11 +424,16 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
     # own generators for both loaders: nothing draws from the global random state, so a resumed run's dropout
     # matches the uninterrupted run's (nlgmetrics.resume)
     train_loader = ResumableDataLoader(
-        train_rows, batch_sampler=LengthGroupedSampler(lengths, config.batch_size, config.order_seed if config.order_seed is not None else config.seed), collate_fn=collate,
+        train_rows,
+        batch_sampler=LengthGroupedSampler(
+            lengths, config.batch_size, config.order_seed if config.order_seed is not None else config.seed
+        ),
+        collate_fn=collate,
         generator=torch.Generator().manual_seed(config.seed),
     )
-    dev_loader = torch.utils.data.DataLoader(dev_rows, batch_size=128, collate_fn=collate,
-                                             generator=torch.Generator().manual_seed(0))
+    dev_loader = torch.utils.data.DataLoader(
+        dev_rows, batch_size=128, collate_fn=collate, generator=torch.Generator().manual_seed(0)
+    )
     total_steps = len(train_loader) * config.epochs
     module = _lightning_module(peft_model, config, total_steps)
     resume_dir = config.resume_dir or f"{Path(config.output)}.resume"
@@ -482,8 +502,7 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
     return report
 
 
-def write_model_card(config: NLITrainConfig, report: dict, out_dir: str | Path,
-                     recipe: Sequence[str] = ()) -> Path:
+def write_model_card(config: NLITrainConfig, report: dict, out_dir: str | Path, recipe: Sequence[str] = ()) -> Path:
     """README.md beside the adapter: data, recipe, accuracy per test set, cost (against the full fine-tune for
     MiniLM, the only base it was measured on); ``recipe`` lists the YAML files that retrain it, in order."""
     out = Path(out_dir)
@@ -520,7 +539,8 @@ def write_model_card(config: NLITrainConfig, report: dict, out_dir: str | Path,
         f"LoRA r={config.lora.r}, alpha={config.lora.alpha}, dropout={config.lora.dropout} on every attention and"
         f" feed-forward projection; {' and '.join(config.lora.modules_to_save)} trained in full"
         f" ({report['trainable_parameters']:,} trainable parameters). AdamW lr {config.lr}, weight decay"
-        f" {config.weight_decay}, warm-up {config.warmup_ratio}, linear decay, batch {config.batch_size} (length-grouped), max length"
+        f" {config.weight_decay}, warm-up {config.warmup_ratio}, linear decay, batch {config.batch_size}"
+        " (length-grouped), max length"
         f" {config.max_length}, {config.epochs} epoch(s), seed {config.seed}. Temperature fitted on dev:"
         f" {report['temperature']:.3f}. Training took {report['train_seconds'] / 60:.1f} min on this machine.",
         "",
@@ -531,18 +551,36 @@ def write_model_card(config: NLITrainConfig, report: dict, out_dir: str | Path,
     ]
     for name, result in report["tests"].items():
         raw, cal = result["raw"], result["calibrated"]
-        lines.append(f"| {name} | {raw['n']} | {raw['accuracy']:.3f} | {raw['entailment_ece']:.3f} |"
-                     f" {cal['entailment_ece']:.3f} | {cal['entailment_brier']:.3f} |")
+        lines.append(
+            f"| {name} | {raw['n']} | {raw['accuracy']:.3f} | {raw['entailment_ece']:.3f} |"
+            f" {cal['entailment_ece']:.3f} | {cal['entailment_brier']:.3f} |"
+        )
     stages = report.get("history", [])
     if stages:
-        lines += ["", "## Training stages", "", "| stage | epochs | peak lr | seed / order seed | minutes | accuracy after |",
-                  "|---|---|---|---|---|---|"]
-        for number, stage in enumerate(stages + [{"config": _plain(asdict(config)), "train_seconds": report["train_seconds"],
-                                                   "tests": {k: v["raw"]["accuracy"] for k, v in report["tests"].items()}}], 1):
+        lines += [
+            "",
+            "## Training stages",
+            "",
+            "| stage | epochs | peak lr | seed / order seed | minutes | accuracy after |",
+            "|---|---|---|---|---|---|",
+        ]
+        for number, stage in enumerate(
+            stages
+            + [
+                {
+                    "config": _plain(asdict(config)),
+                    "train_seconds": report["train_seconds"],
+                    "tests": {k: v["raw"]["accuracy"] for k, v in report["tests"].items()},
+                }
+            ],
+            1,
+        ):
             c = stage["config"]
             acc = ", ".join(f"{k} {v:.3f}" for k, v in stage["tests"].items())
-            lines.append(f"| {number} | {c.get('epochs')} | {c.get('lr')} | {c.get('seed')} / {c.get('order_seed')} |"
-                         f" {(stage['train_seconds'] or 0) / 60:.1f} | {acc} |")
+            lines.append(
+                f"| {number} | {c.get('epochs')} | {c.get('lr')} | {c.get('seed')} / {c.get('order_seed')} |"
+                f" {(stage['train_seconds'] or 0) / 60:.1f} | {acc} |"
+            )
     total = report["train_seconds"] + sum(st.get("train_seconds") or 0 for st in stages)
     # no comparison with a full fine-tune here: the one run earlier kept no report, so its numbers cannot be shown
     lines += ["", f"Adapter files: {size_mb:.1f} MB; {total / 60:.1f} min of training in all."]

@@ -9,6 +9,7 @@ Both are pure functions ``(text, rng, level, **context) -> str`` like every pert
 raise ``NotApplicable`` when they cannot change the candidate, so a metric never looks robust to an attack that
 was not made. Tokens are whitespace words: the ROC data is pre-tokenised, so punctuation marks are tokens too.
 """
+
 from __future__ import annotations
 
 import re
@@ -63,8 +64,9 @@ def split_sentences(text: str) -> list[str]:
     return [m.group(0).strip() for m in _SENTENCE.finditer(text) if m.group(0).strip()]
 
 
-def context_sentence(text: str, rng: np.random.Generator, level: float, *, source: str | None = None,
-                     **context: Any) -> str:
+def context_sentence(
+    text: str, rng: np.random.Generator, level: float, *, source: str | None = None, **context: Any
+) -> str:
     """The candidate becomes one random sentence of the context (``source``), copied verbatim."""
     if source is None or not source.strip():
         raise NotApplicable("sample has no context (source)")

@@ -5,6 +5,7 @@ without access to the source the meaning drifts. Steps are batched across texts:
 that still has a step ``s`` goes through the model in one sorted, padded batch, and each text draws from its
 own generator, so the result does not depend on the batch size or on the other texts.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ class _WordVocabulary:
         surface, valid = [], np.zeros(vocab_size, dtype=bool)
         for i, tok in enumerate(tokens):
             if marker is not None:
-                word = tok[len(marker):] if tok.startswith(marker) else ""
+                word = tok[len(marker) :] if tok.startswith(marker) else ""
             else:
                 word = "" if tok.startswith("##") else tok
             ok = bool(word) and word.isalpha() and tok not in special
@@ -55,7 +56,7 @@ def _split_edges(word: str) -> tuple[str, str, str]:
     if not core:
         return word, "", ""
     start = word.index(core)
-    return word[:start], core, word[start + len(core):]
+    return word[:start], core, word[start + len(core) :]
 
 
 def _max_length(loaded: Any) -> int:
@@ -67,8 +68,14 @@ def _max_length(loaded: Any) -> int:
 
 
 def bert_diverge_batch(
-    texts: Sequence[str], rngs: Sequence[np.random.Generator], level: float, *, mlm: Any, top_k: int = 10,
-    batch_size: int = 32, **context: Any,
+    texts: Sequence[str],
+    rngs: Sequence[np.random.Generator],
+    level: float,
+    *,
+    mlm: Any,
+    top_k: int = 10,
+    batch_size: int = 32,
+    **context: Any,
 ) -> list[str | NotApplicable]:
     """Noised texts (or the ``NotApplicable`` refusal, per text) for a ``level`` share of words replaced."""
     import torch
@@ -104,13 +111,18 @@ def bert_diverge_batch(
         for t in active:
             i = plans[t][step]
             lead, core, trail = _split_edges(words[t][i])
-            window = words[t][max(0, i - half_window): i] + [lead + tokenizer.mask_token + trail] + words[t][i + 1: i + 1 + half_window]
+            window = (
+                words[t][max(0, i - half_window) : i]
+                + [lead + tokenizer.mask_token + trail]
+                + words[t][i + 1 : i + 1 + half_window]
+            )
             queries[t] = " ".join(window)
         active.sort(key=lambda t: len(queries[t]))
         for start in range(0, len(active), batch_size):
-            chunk = active[start: start + batch_size]
-            encoded = tokenizer([queries[t] for t in chunk], padding=True, truncation=True, max_length=max_length,
-                                return_tensors="pt").to(mlm.device)
+            chunk = active[start : start + batch_size]
+            encoded = tokenizer(
+                [queries[t] for t in chunk], padding=True, truncation=True, max_length=max_length, return_tensors="pt"
+            ).to(mlm.device)
             with torch.inference_mode():
                 logits = model(**encoded).logits
             for row, t in enumerate(chunk):
@@ -121,8 +133,11 @@ def bert_diverge_batch(
                 i = plans[t][step]
                 lead, core, trail = _split_edges(words[t][i])
                 top = torch.topk(scores, k=min(top_k + 1, vocab_size))
-                options = [(float(s), vocabulary.surface[int(j)]) for s, j in zip(top.values, top.indices)
-                           if np.isfinite(float(s)) and vocabulary.surface[int(j)].lower() != core.lower()][:top_k]
+                options = [
+                    (float(s), vocabulary.surface[int(j)])
+                    for s, j in zip(top.values, top.indices)
+                    if np.isfinite(float(s)) and vocabulary.surface[int(j)].lower() != core.lower()
+                ][:top_k]
                 if not options:
                     continue
                 logit = np.array([s for s, _ in options], dtype=np.float64)

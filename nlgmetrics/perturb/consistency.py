@@ -9,6 +9,7 @@ undo: it needs only ``level + 1`` sentences, so two switches apply to the three-
 in the paper (whose two distinct successive switches on three sentences make the same 3-cycle), where disjoint
 pairs would need four.
 """
+
 from __future__ import annotations
 
 from itertools import combinations
@@ -25,14 +26,23 @@ from nlgmetrics.perturb.words import match_case
 
 # Entity label -> generic phrase that destroys the information but keeps the sentence grammatical.
 GENERIC_ENTITY = {
-    "PERSON": "a person", "GPE": "a place", "LOC": "a place", "FAC": "a place", "ORG": "an organization",
-    "PRODUCT": "a product", "EVENT": "an event", "WORK_OF_ART": "a work",
+    "PERSON": "a person",
+    "GPE": "a place",
+    "LOC": "a place",
+    "FAC": "a place",
+    "ORG": "an organization",
+    "PRODUCT": "a product",
+    "EVENT": "an event",
+    "WORK_OF_ART": "a work",
 }
 _DETERMINERS = frozenset({"a", "an", "the"})
 
 
 def _disjoint_pairs(
-    rng: np.random.Generator, n_items: int, n_pairs: int, allowed: Sequence[tuple[int, int]] | None = None,
+    rng: np.random.Generator,
+    n_items: int,
+    n_pairs: int,
+    allowed: Sequence[tuple[int, int]] | None = None,
 ) -> list[tuple[int, int]]:
     """``n_pairs`` random pairs sharing no item (among ``allowed`` pairs if given), so that ``n`` switches move
     exactly ``2n`` items and more switches always mean more noise (overlapping swaps can undo each other)."""
@@ -101,7 +111,12 @@ def sentence_switching(
 
 
 def sentence_replacement(
-    text: str, rng: np.random.Generator, level: float, *, doc: Any = None, pool: Sequence[str] | None = None,
+    text: str,
+    rng: np.random.Generator,
+    level: float,
+    *,
+    doc: Any = None,
+    pool: Sequence[str] | None = None,
     **context: Any,
 ) -> str:
     """Replace ``level`` random sentences by sentences of other samples (``pool``) not found in this text."""
@@ -169,7 +184,8 @@ def ne_switching(text: str, rng: np.random.Generator, level: float, *, doc: Any 
     doc = require_doc(text, doc)
     entities = list(doc.ents)
     pairs = [
-        (i, j) for i, j in combinations(range(len(entities)), 2)
+        (i, j)
+        for i, j in combinations(range(len(entities)), 2)
         if entities[i].label_ == entities[j].label_ and entities[i].text != entities[j].text
     ]
     if not pairs:
@@ -195,13 +211,15 @@ def _switch_words(text: str, rng: np.random.Generator, level: float, doc: Any, k
     order = _permute(len(tokens), _disjoint_pairs(rng, len(tokens), n_pairs, pairs))
     edits = {
         tok.i: _reinflect(lemmas[k], tok.tag_, tok.text)
-        for slot, (tok, k) in enumerate(zip(tokens, order)) if lemmas[k] != lemmas[slot]
+        for slot, (tok, k) in enumerate(zip(tokens, order))
+        if lemmas[k] != lemmas[slot]
     }
     return _changed(text, edit_tokens(doc, edits), f"{what} switching")
 
 
 def verb_switching(text: str, rng: np.random.Generator, level: float, *, doc: Any = None, **context: Any) -> str:
-    """Switch ``level`` pairs of verbs, each re-inflected to its partner's tag ("went ... talked" -> "talked ... went")."""
+    """Switch ``level`` pairs of verbs, each re-inflected to its partner's tag ("went ... talked" -> "talked ...
+    went")."""
     return _switch_words(text, rng, level, doc, lambda t: t.pos_ == "VERB" and t.text.isalpha(), "verb")
 
 

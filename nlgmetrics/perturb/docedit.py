@@ -3,6 +3,7 @@
 Working on token and sentence offsets keeps everything the edit does not touch (spacing, line breaks,
 punctuation) byte-identical, so the noise ratio measures the intended edit only.
 """
+
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence

@@ -3,6 +3,7 @@
 Returning the input unchanged would make a metric look robust to noise that was never applied (the original
 blind-spot code did this for short texts), so callers must see the refusal and count it.
 """
+
 from __future__ import annotations
 
 

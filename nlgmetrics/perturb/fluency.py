@@ -4,6 +4,7 @@ Each takes ``(text, rng, level, **context)`` and returns the noised text or rais
 Word-level noises work on whitespace words (as the paper's code did); the part-of-speech ones need the spaCy
 parse of the text as context ``doc``. None re-capitalises sentence starts: the noise is the edit itself.
 """
+
 from __future__ import annotations
 
 import math
@@ -11,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from nlgmetrics.perturb.docedit import edit_tokens, require_doc, sentence_spans, replace_spans
+from nlgmetrics.perturb.docedit import edit_tokens, replace_spans, require_doc, sentence_spans
 from nlgmetrics.perturb.errors import NotApplicable
 from nlgmetrics.perturb.levels import at_least_one, bernoulli_mask, check_share
 from nlgmetrics.perturb.words import WordLayout, match_case
@@ -132,7 +133,7 @@ def local_swap(text: str, rng: np.random.Generator, level: float, **context: Any
 def _swap_halves(sentence: str, first_token: Any) -> str | None:
     """ "She went to the office." -> "The office she went to." (cut at the middle word)."""
     core = sentence.rstrip(SENTENCE_END + "\"'”’)")
-    end = sentence[len(core):]
+    end = sentence[len(core) :]
     words = core.split()
     if len(words) < 2:
         return None
@@ -170,7 +171,8 @@ def noised_punctuation(text: str, rng: np.random.Generator, level: float, **cont
     """
     share = check_share(level)
     candidates = [
-        i for i, ch in enumerate(text)
+        i
+        for i, ch in enumerate(text)
         if ch in PUNCTUATION_SWAP and not (0 < i < len(text) - 1 and text[i - 1].isdigit() and text[i + 1].isdigit())
     ]
     if not candidates:

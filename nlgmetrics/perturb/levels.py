@@ -4,6 +4,7 @@ Levels are either a share of candidates (0..1, e.g. the probability to drop each
 operations (number of sentence pairs to switch). Both are validated here so every perturbation rejects a bad
 level with the same message.
 """
+
 from __future__ import annotations
 
 import math

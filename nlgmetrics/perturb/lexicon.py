@@ -4,6 +4,7 @@
   re-inflected to the tag of the word it replaces);
 * first names by gender: the US-census frequency lists shipped with the ``names`` package.
 """
+
 from __future__ import annotations
 
 import csv
@@ -102,6 +103,4 @@ def default_lexicon(max_names: int = 300, min_len: int = 3, max_len: int = 12) -
     """The lexicon from lemminflect and the census name lists (read once per process)."""
     lists = _lemminflect_lemmas(min_len, max_len)
     male, female, gender = _census_names(max_names)
-    return Lexicon(
-        tuple(lists["nouns"]), tuple(lists["verbs"]), tuple(lists["adjectives"]), male, female, gender
-    )
+    return Lexicon(tuple(lists["nouns"]), tuple(lists["verbs"]), tuple(lists["adjectives"]), male, female, gender)

@@ -4,6 +4,7 @@ Shared by the blind-spot negation noise (which must only ADD negation: the paper
 existing negations by mistake, turning the noise into a different test) and MENLI's negation phenomenon
 (which adds or removes).
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -3,6 +3,7 @@
 Language models score sequences of frequent n-grams as likely; a text stitched from them is worthless, so a
 metric that prefers it over the gold hypothesis has a blind spot (paper, section 5.3).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -16,7 +17,7 @@ def top_ngrams(lines: Iterable[str], n: int = 4, k: int = 50, lowercase: bool = 
     counts: Counter[str] = Counter()
     for line in lines:
         words = (line.lower() if lowercase else line).split()
-        counts.update(" ".join(words[i: i + n]) for i in range(len(words) - n + 1))
+        counts.update(" ".join(words[i : i + n]) for i in range(len(words) - n + 1))
     if not counts:
         raise ValueError(f"corpus has no {n}-gram")
     return [gram for gram, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:k]]

@@ -3,6 +3,7 @@
 Levenshtein cannot express a transposition, so a swap of two words costs two edits; halving the ratio for
 swap/switch noises keeps their levels comparable with deletions (paper, footnote 7).
 """
+
 from __future__ import annotations
 
 from rapidfuzz.distance import Levenshtein

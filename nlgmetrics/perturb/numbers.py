@@ -4,6 +4,7 @@ MENLI's number phenomenon changes every non-date number to a random number of th
 "$625"), while the paraphrase side writes the numbers in words (num2words) so that surface overlap alone cannot
 tell the good candidate from the bad one.
 """
+
 from __future__ import annotations
 
 import re

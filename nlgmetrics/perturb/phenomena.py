@@ -4,6 +4,7 @@ The MENLI authors did not release generators; each function follows what their r
 (spec MENLI.md section 3). ``level`` is the number of errors (1 by default) except for omission, where it is
 the share of words dropped as one contiguous span.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -23,13 +24,27 @@ from nlgmetrics.perturb.words import WordLayout, match_case
 # one contrast that keeps the verb agreement intact (he/she, we/they), so the error is about meaning only.
 _PRONOUN_AXES: dict[str, dict[tuple[str, str], str]] = {
     "gender": {
-        ("he", ""): "she", ("she", ""): "he", ("him", ""): "her", ("her", "PRP"): "him",
-        ("her", "PRP$"): "his", ("his", "PRP$"): "her", ("his", "PRP"): "hers", ("hers", ""): "his",
-        ("himself", ""): "herself", ("herself", ""): "himself",
+        ("he", ""): "she",
+        ("she", ""): "he",
+        ("him", ""): "her",
+        ("her", "PRP"): "him",
+        ("her", "PRP$"): "his",
+        ("his", "PRP$"): "her",
+        ("his", "PRP"): "hers",
+        ("hers", ""): "his",
+        ("himself", ""): "herself",
+        ("herself", ""): "himself",
     },
     "plural_person": {
-        ("we", ""): "they", ("they", ""): "we", ("us", ""): "them", ("them", ""): "us", ("our", ""): "their",
-        ("their", ""): "our", ("ours", ""): "theirs", ("theirs", ""): "ours", ("ourselves", ""): "themselves",
+        ("we", ""): "they",
+        ("they", ""): "we",
+        ("us", ""): "them",
+        ("them", ""): "us",
+        ("our", ""): "their",
+        ("their", ""): "our",
+        ("ours", ""): "theirs",
+        ("theirs", ""): "ours",
+        ("ourselves", ""): "themselves",
         ("themselves", ""): "ourselves",
     },
 }
@@ -56,9 +71,16 @@ def _pick(rng: np.random.Generator, items: list, k: int) -> list:
     return [items[int(i)] for i in sorted(rng.choice(len(items), size=min(k, len(items)), replace=False))]
 
 
-def addition(text: str, rng: np.random.Generator, level: float, *, doc: Any = None, lexicon: Lexicon | None = None,
-             **context: Any) -> str:
-    """"X" -> "X and Y": a random noun coordinated after ``level`` common nouns ("price" -> "price and plan")."""
+def addition(
+    text: str,
+    rng: np.random.Generator,
+    level: float,
+    *,
+    doc: Any = None,
+    lexicon: Lexicon | None = None,
+    **context: Any,
+) -> str:
+    """ "X" -> "X and Y": a random noun coordinated after ``level`` common nouns ("price" -> "price and plan")."""
     count, doc, lexicon = check_count(level), require_doc(text, doc), _need_lexicon(lexicon)
     nouns = [t for t in doc if t.pos_ == "NOUN" and t.tag_ in ("NN", "NNS") and t.text.isalpha() and not t.ent_type_]
     if not nouns:
@@ -83,29 +105,53 @@ def omission(text: str, rng: np.random.Generator, level: float, **context: Any) 
 
 def _mismatch(text: str, rng: np.random.Generator, level: float, doc: Any, lexicon: Lexicon | None, pos: str) -> str:
     count, doc, lexicon = check_count(level), require_doc(text, doc), _need_lexicon(lexicon)
-    tokens = [t for t in doc if t.pos_ == pos and t.tag_ in _MISMATCH_TAGS[pos] and t.text.isalpha() and not t.ent_type_]
+    tokens = [
+        t for t in doc if t.pos_ == pos and t.tag_ in _MISMATCH_TAGS[pos] and t.text.isalpha() and not t.ent_type_
+    ]
     if not tokens:
         raise NotApplicable(f"no {pos} to replace")
     edits = {
-        tok.i: _inflect(lexicon.draw(pos, rng, avoid=tok.lemma_), tok.tag_, tok.text) for tok in _pick(rng, tokens, count)
+        tok.i: _inflect(lexicon.draw(pos, rng, avoid=tok.lemma_), tok.tag_, tok.text)
+        for tok in _pick(rng, tokens, count)
     }
     return edit_tokens(doc, edits)
 
 
-def noun_mismatch(text: str, rng: np.random.Generator, level: float, *, doc: Any = None,
-                  lexicon: Lexicon | None = None, **context: Any) -> str:
+def noun_mismatch(
+    text: str,
+    rng: np.random.Generator,
+    level: float,
+    *,
+    doc: Any = None,
+    lexicon: Lexicon | None = None,
+    **context: Any,
+) -> str:
     """One common noun replaced by a random noun of the same number ("appreciation" -> "province")."""
     return _mismatch(text, rng, level, doc, lexicon, "NOUN")
 
 
-def verb_mismatch(text: str, rng: np.random.Generator, level: float, *, doc: Any = None,
-                  lexicon: Lexicon | None = None, **context: Any) -> str:
+def verb_mismatch(
+    text: str,
+    rng: np.random.Generator,
+    level: float,
+    *,
+    doc: Any = None,
+    lexicon: Lexicon | None = None,
+    **context: Any,
+) -> str:
     """One verb replaced by a random verb in the same inflection ("crossed" -> "estimated")."""
     return _mismatch(text, rng, level, doc, lexicon, "VERB")
 
 
-def adjective_mismatch(text: str, rng: np.random.Generator, level: float, *, doc: Any = None,
-                       lexicon: Lexicon | None = None, **context: Any) -> str:
+def adjective_mismatch(
+    text: str,
+    rng: np.random.Generator,
+    level: float,
+    *,
+    doc: Any = None,
+    lexicon: Lexicon | None = None,
+    **context: Any,
+) -> str:
     """One adjective replaced by a random adjective ("all-time high" -> "filigree high")."""
     return _mismatch(text, rng, level, doc, lexicon, "ADJ")
 
@@ -148,15 +194,25 @@ def pronoun_swap(text: str, rng: np.random.Generator, level: float, *, doc: Any 
     return edit_tokens(doc, {t.i: new for t in doc if (new := flip(t, axis))})
 
 
-def name_swap(text: str, rng: np.random.Generator, level: float, *, doc: Any = None, lexicon: Lexicon | None = None,
-              **context: Any) -> str:
+def name_swap(
+    text: str,
+    rng: np.random.Generator,
+    level: float,
+    *,
+    doc: Any = None,
+    lexicon: Lexicon | None = None,
+    **context: Any,
+) -> str:
     """One first name (everywhere it occurs) replaced by another first name of the same gender."""
     check_count(level)
     doc, lexicon = require_doc(text, doc), _need_lexicon(lexicon)
-    names = sorted({
-        ent[0].text for ent in doc.ents
-        if ent.label_ == "PERSON" and ent[0].text.isalpha() and lexicon.gender_of(ent[0].text)
-    })
+    names = sorted(
+        {
+            ent[0].text
+            for ent in doc.ents
+            if ent.label_ == "PERSON" and ent[0].text.isalpha() and lexicon.gender_of(ent[0].text)
+        }
+    )
     if not names:
         raise NotApplicable("no person with a known first name")
     name = names[int(rng.integers(len(names)))]
@@ -180,8 +236,7 @@ def typo(text: str, rng: np.random.Generator, level: float, **context: Any) -> s
     """Swap ``level`` pairs of adjacent different characters ("that the" -> "tha tthe"), CheckList-style."""
     count = check_count(level)
     positions = [
-        i for i in range(len(text) - 1)
-        if text[i] != text[i + 1] and (text[i].isalnum() or text[i + 1].isalnum())
+        i for i in range(len(text) - 1) if text[i] != text[i + 1] and (text[i].isalnum() or text[i + 1].isalnum())
     ]
     if not positions:
         raise NotApplicable("no two adjacent different characters")
@@ -215,14 +270,17 @@ def _disagreeing_form(tok: Any) -> str | None:
     return match_case(new, tok.text) if new.lower() != lower else None
 
 
-def subject_verb_disagreement(text: str, rng: np.random.Generator, level: float, *, doc: Any = None,
-                              **context: Any) -> str:
+def subject_verb_disagreement(
+    text: str, rng: np.random.Generator, level: float, *, doc: Any = None, **context: Any
+) -> str:
     """Break the agreement of one finite verb with its subject ("gold has crossed" -> "gold have crossed")."""
     check_count(level)
     doc = require_doc(text, doc)
     candidates = [
-        (t, form) for t in doc
-        if t.text.isalpha() and (form := _disagreeing_form(t))
+        (t, form)
+        for t in doc
+        if t.text.isalpha()
+        and (form := _disagreeing_form(t))
         and any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in (t.children if t.dep_ != "aux" else t.head.children))
     ]
     if not candidates:

@@ -10,6 +10,7 @@ Context keys (pass only what the perturbation's ``needs`` lists; extra keys are 
 spans, ``lexicon`` a ``perturb.Lexicon``. Optional knobs: ``keep_last`` (sentence switching on open-ended
 text), ``injection_text``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -70,8 +71,12 @@ class Perturbation:
         return new
 
     def apply_batch(
-        self, texts: Sequence[str], rngs: Sequence[np.random.Generator], level: float,
-        contexts: Sequence[Mapping[str, Any]], shared: Mapping[str, Any] | None = None,
+        self,
+        texts: Sequence[str],
+        rngs: Sequence[np.random.Generator],
+        level: float,
+        contexts: Sequence[Mapping[str, Any]],
+        shared: Mapping[str, Any] | None = None,
     ) -> list[str | NotApplicable]:
         """Perturb many texts; per-text refusals come back as ``NotApplicable`` values, not raised.
 
@@ -86,8 +91,7 @@ class Perturbation:
                 self._check(rng, level, shared)
             results: list[str | NotApplicable] = [NotApplicable("empty text") for _ in texts]
             live = [i for i, t in enumerate(texts) if t.strip()]
-            produced = self.batch_fn([texts[i] for i in live], [rngs[i] for i in live], level,
-                                     **self.options, **shared)
+            produced = self.batch_fn([texts[i] for i in live], [rngs[i] for i in live], level, **self.options, **shared)
             for i, out in zip(live, produced):
                 results[i] = out
             return results
@@ -117,14 +121,26 @@ def _registry() -> Mapping[str, Perturbation]:
         P("noised_punctuation", "fluency", fluency.noised_punctuation, (0.5, 1.0)),
         # consistency
         P("sentence_switching", "consistency", consistency.sentence_switching, (1, 2), True, doc),
-        P("sentence_replacement", "consistency", consistency.sentence_replacement, (1, 2), needs=frozenset({DOC, POOL})),
+        P(
+            "sentence_replacement",
+            "consistency",
+            consistency.sentence_replacement,
+            (1, 2),
+            needs=frozenset({DOC, POOL}),
+        ),
         P("negation", "consistency", consistency.negation, (0.5, 1.0), needs=doc),
         P("generic_named_entity", "consistency", consistency.generic_named_entity, (0.5, 1.0), needs=doc),
         P("ne_switching", "consistency", consistency.ne_switching, (1, 2), True, doc),
         P("verb_switching", "consistency", consistency.verb_switching, (1, 2), True, doc),
         P("noun_switching", "consistency", consistency.noun_switching, (1, 2), True, doc),
-        P("bert_diverge", "consistency", bert_diverge, (0.1, 0.2, 0.3, 0.4), needs=frozenset({MLM}),
-          batch_fn=bert_diverge_batch),
+        P(
+            "bert_diverge",
+            "consistency",
+            bert_diverge,
+            (0.1, 0.2, 0.3, 0.4),
+            needs=frozenset({MLM}),
+            batch_fn=bert_diverge_batch,
+        ),
         # targeted
         P("injection", "targeted", targeted.injection, (1,)),
         P("frequent_ngram", "targeted", targeted.frequent_ngram, (1.0,), needs=frozenset({NGRAMS})),
@@ -145,15 +161,36 @@ def _registry() -> Mapping[str, Perturbation]:
         P("menli_name", "menli", phenomena.name_swap, (1,), needs=doc_lex, menli_code="name"),
         P("menli_jumbling", "menli", phenomena.jumbling, (1,), halve_noise_ratio=True, menli_code="jumble"),
         P("menli_typo", "menli", phenomena.typo, (1,), menli_code="typo"),
-        P("menli_subject_verb", "menli", phenomena.subject_verb_disagreement, (1,), needs=doc,
-          menli_code="subject_verb_dis"),
+        P(
+            "menli_subject_verb",
+            "menli",
+            phenomena.subject_verb_disagreement,
+            (1,),
+            needs=doc,
+            menli_code="subject_verb_dis",
+        ),
     ]
     for position in targeted.POSITIONS:
-        entries.append(P(f"positioned_shuffle_{position}", "targeted", targeted.positioned_error, (10,), True,
-                         options=MappingProxyType({"position": position, "mode": "shuffle"})))
-        entries.append(P(f"positioned_random_{position}", "targeted", targeted.positioned_error, (10,),
-                         needs=frozenset({VOCABULARY}),
-                         options=MappingProxyType({"position": position, "mode": "random"})))
+        entries.append(
+            P(
+                f"positioned_shuffle_{position}",
+                "targeted",
+                targeted.positioned_error,
+                (10,),
+                True,
+                options=MappingProxyType({"position": position, "mode": "shuffle"}),
+            )
+        )
+        entries.append(
+            P(
+                f"positioned_random_{position}",
+                "targeted",
+                targeted.positioned_error,
+                (10,),
+                needs=frozenset({VOCABULARY}),
+                options=MappingProxyType({"position": position, "mode": "random"}),
+            )
+        )
     return MappingProxyType({p.name: p for p in entries})
 
 

@@ -3,6 +3,7 @@
 They probe design choices of specific metrics (MAUVE-GPT2 attends to the end only, UniEval follows
 instructions, LM perplexity loves frequent n-grams and repetition, recall metrics love long copies).
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -28,8 +29,14 @@ def _span_start(n_words: int, span: int, position: str) -> int:
 
 
 def positioned_error(
-    text: str, rng: np.random.Generator, level: float, *, position: str, mode: str,
-    vocabulary: Sequence[str] | None = None, **context: Any,
+    text: str,
+    rng: np.random.Generator,
+    level: float,
+    *,
+    position: str,
+    mode: str,
+    vocabulary: Sequence[str] | None = None,
+    **context: Any,
 ) -> str:
     """Shuffle (``mode="shuffle"``) or replace by random vocabulary words (``mode="random"``) a span of
     ``level`` consecutive words at the start, middle or end of the text (the paper uses 10)."""
@@ -39,7 +46,7 @@ def positioned_error(
         raise NotApplicable(f"a {span}-word span needs a text longer than {span} words, got {len(layout)}")
     start = _span_start(len(layout), span, position)
     words = list(layout.words)
-    original = words[start: start + span]
+    original = words[start : start + span]
     if mode == "shuffle":
         if len(set(original)) < 2:
             raise NotApplicable("span words are all identical: shuffling changes nothing")
@@ -52,12 +59,13 @@ def positioned_error(
         new = [vocabulary[int(k)] for k in rng.integers(len(vocabulary), size=span)]
     else:
         raise ValueError(f"mode must be 'shuffle' or 'random', got {mode!r}")
-    words[start: start + span] = new
+    words[start : start + span] = new
     return layout.replaced(words).render()
 
 
-def injection(text: str, rng: np.random.Generator, level: float, *, injection_text: str = DEFAULT_INJECTION,
-              **context: Any) -> str:
+def injection(
+    text: str, rng: np.random.Generator, level: float, *, injection_text: str = DEFAULT_INJECTION, **context: Any
+) -> str:
     """Replace the hypothesis by a valueless instruction-like text that asks the judge to say yes."""
     if not injection_text.strip():
         raise ValueError("injection text is empty")
@@ -66,8 +74,9 @@ def injection(text: str, rng: np.random.Generator, level: float, *, injection_te
     return injection_text
 
 
-def frequent_ngram(text: str, rng: np.random.Generator, level: float, *, ngrams: Sequence[str] | None = None,
-                   **context: Any) -> str:
+def frequent_ngram(
+    text: str, rng: np.random.Generator, level: float, *, ngrams: Sequence[str] | None = None, **context: Any
+) -> str:
     """A random concatenation of frequent corpus n-grams, ``level`` times as many words as the hypothesis."""
     if not ngrams:
         raise ValueError("frequent_ngram needs context 'ngrams' (see perturb.top_ngrams)")
@@ -83,8 +92,7 @@ def frequent_ngram(text: str, rng: np.random.Generator, level: float, *, ngrams:
     return " ".join(words[:target])
 
 
-def copy_source(text: str, rng: np.random.Generator, level: float, *, source: str | None = None,
-                **context: Any) -> str:
+def copy_source(text: str, rng: np.random.Generator, level: float, *, source: str | None = None, **context: Any) -> str:
     """The hypothesis becomes a copy of the source (a cheat recall-oriented and QE metrics may reward)."""
     if source is None or not source.strip():
         raise NotApplicable("sample has no source")

@@ -3,6 +3,7 @@
 Keeping the whitespace that followed each word lets a perturbation drop or move words without flattening the
 line breaks of a paragraph, and makes "no edit" round-trip to the identical string.
 """
+
 from __future__ import annotations
 
 import re

@@ -9,7 +9,7 @@ Public API (what ``evaluate.py stress`` / ``evaluate.py make-adversarial`` call)
         hyps, refs, srcs=None,   # gold hypotheses (e.g. reference A), references (reference B, or a list of
                                  # references per sample: the metric aggregates), optional sources
         tests=None,              # names from nlgmetrics.perturb.PERTURBATIONS; None = DEFAULT_TESTS
-        levels=None,             # {test: [levels]} overrides; default = the registry's default levels
+        levels=None,             # {test: [levels]} overrides; default = the registry"s default levels
         seeds=(1, 2, 3, 4, 5),
         nlp=None,                # spaCy Language or spec (default packaged:en_core_web_sm), parsed once per hyp
         mlm=None,                # masked_lm spec or LoadedModel, needed only by "bert_diverge"
@@ -24,7 +24,7 @@ Public API (what ``evaluate.py stress`` / ``evaluate.py make-adversarial`` call)
 
     rows = make_adversarial(multiref_rows, np.random.default_rng(0), types=ERROR_CODES)  # MENLI-format dicts
 
-    # MARS Table 4: 50% of each candidate's tokens reordered / a context sentence copied; scores must drop
+    # MARS Table 4: 50% of each candidate"s tokens reordered / a context sentence copied; scores must drop
     report = run_robustness({"mine": my_metric}, hyps, refs, srcs, seed=0)
 
 Report shape (JSON-able)::
@@ -41,18 +41,61 @@ Index 0 of every curve is the gold point. A test that applied to no sample has `
 ``reason``; one that applied to fewer than ``protocol.min_applied`` samples has ``judged: false``, a ``reason`` and
 its curves. Metrics must be sample-level, higher = better.
 """
-from nlgmetrics.stress.adversarial import ERROR_CODES, make_adversarial
-from nlgmetrics.stress.blindspot import (
-    DEFAULT_MIN_APPLIED, DEFAULT_SEEDS, DEFAULT_TESTS, UNAVAILABLE_OFFLINE, MetricFn, judge, run_blindspot,
-    score_noised, strictly_decreasing,
+
+from nlgmetrics.lazy import lazy_exports
+from nlgmetrics.stress.defaults import DEFAULT_MIN_APPLIED, DEFAULT_SEEDS
+
+# imported on first use: the suite loads spaCy, matplotlib and the perturbation tables (~2 s), which the command
+# line's --help and the stress defaults must not wait for
+__getattr__ = lazy_exports(
+    "nlgmetrics.stress",
+    {
+        "ERROR_CODES": "nlgmetrics.stress.adversarial",
+        "make_adversarial": "nlgmetrics.stress.adversarial",
+        "DEFAULT_TESTS": "nlgmetrics.stress.blindspot",
+        "UNAVAILABLE_OFFLINE": "nlgmetrics.stress.blindspot",
+        "MetricFn": "nlgmetrics.stress.blindspot",
+        "judge": "nlgmetrics.stress.blindspot",
+        "run_blindspot": "nlgmetrics.stress.blindspot",
+        "score_noised": "nlgmetrics.stress.blindspot",
+        "strictly_decreasing": "nlgmetrics.stress.blindspot",
+        "NoisedTest": "nlgmetrics.stress.noising",
+        "noise_test": "nlgmetrics.stress.noising",
+        "sample_rng": "nlgmetrics.stress.noising",
+        "curve_table": "nlgmetrics.stress.report",
+        "markdown_table": "nlgmetrics.stress.report",
+        "plot_test": "nlgmetrics.stress.report",
+        "write_report": "nlgmetrics.stress.report",
+        "ATTACKS": "nlgmetrics.stress.robustness",
+        "make_attacks": "nlgmetrics.stress.robustness",
+        "run_robustness": "nlgmetrics.stress.robustness",
+        "stress_rows": "nlgmetrics.stress.rows",
+        "ScoreStore": "nlgmetrics.stress.store",
+    },
 )
-from nlgmetrics.stress.noising import NoisedTest, noise_test, sample_rng
-from nlgmetrics.stress.report import curve_table, markdown_table, plot_test, write_report
-from nlgmetrics.stress.robustness import ATTACKS, make_attacks, run_robustness
-from nlgmetrics.stress.store import ScoreStore
 
 __all__ = [
-    "ATTACKS", "DEFAULT_MIN_APPLIED", "DEFAULT_SEEDS", "DEFAULT_TESTS", "ERROR_CODES", "UNAVAILABLE_OFFLINE", "MetricFn", "NoisedTest", "ScoreStore",
-    "curve_table", "judge", "make_adversarial", "make_attacks", "markdown_table",
-    "noise_test", "plot_test", "run_blindspot", "run_robustness", "sample_rng", "score_noised", "strictly_decreasing", "write_report",
+    "ATTACKS",
+    "DEFAULT_MIN_APPLIED",
+    "DEFAULT_SEEDS",
+    "DEFAULT_TESTS",
+    "ERROR_CODES",
+    "UNAVAILABLE_OFFLINE",
+    "MetricFn",
+    "NoisedTest",
+    "ScoreStore",
+    "curve_table",
+    "judge",
+    "make_adversarial",
+    "make_attacks",
+    "markdown_table",
+    "noise_test",
+    "plot_test",
+    "run_blindspot",
+    "run_robustness",
+    "sample_rng",
+    "score_noised",
+    "strictly_decreasing",
+    "stress_rows",
+    "write_report",
 ]

@@ -7,6 +7,7 @@ reference-free variant is added: ``r`` (reference B) and ``hyp_adv_free`` (refer
 compared as m(src, r) > m(src, hyp_adv_free). For number errors the paraphrase writes its numbers in words
 (num2words), so that copying digits cannot win. Output rows have the fields of MENLI's released data.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -16,8 +17,20 @@ import numpy as np
 
 from nlgmetrics.perturb import MENLI_CODES, NotApplicable, default_lexicon, get_perturbation, spell_out_numbers
 
-ERROR_CODES = ("add", "drop", "neg", "num", "pron", "word_NN", "word_JJ", "word_VB", "name", "typo", "jumble",
-               "subject_verb_dis")
+ERROR_CODES = (
+    "add",
+    "drop",
+    "neg",
+    "num",
+    "pron",
+    "word_NN",
+    "word_JJ",
+    "word_VB",
+    "name",
+    "typo",
+    "jumble",
+    "subject_verb_dis",
+)
 OMISSION_SHARE = (0.01, 0.2)  # MENLI drops a contiguous 1-20% of the words
 
 
@@ -34,8 +47,15 @@ def _check_rows(rows: Sequence[Mapping[str, Any]], anchor_ref: int, para_ref: in
 
 
 def make_adversarial(
-    rows: Sequence[Mapping[str, Any]], rng: np.random.Generator, types: Sequence[str] = ERROR_CODES, *,
-    nlp: Any = None, anchor_ref: int = 0, para_ref: int = 1, dataset: str | None = None, batch_size: int = 64,
+    rows: Sequence[Mapping[str, Any]],
+    rng: np.random.Generator,
+    types: Sequence[str] = ERROR_CODES,
+    *,
+    nlp: Any = None,
+    anchor_ref: int = 0,
+    para_ref: int = 1,
+    dataset: str | None = None,
+    batch_size: int = 64,
     stats: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """MENLI-format adversarial rows (grouped by error type) for every item an error type applies to.

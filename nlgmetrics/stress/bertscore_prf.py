@@ -11,6 +11,7 @@ Same matching as ``baselines.BERTScorer``: greedy cosine matching of unit-normal
 baseline rescaling (the paper rescales; rescaling is affine per variant and changes no pass/fail). The encoder is
 passed in as ``embed``, so this module loads no model and the caller picks encoder and layer.
 """
+
 from __future__ import annotations
 
 from typing import Callable, Sequence
@@ -73,7 +74,7 @@ class BERTScorePRF:
             self._refs.update(zip(new_refs, self._embed(new_refs)))
         todo = list(dict.fromkeys(k for k in keys if k not in self._rows))
         for start in range(0, len(todo), self.chunk):
-            part = todo[start:start + self.chunk]
+            part = todo[start : start + self.chunk]
             texts = list(dict.fromkeys(h for h, _ in part))
             vectors = dict(zip(texts, self._embed(texts)))
             for hyp, ref_texts in part:

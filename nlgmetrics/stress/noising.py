@@ -7,6 +7,7 @@ and probability-based noises are nested (what level 0.5 removes, level 1.0 remov
 A sample is kept for a test only if the test applied at every level and seed: means at different levels are
 then over the same samples, so a curve can only move because of the noise, not because the sample set shifts.
 """
+
 from __future__ import annotations
 
 import zlib
@@ -49,8 +50,12 @@ def check_levels(name: str, levels: Sequence[float]) -> tuple[float, ...]:
 
 
 def noise_test(
-    name: str, hyps: Sequence[str], levels: Sequence[float], seeds: Sequence[int],
-    contexts: Sequence[Mapping[str, Any]], shared: Mapping[str, Any],
+    name: str,
+    hyps: Sequence[str],
+    levels: Sequence[float],
+    seeds: Sequence[int],
+    contexts: Sequence[Mapping[str, Any]],
+    shared: Mapping[str, Any],
 ) -> NoisedTest:
     """Run test ``name`` on every hypothesis at every level and seed; drop samples it cannot apply to."""
     perturbation = get_perturbation(name)
@@ -61,8 +66,11 @@ def noise_test(
     for li, level in enumerate(levels):
         for si, seed in enumerate(seeds):
             produced = perturbation.apply_batch(
-                [hyps[i] for i in alive], [sample_rng(seed, name, i) for i in alive], level,
-                [contexts[i] for i in alive], shared,
+                [hyps[i] for i in alive],
+                [sample_rng(seed, name, i) for i in alive],
+                level,
+                [contexts[i] for i in alive],
+                shared,
             )
             outputs[li, si] = {}
             for i, out in zip(alive, produced):
@@ -77,8 +85,11 @@ def noise_test(
     texts = [texts[li] for li in kept_levels]
     noise = tuple(
         tuple(
-            float(np.mean([noise_ratio(hyps[i], t, perturbation.halve_noise_ratio) for i, t in zip(applied, seed_texts)]))
-            if applied else float("nan")
+            float(
+                np.mean([noise_ratio(hyps[i], t, perturbation.halve_noise_ratio) for i, t in zip(applied, seed_texts)])
+            )
+            if applied
+            else float("nan")
             for seed_texts in level_texts
         )
         for level_texts in texts
@@ -87,11 +98,19 @@ def noise_test(
     kept = [0.0, *(levels[li] for li in kept_levels)]
     for k in range(1, len(means)):
         if applied and means[k] - means[k - 1] < MIN_NOISE_GAP:
-            warnings.append(f"noise ratios at levels {kept[k - 1]:g} and {kept[k]:g} differ by "
-                            f"{means[k] - means[k - 1]:.3f} (< {MIN_NOISE_GAP}, the paper's guideline)")
+            warnings.append(
+                f"noise ratios at levels {kept[k - 1]:g} and {kept[k]:g} differ by "
+                f"{means[k] - means[k - 1]:.3f} (< {MIN_NOISE_GAP}, the paper's guideline)"
+            )
     return NoisedTest(
-        name, tuple(levels[li] for li in kept_levels), tuple(int(s) for s in seeds), applied,
-        tuple(tuple(level_texts) for level_texts in texts), noise, dict(Counter(reasons.values())), tuple(warnings),
+        name,
+        tuple(levels[li] for li in kept_levels),
+        tuple(int(s) for s in seeds),
+        applied,
+        tuple(tuple(level_texts) for level_texts in texts),
+        noise,
+        dict(Counter(reasons.values())),
+        tuple(warnings),
     )
 
 

@@ -4,6 +4,7 @@ Plots follow Figure 4 of the paper: x = noise ratio, y = score, the gold point a
 failing metrics drawn bold. Each curve is divided by its metric's |gold score| (gold = 1) so metrics on
 different scales share one axis; the shaded band is one standard deviation over seeds.
 """
+
 from __future__ import annotations
 
 import json
@@ -63,8 +64,10 @@ def markdown_table(report: Mapping[str, Any]) -> str:
     if too_few or unavailable:
         lines.append("")
     if too_few:
-        lines.append(f"Too few: applied to fewer than {report['protocol'].get('min_applied')} samples, so the curve "
-                     "is in report.json and plots/ but not counted: " + ", ".join(f"`{n}`" for n in too_few) + ".")
+        lines.append(
+            f"Too few: applied to fewer than {report['protocol'].get('min_applied')} samples, so the curve "
+            "is in report.json and plots/ but not counted: " + ", ".join(f"`{n}`" for n in too_few) + "."
+        )
     if unavailable:
         lines += [f"Run separately: `{name}`: {entry['reason']}." for name, entry in unavailable.items()]
     return "\n".join(lines) + "\n"
@@ -83,13 +86,17 @@ def curve_table(report: Mapping[str, Any], test: str, metrics: list[str] | None 
     unknown = [m for m in names if m not in entry["metrics"]]
     if unknown:
         raise ValueError(f"test {test!r} has no curve for {', '.join(unknown)}")
-    header = ["metric", *(f"{level:g} (noise {ratio:.3f})" for level, ratio in zip(entry["levels"], entry["noise_ratio"])),
-              "passed"]
+    header = [
+        "metric",
+        *(f"{level:g} (noise {ratio:.3f})" for level, ratio in zip(entry["levels"], entry["noise_ratio"])),
+        "passed",
+    ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name in names:
         curve = entry["metrics"][name]
-        lines.append("| " + " | ".join([name, *(f"{m:.{digits}f}" for m in curve["mean"]),
-                                        _verdict(curve["passed"])]) + " |")
+        lines.append(
+            "| " + " | ".join([name, *(f"{m:.{digits}f}" for m in curve["mean"]), _verdict(curve["passed"])]) + " |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -117,14 +124,23 @@ def plot_test(report: Mapping[str, Any], name: str, path: str | Path) -> Path:
         failed = judged and not result["passed"]
         verdict = ("FAIL" if failed else "pass") if judged else "not judged"
         (line,) = axes.plot(
-            x, y, marker="o", markersize=3, linewidth=2.6 if failed else 1.0, alpha=1.0 if failed else 0.75,
-            linestyle="-" if failed else "--", label=f"{metric} ({verdict})",
+            x,
+            y,
+            marker="o",
+            markersize=3,
+            linewidth=2.6 if failed else 1.0,
+            alpha=1.0 if failed else 0.75,
+            linestyle="-" if failed else "--",
+            label=f"{metric} ({verdict})",
         )
         axes.fill_between(x, y - band, y + band, color=line.get_color(), alpha=0.15, linewidth=0)
     axes.set_xlabel("noise ratio" + (" (halved: swap/switch)" if test["halved_noise_ratio"] else ""))
     axes.set_ylabel("score relative to gold (gold = 1)")
-    axes.set_title(f"{name} ({test['n_applied']}/{report['protocol']['n_samples']} samples"
-                   + ("" if judged else ": too few, not judged") + ")")
+    axes.set_title(
+        f"{name} ({test['n_applied']}/{report['protocol']['n_samples']} samples"
+        + ("" if judged else ": too few, not judged")
+        + ")"
+    )
     axes.grid(alpha=0.3)
     axes.legend(fontsize=8)
     figure.tight_layout()

@@ -11,6 +11,7 @@ Randomness: item ``i`` of attack ``a`` under seed ``s`` draws from ``stress.samp
 adversarial candidates do not depend on the batch, the metric or the other attack. Each metric sees all its
 texts (originals and both attacks, deduplicated) in one ``score`` call, so model-based metrics batch them.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -28,7 +29,11 @@ DEFAULT_LEVELS = {"reorder": 0.5, "context_sentence": 1.0}  # paper: 50% of toke
 
 
 def make_attacks(
-    hyps: Sequence[str], srcs: Sequence[str] | None, *, seed: int = 0, attacks: Sequence[str] = ATTACKS,
+    hyps: Sequence[str],
+    srcs: Sequence[str] | None,
+    *,
+    seed: int = 0,
+    attacks: Sequence[str] = ATTACKS,
     levels: Mapping[str, float] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Adversarial candidates per attack: ``{attack: {"items": [i...], "texts": [...], "skipped": {reason: n}}}``.
@@ -84,14 +89,21 @@ def summarize(original: Sequence[float], attacked: Sequence[float]) -> dict[str,
 
 
 def run_robustness(
-    metrics: Mapping[str, Scorer | Any], hyps: Sequence[str], refs: Sequence[Any], srcs: Sequence[str] | None = None,
-    *, seed: int = 0, attacks: Sequence[str] = ATTACKS, levels: Mapping[str, float] | None = None,
+    metrics: Mapping[str, Scorer | Any],
+    hyps: Sequence[str],
+    refs: Sequence[Any],
+    srcs: Sequence[str] | None = None,
+    *,
+    seed: int = 0,
+    attacks: Sequence[str] = ATTACKS,
+    levels: Mapping[str, float] | None = None,
     examples: int = 3,
 ) -> dict[str, Any]:
     """Score original and adversarial candidates with every metric; a JSON-able report.
 
     ``metrics`` maps names to objects with ``.score(hyps, refs, srcs)`` (and ideally ``.signature()``) or plain
-    callables ``fn(hyps, refs, srcs)`` (higher = better). ``refs[i]`` is passed through as given (a string or a list of references).
+    callables ``fn(hyps, refs, srcs)`` (higher = better). ``refs[i]`` is passed through as given (a string or a list
+    of references).
     """
     if not metrics:
         raise ValueError("no metric to test")
@@ -107,11 +119,20 @@ def run_robustness(
             wanted.setdefault((text, i), len(wanted))
     pairs = list(wanted)
     report: dict[str, Any] = {
-        "protocol": PROTOCOL, "seed": int(seed), "n_items": len(hyps), "metrics": list(metrics),
+        "protocol": PROTOCOL,
+        "seed": int(seed),
+        "n_items": len(hyps),
+        "metrics": list(metrics),
         "attacks": {
-            name: {"level": a["level"], "n_applied": len(a["items"]), "skipped": a["skipped"],
-                   "examples": [{"item": i, "original": hyps[i], "attacked": t}
-                                for i, t in list(zip(a["items"], a["texts"]))[:examples]]}
+            name: {
+                "level": a["level"],
+                "n_applied": len(a["items"]),
+                "skipped": a["skipped"],
+                "examples": [
+                    {"item": i, "original": hyps[i], "attacked": t}
+                    for i, t in list(zip(a["items"], a["texts"]))[:examples]
+                ],
+            }
             for name, a in made.items()
         },
         "results": {},
@@ -141,8 +162,10 @@ def run_robustness(
 
 def markdown_table(report: Mapping[str, Any], digits: int = 4) -> str:
     """One row per metric and attack: mean original, mean attacked, drop, share of items that dropped."""
-    lines = ["| metric | attack | n | mean original | mean attacked | drop | share dropped | robust |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| metric | attack | n | mean original | mean attacked | drop | share dropped | robust |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for name, per_attack in report["results"].items():
         for attack, r in per_attack.items():
             if not r.get("n"):

@@ -1,31 +1,31 @@
 """SEScore's quality-prediction model (the metric half): train on synthesis data, export, score.
 
-Heavy pieces (Lightning module, data module, CLI) are imported on first use, so ``from sescore.regressor import
-SEScoreScorer`` stays light and nothing loads a model at import time.
+Every name is imported on first access (``nlgmetrics.lazy`` says why), so ``import sescore.regressor`` loads
+neither torch nor Lightning and nothing loads a model at import time. Scoring lives in ``sescore.functional`` and
+``sescore.scorer`` (the package's standard places); its names are still exported here for existing imports.
 """
-from __future__ import annotations
 
 from nlgmetrics.lazy import lazy_exports
-from sescore.regressor.checkpoint import CheckpointError, export_checkpoint, load_checkpoint, read_hparams
-from sescore.regressor.model import LoraSettings, RegressorConfig, SEScoreRegressor, build_regressor
-from sescore.regressor.scale import OUTPUT_SCALES, to_target
-from sescore.regressor.scoring import DEFAULT_CHECKPOINT, MINILM_V2_CHECKPOINT, SEScoreScorer, sescore_scores
-from sescore.regressor.split import split_by_reference
 
-_LAZY = {
-    "SEScore": "sescore.regressor.metric",
-    "SEScoreModule": "sescore.regressor.module",
-    "SEScoreDataModule": "sescore.regressor.datamodule",
-    "ExportBest": "sescore.regressor.export",
-    "DevTauLike": "sescore.regressor.selection",
-    "fit_main": "sescore.regressor.cli",
+_EXPORTS = {
+    "sescore.functional": ("sescore_scores",),
+    "sescore.metric": ("SEScore",),
+    "sescore.regressor.checkpoint": ("CheckpointError", "export_checkpoint", "load_checkpoint", "read_hparams"),
+    "sescore.regressor.cli": ("fit_main",),
+    "sescore.regressor.datamodule": ("SEScoreDataModule",),
+    "sescore.regressor.export": ("ExportBest",),
+    "sescore.regressor.model": ("LoraSettings", "RegressorConfig", "SEScoreRegressor", "build_regressor"),
+    "sescore.regressor.module": ("SEScoreModule",),
+    "sescore.regressor.scale": ("OUTPUT_SCALES", "to_target"),
+    "sescore.regressor.selection": ("DevTauLike",),
+    "sescore.regressor.split": ("split_by_reference",),
+    "sescore.scorer": ("DEFAULT_CHECKPOINT", "MINILM_V2_CHECKPOINT", "SEScoreScorer"),
 }
-__getattr__ = lazy_exports("sescore.regressor", _LAZY)
+
+__getattr__ = lazy_exports("sescore.regressor", {name: module for module, names in _EXPORTS.items() for name in names})
+
+__all__ = sorted(name for names in _EXPORTS.values() for name in names)
 
 
-__all__ = [
-    "DEFAULT_CHECKPOINT", "MINILM_V2_CHECKPOINT", "OUTPUT_SCALES", "CheckpointError", "DevTauLike", "ExportBest", "LoraSettings",
-    "RegressorConfig", "SEScore", "SEScoreDataModule", "SEScoreModule", "SEScoreRegressor", "SEScoreScorer",
-    "build_regressor", "export_checkpoint", "fit_main", "load_checkpoint", "read_hparams", "sescore_scores",
-    "split_by_reference", "to_target",
-]
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

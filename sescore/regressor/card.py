@@ -3,6 +3,7 @@
 A checkpoint without its data, recipe and dev numbers cannot be trusted or reproduced; writing the card from
 ``hparams.yaml`` and the synthesis summary at export time means it can never disagree with the weights.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,11 +22,16 @@ def _fmt(value: Any) -> str:
 
 def _data_lines(data: dict[str, Any], model: dict[str, Any]) -> list[str]:
     """What the weights were trained on: synthesis triples or human judgments, and where training started."""
-    split = (f"{data.get('train_pairs')} training pairs, {data.get('val_pairs')} held-out pairs "
-             f"(split by reference, val_fraction {data.get('val_fraction')})")
+    split = (
+        f"{data.get('train_pairs')} training pairs, {data.get('val_pairs')} held-out pairs "
+        f"(split by reference, val_fraction {data.get('val_fraction')})"
+    )
     if data.get("judged"):
-        kind = (f"scored rows (`{data['judged_score']}`), regression" if data.get("judged_score")
-                else "relative-ranking pairs (better vs worse candidate), pairwise logistic loss")
+        kind = (
+            f"scored rows (`{data['judged_score']}`), regression"
+            if data.get("judged_score")
+            else "relative-ranking pairs (better vs worse candidate), pairwise logistic loss"
+        )
         lines = [f"- Human judgments: `{data['judged']}`, {kind}; {split}."]
     else:
         lines = [f"- Synthesis dataset: `{data.get('dataset')}`; labels: {data.get('labels', 'severity')}; {split}."]
@@ -35,10 +41,12 @@ def _data_lines(data: dict[str, Any], model: dict[str, Any]) -> list[str]:
 
 
 def _selection_line(record: dict[str, Any], data: dict[str, Any]) -> str:
-    where = (f"the dev mix `{data['dev_mix']}` ({data.get('dev_half')} half, {data.get('dev_items_per_set')} items "
-             "per set)" if data.get("dev_mix") else
-             f"`{data.get('dev_judgments')}` (`{data.get('dev_score')}`, first {data.get('dev_items')} items, "
-             f"{data.get('dev_pairs')} pairs)")
+    where = (
+        f"the dev mix `{data['dev_mix']}` ({data.get('dev_half')} half, {data.get('dev_items_per_set')} items per set)"
+        if data.get("dev_mix")
+        else f"`{data.get('dev_judgments')}` (`{data.get('dev_score')}`, first {data.get('dev_items')} items, "
+        f"{data.get('dev_pairs')} pairs)"
+    )
     return f"- Model selection: {record.get('monitor')} ({record.get('mode')}) on {where}."
 
 
@@ -77,9 +85,14 @@ def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[st
         f"Encoder `{hparams.get('encoder')}` (weight hash `{hparams.get('encoder_hash')}`, checked on load)"
         + (f" with LoRA r={lora['r']} adapters" if lora else ", fully fine-tuned")
         + f"; head {regressor.get('hidden_sizes')} over [c; r; c*r; |c-r|] of mean-pooled"
-        + (" layer-mixed" if regressor.get("layer_mix") else "") + " token states"
-        + (", plus greedy token-alignment precision/recall/F1 (BERTScore-style) with a linear skip to the output"
-           if regressor.get("alignment") else "") + ".",
+        + (" layer-mixed" if regressor.get("layer_mix") else "")
+        + " token states"
+        + (
+            ", plus greedy token-alignment precision/recall/F1 (BERTScore-style) with a linear skip to the output"
+            if regressor.get("alignment")
+            else ""
+        )
+        + ".",
         f"Weights: `{weights.get('file')}` ({size_bytes / 2**20:.1f} MB, {weights.get('contents')}, stored as "
         f"{weights.get('dtype')}); loading never unpickles.",
         f"Output: `{(hparams.get('output_scale') or {}).get('formula')}` "
@@ -88,7 +101,7 @@ def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[st
         *([f"Chosen: {note}", ""] if note else []),
         "```python",
         "from sescore import SEScoreScorer",
-        "scores = SEScoreScorer(\"<this folder>\").score(candidates, [[ref] for ref in references])",
+        'scores = SEScoreScorer("<this folder>").score(candidates, [[ref] for ref in references])',
         "```",
         "",
         "## Training data",
@@ -98,15 +111,18 @@ def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[st
         lines.append(
             f"- Weights {_fmt(interpolated.get('weight'))} of the way from `{interpolated.get('start')}` (the "
             f"run's initialisation) to `{interpolated.get('trained')}` (its trained export), WiSE-FT style: the "
-            "LoRA update is scaled, head and layer mix are averaged. Everything below describes that trained run.")
+            "LoRA update is scaled, head and layer mix are averaged. Everything below describes that trained run."
+        )
     if summary:
-        severity = (summary.get("severity") or {})
+        severity = summary.get("severity") or {}
         lines += [
             f"- Made by `train.py synthesize` with config `{summary.get('config_name')}` "
             f"(hash `{summary.get('config_hash')}`, seed {summary.get('seed')}): {summary.get('rows')} rows from "
             f"{summary.get('sentences')} sentences; minor share {_fmt(severity.get('minor_share'))}, "
             f"major share {_fmt(severity.get('major_share'))}, mean score {_fmt(summary.get('mean_score'))}.",
-            f"- Models used for synthesis: {', '.join(f'{k} = `{v}`' for k, v in (summary.get('models') or {}).items())}.",
+            "- Models used for synthesis: "
+            + ", ".join(f"{k} = `{v}`" for k, v in (summary.get("models") or {}).items())
+            + ".",
         ]
     lines += [
         _selection_line(record, data),
@@ -115,38 +131,57 @@ def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[st
         "| hyper-parameter | value |",
         "|---|---|",
     ]
-    for key in ("encoder_lr", "head_lr", "layerwise_decay", "encoder_freeze_fraction", "freeze_embeddings",
-                "weight_decay", "pair_scale", "rank_weight"):
+    for key in (
+        "encoder_lr",
+        "head_lr",
+        "layerwise_decay",
+        "encoder_freeze_fraction",
+        "freeze_embeddings",
+        "weight_decay",
+        "pair_scale",
+        "rank_weight",
+    ):
         if key in model:
             lines.append(f"| {key} | {_fmt(model[key])} |")
     # architecture from the exported regressor itself: with init_from, the run's own model arguments are unused
-    architecture = {"dropout": regressor.get("dropout"), "max_length": regressor.get("max_length"),
-                    "lora_r": (lora or {}).get("r"), "lora_alpha": (lora or {}).get("alpha"),
-                    "lora_dropout": (lora or {}).get("dropout")}
+    architecture = {
+        "dropout": regressor.get("dropout"),
+        "max_length": regressor.get("max_length"),
+        "lora_r": (lora or {}).get("r"),
+        "lora_alpha": (lora or {}).get("alpha"),
+        "lora_dropout": (lora or {}).get("dropout"),
+    }
     lines += [f"| {key} | {_fmt(value)} |" for key, value in architecture.items()]
     data_hp = record.get("data_hparams") or {}
     for key in ("batch_size", "bucket_pool", "shuffle_seed", "split_seed"):
         if key in data_hp:
             lines.append(f"| {key} | {_fmt(data_hp[key])} |")
-    lines += [
-        "",
-        "## Dev numbers at the exported step",
-        f"Selected: {record.get('selected')} at epoch {record.get('epoch')}, step {record.get('global_step')} "
-        f"({record.get('train_seconds')} s of training, world size {record.get('world_size')}, "
-        f"precision {record.get('precision')}).",
-        "",
-        "| metric | value |",
-        "|---|---|",
-    ] + [f"| {k} | {_fmt(v)} |" for k, v in sorted(metrics.items())] + [
-        "",
-        "## Limits",
-        "- English only (the encoder and the NLI model that labelled severities are English).",
-        ("- Fine-tuned on the human judgments above" if data.get("judged") else
-         "- Trained on synthetic errors in the synthesis dataset's sentences (news for the paper's recipe)")
-        + f"; long multi-sentence texts are truncated at {regressor.get('max_length')} tokens.",
-        "- The dev slice above chose this checkpoint: report results on other items or other data sets.",
-        "",
-    ]
+    lines += (
+        [
+            "",
+            "## Dev numbers at the exported step",
+            f"Selected: {record.get('selected')} at epoch {record.get('epoch')}, step {record.get('global_step')} "
+            f"({record.get('train_seconds')} s of training, world size {record.get('world_size')}, "
+            f"precision {record.get('precision')}).",
+            "",
+            "| metric | value |",
+            "|---|---|",
+        ]
+        + [f"| {k} | {_fmt(v)} |" for k, v in sorted(metrics.items())]
+        + [
+            "",
+            "## Limits",
+            "- English only (the encoder and the NLI model that labelled severities are English).",
+            (
+                "- Fine-tuned on the human judgments above"
+                if data.get("judged")
+                else "- Trained on synthetic errors in the synthesis dataset's sentences (news for the paper's recipe)"
+            )
+            + f"; long multi-sentence texts are truncated at {regressor.get('max_length')} tokens.",
+            "- The dev slice above chose this checkpoint: report results on other items or other data sets.",
+            "",
+        ]
+    )
     return "\n".join(lines)
 
 
@@ -166,16 +201,25 @@ def render_ensemble_card(members: dict[str, dict[str, Any]], note: str = "") -> 
     """Markdown card of an ensemble folder from its members' ``hparams.yaml`` contents (by sub-folder name): what
     scoring with it means, its members and why they were put together; each member's own card has its training
     facts."""
-    lines = ["# SEScore ensemble", "",
-             f"Scores with the mean of {len(members)} SEScore checkpoints' scores (each takes the best score over a "
-             "segment's references first). Scoring costs one encoder pass per member.", "",
-             "```python",
-             "from sescore import SEScoreScorer",
-             "scores = SEScoreScorer(\"<this folder>\").score(candidates, [[ref] for ref in references])",
-             "```", "", "| member | encoder | weights | model card |", "|---|---|---|---|"]
+    lines = [
+        "# SEScore ensemble",
+        "",
+        f"Scores with the mean of {len(members)} SEScore checkpoints' scores (each takes the best score over a "
+        "segment's references first). Scoring costs one encoder pass per member.",
+        "",
+        "```python",
+        "from sescore import SEScoreScorer",
+        'scores = SEScoreScorer("<this folder>").score(candidates, [[ref] for ref in references])',
+        "```",
+        "",
+        "| member | encoder | weights | model card |",
+        "|---|---|---|---|",
+    ]
     for member, hparams in members.items():
-        lines.append(f"| `{member}` | `{hparams.get('encoder')}` (hash `{hparams.get('encoder_hash')}`) | "
-                     f"{(hparams.get('weights') or {}).get('contents')} | `{member}/README.md` |")
+        lines.append(
+            f"| `{member}` | `{hparams.get('encoder')}` (hash `{hparams.get('encoder_hash')}`) | "
+            f"{(hparams.get('weights') or {}).get('contents')} | `{member}/README.md` |"
+        )
     if note:
         lines += ["", "## Why these members", note]
     return "\n".join(lines) + "\n"

@@ -6,6 +6,7 @@ LoRA runs store only the adapters, the layer mix and the head (a few MB) and reb
 which is why the encoder hash is checked on load: an adapter over different weights gives confident nonsense,
 and even a full checkpoint takes its tokenizer and architecture from that folder.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -59,13 +60,14 @@ def _plain(value: Any) -> Any:
 def export_checkpoint(regressor: SEScoreRegressor, out_dir: str | Path, record: dict[str, Any] | None = None) -> Path:
     """Write ``model.safetensors`` then ``hparams.yaml`` (last: a folder without it is not a checkpoint)."""
     import torch
-    from safetensors.torch import save_file
+
+    from nlgmetrics.weightfiles import save_weights
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / HPARAMS_NAME).unlink(missing_ok=True)
     state = {k: v.detach().to(torch.float32).contiguous().cpu() for k, v in saved_state(regressor).items()}
-    save_file(state, str(out / WEIGHTS_NAME), metadata={"format": FORMAT})
+    save_weights(state, out / WEIGHTS_NAME, metadata={"format": FORMAT})
     body = {
         "format": FORMAT,
         "model_class": MODEL_CLASS,
@@ -73,10 +75,18 @@ def export_checkpoint(regressor: SEScoreRegressor, out_dir: str | Path, record: 
         "encoder_hash": regressor.encoder_hash,
         "regressor": regressor.config.to_dict(),
         "output_scale": describe(regressor.config.output_scale),
-        "weights": {"file": WEIGHTS_NAME, "dtype": "float32",
-                    "contents": "full" if regressor.config.lora is None else "lora-adapters+head"},
-        "record": _plain({"exported": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                          "nlgmetrics": toolkit_version(), **(record or {})}),
+        "weights": {
+            "file": WEIGHTS_NAME,
+            "dtype": "float32",
+            "contents": "full" if regressor.config.lora is None else "lora-adapters+head",
+        },
+        "record": _plain(
+            {
+                "exported": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "nlgmetrics": toolkit_version(),
+                **(record or {}),
+            }
+        ),
     }
     tmp = out / f".{HPARAMS_NAME}.part"
     tmp.write_text(yaml.safe_dump(body, sort_keys=False, allow_unicode=True), encoding="utf-8")
@@ -90,12 +100,21 @@ def read_hparams(path: str | Path) -> dict[str, Any]:
     if not path.is_dir():
         raise CheckpointError(f"SEScore checkpoint {path}: no such directory")
     if (path / ENSEMBLE_NAME).is_file() and not (path / HPARAMS_NAME).is_file():
-        raise CheckpointError(f"SEScore checkpoint {path} is an ensemble ({ENSEMBLE_NAME}), not one model: score it "
-                              "with SEScoreScorer / evaluate.py --checkpoint, or load one of its member folders")
-    raw = read_format_yaml(path / HPARAMS_NAME, FORMAT, f"SEScore checkpoint {path}", CheckpointError,
-                           missing=f"no {HPARAMS_NAME} (not a checkpoint, or export was interrupted)")
+        raise CheckpointError(
+            f"SEScore checkpoint {path} is an ensemble ({ENSEMBLE_NAME}), not one model: score it "
+            "with SEScoreScorer / evaluate.py --checkpoint, or load one of its member folders"
+        )
+    raw = read_format_yaml(
+        path / HPARAMS_NAME,
+        FORMAT,
+        f"SEScore checkpoint {path}",
+        CheckpointError,
+        missing=f"no {HPARAMS_NAME} (not a checkpoint, or export was interrupted)",
+    )
     if raw.get("model_class") != MODEL_CLASS:
-        raise CheckpointError(f"SEScore checkpoint {path}: model_class {raw.get('model_class')!r}, expected {MODEL_CLASS}")
+        raise CheckpointError(
+            f"SEScore checkpoint {path}: model_class {raw.get('model_class')!r}, expected {MODEL_CLASS}"
+        )
     for key in ("encoder", "encoder_hash", "regressor", "output_scale"):
         if key not in raw:
             raise CheckpointError(f"SEScore checkpoint {path}: {HPARAMS_NAME} has no '{key}'")
@@ -172,15 +191,15 @@ def _copy_checkpoint(folder: Path, state: dict[str, Any], dest: Path, dtype: str
     (weights cast to ``dtype``, training-record paths made relative, ``note`` added to the record, model card
     rendered); returns the written hparams."""
     import torch
-    from safetensors.torch import save_file
 
+    from nlgmetrics.weightfiles import save_weights
     from sescore.regressor.card import write_model_card
 
     raw = read_hparams(folder)
     target = getattr(torch, dtype)
     stored = {k: (v.to(target) if v.is_floating_point() else v).contiguous() for k, v in state.items()}
     dest.mkdir()
-    save_file(stored, str(dest / WEIGHTS_NAME), metadata={"format": FORMAT})
+    save_weights(stored, dest / WEIGHTS_NAME, metadata={"format": FORMAT})
     raw["weights"] = {**(raw.get("weights") or {}), "file": WEIGHTS_NAME, "dtype": dtype}
     raw["record"] = _relative_paths(raw.get("record") or {}, Path.cwd().resolve())
     if note:
@@ -224,8 +243,43 @@ def pack_checkpoint(folder: str | Path, out_dir: str | Path, dtype: str = "float
     return out
 
 
-def pack_ensemble(members: list[str | Path], out_dir: str | Path, names: list[str] | None = None,
-                  note: str = "", dtype: str = "float32") -> Path:
+def pack_interpolated(
+    start: str | Path, trained: str | Path, weight: float, out_dir: str | Path, dtype: str = "float16", note: str = ""
+) -> Path:
+    """``pack_checkpoint`` of the weights ``weight`` of the way from ``start`` to ``trained``: the shipped default
+    is such a point (its run's own initialisation, half-way to the trained export, stored as float16).
+
+    Why one step: the interpolated float32 folder was only ever an intermediate; building it beside ``out_dir``
+    and packing from it gives the same weights and record as the two steps did (``interpolate_checkpoints`` then
+    ``pack_checkpoint``), and an interrupted pack leaves nothing behind. ``out_dir`` is checked before any work.
+    """
+    import shutil
+
+    from nlgmetrics.resources import refuse_shipped_output
+
+    out = Path(out_dir)
+    _check_dtype(dtype)
+    refuse_shipped_output(out, "checkpoint output")
+    if out.exists():
+        raise CheckpointError(f"SEScore checkpoint output {out} exists; choose a new folder (nothing is overwritten)")
+    if not 0.0 <= float(weight) <= 1.0:
+        raise CheckpointError(f"interpolation weight must be in [0, 1], got {weight}")
+    between = out.with_name(f".{out.name}.interpolated")
+    shutil.rmtree(between, ignore_errors=True)
+    try:
+        interpolate_checkpoints(start, trained, float(weight), between)
+        return pack_checkpoint(between, out, dtype, note)
+    finally:
+        shutil.rmtree(between, ignore_errors=True)
+
+
+def pack_ensemble(
+    members: list[str | Path],
+    out_dir: str | Path,
+    names: list[str] | None = None,
+    note: str = "",
+    dtype: str = "float32",
+) -> Path:
     """Copy checkpoint folders into one ensemble folder (``ensemble.yaml`` + one sub-folder per member).
 
     Each member is checked as a checkpoint first (format, encoder hash, readable weights) and all must share an
@@ -267,8 +321,9 @@ def pack_ensemble(members: list[str | Path], out_dir: str | Path, names: list[st
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    written = {name: _copy_checkpoint(folder, state, tmp / name, dtype)
-               for folder, state, name in zip(folders, states, names)}
+    written = {
+        name: _copy_checkpoint(folder, state, tmp / name, dtype) for folder, state, name in zip(folders, states, names)
+    }
     write_ensemble(tmp, names, note)
     (tmp / "README.md").write_text(render_ensemble_card(written, note), encoding="utf-8")
     tmp.rename(out)
@@ -284,7 +339,9 @@ def _checked_state(path: Path) -> tuple[RegressorConfig, dict[str, Any]]:
     try:
         config = RegressorConfig.from_dict(raw["regressor"])
     except (TypeError, ValueError) as error:
-        raise CheckpointError(f"SEScore checkpoint {path}: 'regressor' in {HPARAMS_NAME} is invalid ({error})") from error
+        raise CheckpointError(
+            f"SEScore checkpoint {path}: 'regressor' in {HPARAMS_NAME} is invalid ({error})"
+        ) from error
     if config.encoder != raw["encoder"]:
         raise CheckpointError(f"SEScore checkpoint {path}: 'encoder' and 'regressor.encoder' disagree")
     actual = fingerprint(resolve("encoder", config.encoder).location)
@@ -299,8 +356,9 @@ def _checked_state(path: Path) -> tuple[RegressorConfig, dict[str, Any]]:
     except FileNotFoundError as error:
         raise CheckpointError(f"SEScore checkpoint {path}: no {WEIGHTS_NAME}") from error
     except (SafetensorError, OSError) as error:
-        raise CheckpointError(f"SEScore checkpoint {path}: {WEIGHTS_NAME} is "
-                              f"{unreadable_reason(path / WEIGHTS_NAME)} ({error})") from error
+        raise CheckpointError(
+            f"SEScore checkpoint {path}: {WEIGHTS_NAME} is {unreadable_reason(path / WEIGHTS_NAME)} ({error})"
+        ) from error
     return config, state
 
 
@@ -371,8 +429,10 @@ def interpolate_states(start: dict[str, Any], trained: dict[str, Any], weight: f
             out[key] = value.clone()
         elif "lora_B" in key:
             if bool(start[key].any()):
-                raise ValueError(f"the start's adapter {key} is trained (non-zero B); interpolating two trained "
-                                 "adapters is not a rank-r adapter, start from an untrained export instead")
+                raise ValueError(
+                    f"the start's adapter {key} is trained (non-zero B); interpolating two trained "
+                    "adapters is not a rank-r adapter, start from an untrained export instead"
+                )
             out[key] = weight * value
         else:
             out[key] = (1.0 - weight) * start[key] + weight * value
@@ -385,22 +445,30 @@ def interpolate_checkpoints(start: str | Path, trained: str | Path, weight: floa
     Both must be the same architecture, else a CheckpointError names the difference. Same settings mean the same
     encoder value, and loading checks each checkpoint's stored encoder hash against those weights, so both were
     built on the same encoder weights. ``start`` should be the weights ``trained``'s run began from (the same
-    fit, seed and data; ``bench/ablate_sescore.py --interpolate own:ARM:w`` exports it): an untrained export
-    built apart scores the same (its head's last layer is zero) but its hidden head layers are another random
-    draw, which the interpolation would average into the trained head.
+    fit, seed and data, run for one step with learning rates 0: ``configs/sescore/mpnet_v2_start.yaml``): an
+    untrained export built apart scores the same (its head's last layer is zero) but its hidden head layers are
+    another random draw, which the interpolation would average into the trained head.
     """
     start, trained = Path(start), Path(trained)
     start_config, start_state = _checked_state(start)
     config, state = _checked_state(trained)
     if start_config.to_dict() != config.to_dict():
-        raise CheckpointError(f"SEScore checkpoints {start} and {trained} have different 'regressor' settings; "
-                              "only the same architecture can be interpolated")
+        raise CheckpointError(
+            f"SEScore checkpoints {start} and {trained} have different 'regressor' settings; "
+            "only the same architecture can be interpolated"
+        )
     try:
         mixed = interpolate_states(start_state, state, weight)
     except ValueError as error:
         raise CheckpointError(f"SEScore checkpoints {start} and {trained}: {error}") from error
     regressor = _fill(build_regressor(config), mixed, trained)
-    record = {"selected": f"interpolated {weight:g} of the way from {start} to {trained}",
-              "interpolated": {"start": str(start), "trained": str(trained), "weight": float(weight),
-                               "trained_record": read_hparams(trained).get("record", {})}}
+    record = {
+        "selected": f"interpolated {weight:g} of the way from {start} to {trained}",
+        "interpolated": {
+            "start": str(start),
+            "trained": str(trained),
+            "weight": float(weight),
+            "trained_record": read_hparams(trained).get("record", {}),
+        },
+    }
     return export_checkpoint(regressor.eval(), out_dir, record)

@@ -8,6 +8,7 @@ run continues with ``--ckpt_path <log dir>/resume/last.safetensors`` and the sam
 Logging: CSV by default; ``--trainer.logger pytorch_lightning.loggers.WandbLogger --trainer.logger.project P``
 for Weights & Biases (``WANDB_MODE=offline`` works without network).
 """
+
 from __future__ import annotations
 
 import sys
@@ -19,7 +20,6 @@ from pytorch_lightning.cli import LightningArgumentParser, LightningCLI
 from pytorch_lightning.plugins.io import CheckpointIO
 
 from nlgmetrics.resume import ResumeState, SafetensorsCheckpointIO
-
 from sescore.regressor.datamodule import SEScoreDataModule
 from sescore.regressor.export import ExportBest
 from sescore.regressor.module import SEScoreModule
@@ -27,7 +27,10 @@ from sescore.regressor.module import SEScoreModule
 TRAINER_DEFAULTS = {
     "enable_checkpointing": False,  # Lightning .ckpt files are pickles; ExportBest writes safetensors + YAML
     "num_sanity_val_steps": 0,
-    "logger": {"class_path": "pytorch_lightning.loggers.CSVLogger", "init_args": {"save_dir": "runs", "name": "sescore"}},
+    "logger": {
+        "class_path": "pytorch_lightning.loggers.CSVLogger",
+        "init_args": {"save_dir": "runs", "name": "sescore"},
+    },
 }
 
 

@@ -5,6 +5,7 @@ encoder. Validation has up to two loaders: the held-out synthetic pairs (``val_l
 (``val_tau_like``). Both keep rows that share texts together, longest first (``grouped_longest_first``);
 training batches are length-bucketed in a seeded order.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -39,8 +40,13 @@ def group_by_reference(records: Sequence[dict[str, Any]], group_size: int) -> li
     for reference, rows in by_reference.items():
         for start in range(0, len(rows), group_size):
             chunk = rows[start : start + group_size]
-            groups.append({"reference": reference, "candidates": [r["candidate"] for r in chunk],
-                           "scores": [r["score"] for r in chunk]})
+            groups.append(
+                {
+                    "reference": reference,
+                    "candidates": [r["candidate"] for r in chunk],
+                    "scores": [r["score"] for r in chunk],
+                }
+            )
     return groups
 
 
@@ -123,7 +129,8 @@ class SEScoreDataModule(pl.LightningDataModule):
         bucket_pool: batches pooled per length sort (1 = nearly random batches, large = nearly sorted).
         shuffle_seed: seed of the training order (and of the batch order within a pool).
         limit: keep only the first N synthetic rows (smoke runs).
-        dev_judgments: JSON Lines with human judgments for selection; None or "" disables ``val_tau_like``.
+        dev_judgments: judged rows for selection (JSON Lines, or a ``.json`` list: ``sources.read_judged_rows``;
+            schema in the documentation's "Judged data" page); None or "" disables ``val_tau_like``.
         dev_score: which ``scores`` key is the human score.
         dev_items: use the first N items of the dev file (None = all).
         dev_mix: a dev-mix YAML (``configs/devmix/default.yaml``; your own domain's sets in the same format);
@@ -166,8 +173,9 @@ class SEScoreDataModule(pl.LightningDataModule):
     ) -> None:
         super().__init__()
         if bool(dataset) == bool(judged):
-            raise ValueError("give exactly one training source: data.dataset (synthesis) or data.judged "
-                             "(human judgments)")
+            raise ValueError(
+                "give exactly one training source: data.dataset (synthesis) or data.judged (human judgments)"
+            )
         if dev_half != "select":
             raise ValueError(f"dev_half must be 'select' (the report half is for reported numbers), got {dev_half!r}")
         if batch_size < 1 or eval_batch_size < 1:
@@ -175,8 +183,10 @@ class SEScoreDataModule(pl.LightningDataModule):
         if group_variants < 0:
             raise ValueError(f"group_variants must be >= 0, got {group_variants}")
         if group_variants and judged:
-            raise ValueError("group_variants groups synthesis rows by reference; judged pairs are already ranked "
-                             "pairs (set data.group_variants 0 with data.judged)")
+            raise ValueError(
+                "group_variants groups synthesis rows by reference; judged pairs are already ranked "
+                "pairs (set data.group_variants 0 with data.judged)"
+            )
         self.save_hyperparameters()
         self.group_variants = group_variants
         self.dataset = dataset
@@ -199,58 +209,87 @@ class SEScoreDataModule(pl.LightningDataModule):
         if self.train_records or self.val_records:
             return
         if self.judged:
-            records = load_judged_pairs(self.judged, self.judged_score, self.judged_limit or self.limit,
-                                        self.shuffle_seed, self.judged_min_gap)
+            records = load_judged_pairs(
+                self.judged, self.judged_score, self.judged_limit or self.limit, self.shuffle_seed, self.judged_min_gap
+            )
         else:
             records = load_synthesis(self.dataset, self.limit, self.labels)
         train, val = split_by_reference([r["reference"] for r in records], self.val_fraction, self.split_seed)
         if not train:
-            raise ValueError(f"training data {self.dataset or self.judged}: every reference fell into validation; "
-                             f"lower val_fraction ({self.val_fraction}) or add references")
+            raise ValueError(
+                f"training data {self.dataset or self.judged}: every reference fell into validation; "
+                f"lower val_fraction ({self.val_fraction}) or add references"
+            )
         self.train_records = [records[i] for i in train]
         if self.group_variants:
             self.train_records = group_by_reference(self.train_records, self.group_variants)
         self.val_records = grouped_longest_first([records[i] for i in val])
         if self.dev_mix:
-            self.dev_records = grouped_longest_first(load_dev_mix(self.dev_mix, self.dev_half, self.dev_items_per_set,
-                                                                  max_refs=self.dev_max_refs))
+            self.dev_records = grouped_longest_first(
+                load_dev_mix(self.dev_mix, self.dev_half, self.dev_items_per_set, max_refs=self.dev_max_refs)
+            )
         elif self.dev_judgments:
-            self.dev_records = grouped_longest_first(load_dev_judgments(self.dev_judgments, self.dev_score,
-                                                                        self.dev_items))
+            self.dev_records = grouped_longest_first(
+                load_dev_judgments(self.dev_judgments, self.dev_score, self.dev_items)
+            )
         if not self.val_records and not self.dev_records:
             raise ValueError("no validation data for model selection: set val_fraction > 0 or give dev_judgments")
 
     def describe(self) -> dict[str, Any]:
         """What the data was, for the checkpoint's training record."""
         return {
-            "dataset": str(Path(self.dataset)) if self.dataset else None, "judged": self.judged,
-            "judged_score": self.judged_score, "judged_limit": self.judged_limit,
-            "dev_mix": self.dev_mix, "dev_half": self.dev_half if self.dev_mix else None,
+            "dataset": str(Path(self.dataset)) if self.dataset else None,
+            "judged": self.judged,
+            "judged_score": self.judged_score,
+            "judged_limit": self.judged_limit,
+            "dev_mix": self.dev_mix,
+            "dev_half": self.dev_half if self.dev_mix else None,
             "dev_items_per_set": self.dev_items_per_set if self.dev_mix else None,
             "train_pairs": sum(len(r.get("candidates", (r,))) for r in self.train_records),
             "train_groups": len(self.train_records) if self.group_variants else None,
-            "val_pairs": len(self.val_records), "dev_judgments": self.dev_judgments, "dev_score": self.dev_score,
-            "dev_items": self.dev_items, "dev_pairs": len(self.dev_records), "val_fraction": self.val_fraction,
-            "split_seed": self.split_seed, "labels": self.labels, "group_variants": self.group_variants,
+            "val_pairs": len(self.val_records),
+            "dev_judgments": self.dev_judgments,
+            "dev_score": self.dev_score,
+            "dev_items": self.dev_items,
+            "dev_pairs": len(self.dev_records),
+            "val_fraction": self.val_fraction,
+            "split_seed": self.split_seed,
+            "labels": self.labels,
+            "group_variants": self.group_variants,
         }
 
     def train_dataloader(self) -> DataLoader:
         generator = torch.Generator().manual_seed(self.shuffle_seed)
         sampler = LengthBucketBatchSampler(
-            RandomSampler(self.train_records, generator=generator), self.batch_size, False,
-            lengths=[_pair_length(r) for r in self.train_records], pool=self.bucket_pool, seed=self.shuffle_seed,
+            RandomSampler(self.train_records, generator=generator),
+            self.batch_size,
+            False,
+            lengths=[_pair_length(r) for r in self.train_records],
+            pool=self.bucket_pool,
+            seed=self.shuffle_seed,
         )
         # own generators everywhere: no loader draws from the global random state, so dropout after a resume
         # (nlgmetrics.resume) sees the same draws as the uninterrupted run
-        return ResumableDataLoader(self.train_records, batch_sampler=sampler, collate_fn=collate_pairs,
-                                   num_workers=self.num_workers,
-                                   generator=torch.Generator().manual_seed(self.shuffle_seed + 1))
+        return ResumableDataLoader(
+            self.train_records,
+            batch_sampler=sampler,
+            collate_fn=collate_pairs,
+            num_workers=self.num_workers,
+            generator=torch.Generator().manual_seed(self.shuffle_seed + 1),
+        )
 
     def val_dataloader(self) -> list[DataLoader]:
         loaders = []
         for records in (self.val_records, self.dev_records):
             if records:
-                loaders.append(DataLoader(records, batch_size=self.eval_batch_size, shuffle=False,
-                                          collate_fn=collate_pairs, num_workers=self.num_workers,
-                                          generator=torch.Generator().manual_seed(0)))
+                loaders.append(
+                    DataLoader(
+                        records,
+                        batch_size=self.eval_batch_size,
+                        shuffle=False,
+                        collate_fn=collate_pairs,
+                        num_workers=self.num_workers,
+                        generator=torch.Generator().manual_seed(0),
+                    )
+                )
         return loaders

@@ -3,6 +3,7 @@
 Lightning's own ``.ckpt`` files are pickles; the exported folder is what users load. Only global rank 0
 writes; every rank sees the same monitored value because the dev tau-like is computed on gathered predictions.
 """
+
 from __future__ import annotations
 
 import math
@@ -28,8 +29,13 @@ class ExportBest(pl.Callback):
         export_last: also export when training ends if nothing was exported (e.g. the monitor never appeared).
     """
 
-    def __init__(self, dirpath: str = "runs/sescore/best", monitor: str = "val_tau_like", mode: str = "max",
-                 export_last: bool = True) -> None:
+    def __init__(
+        self,
+        dirpath: str = "runs/sescore/best",
+        monitor: str = "val_tau_like",
+        mode: str = "max",
+        export_last: bool = True,
+    ) -> None:
         if mode not in ("max", "min"):
             raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
         refuse_shipped_output(dirpath, "export.dirpath")
@@ -73,14 +79,21 @@ class ExportBest(pl.Callback):
         metrics = {k: float(v) for k, v in trainer.callback_metrics.items() if getattr(v, "numel", lambda: 1)() == 1}
         datamodule = getattr(trainer, "datamodule", None)
         return {
-            "selected": why, "monitor": self.monitor, "mode": self.mode, "best": self.best,
-            "epoch": trainer.current_epoch, "global_step": trainer.global_step,
-            "metrics": metrics, "train_seconds": round(time.time() - self._started, 1),
-            "world_size": trainer.world_size, "precision": str(trainer.precision),
+            "selected": why,
+            "monitor": self.monitor,
+            "mode": self.mode,
+            "best": self.best,
+            "epoch": trainer.current_epoch,
+            "global_step": trainer.global_step,
+            "metrics": metrics,
+            "train_seconds": round(time.time() - self._started, 1),
+            "world_size": trainer.world_size,
+            "precision": str(trainer.precision),
             "model_hparams": {k: v for k, v in pl_module.hparams.items() if not k.startswith("_")},
             "data": datamodule.describe() if hasattr(datamodule, "describe") else None,
             "data_hparams": {k: v for k, v in datamodule.hparams.items() if not k.startswith("_")}
-            if datamodule is not None else None,
+            if datamodule is not None
+            else None,
         }
 
     def state_dict(self) -> dict[str, Any]:

@@ -12,6 +12,7 @@ model where BERTScore on the same encoder is, and training learns how much each 
 The encoder is always loaded fresh from its folder (never through the shared ``modelroles`` cache): training
 changes its weights and a checkpoint loads its own weights into it, which must not leak into other metrics.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
@@ -119,8 +120,11 @@ class TextStates:
     mask: torch.Tensor | None = None
 
     def rows(self, index: torch.Tensor | slice) -> "TextStates":
-        return TextStates(self.pooled[index], None if self.tokens is None else self.tokens[index],
-                          None if self.mask is None else self.mask[index])
+        return TextStates(
+            self.pooled[index],
+            None if self.tokens is None else self.tokens[index],
+            None if self.mask is None else self.mask[index],
+        )
 
 
 class ScalarMix(nn.Module):
@@ -178,12 +182,20 @@ class SEScoreRegressor(nn.Module):
     def tokenize(self, texts: Sequence[str], pad_to: int | None = None) -> dict[str, torch.Tensor]:
         """Token tensors; ``pad_to`` pads every row to that length (scoring: see ``bucketed_batches``)."""
         encoded = self.tokenizer(
-            list(texts), padding="max_length" if pad_to else True, truncation=True,
-            max_length=pad_to or self.config.max_length, return_tensors="pt",
+            list(texts),
+            padding="max_length" if pad_to else True,
+            truncation=True,
+            max_length=pad_to or self.config.max_length,
+            return_tensors="pt",
             return_special_tokens_mask=self.config.alignment,
         )
-        note_batch("SEScore texts", self.tokenizer, encoded["attention_mask"].sum(1).tolist(), self.config.max_length,
-                   list(texts))
+        note_batch(
+            "SEScore texts",
+            self.tokenizer,
+            encoded["attention_mask"].sum(1).tolist(),
+            self.config.max_length,
+            list(texts),
+        )
         return {k: v.to(self.device) for k, v in encoded.items()}
 
     def encode(self, encoded: dict[str, torch.Tensor], encoder_grad: bool = True) -> TextStates:
@@ -215,8 +227,9 @@ class SEScoreRegressor(nn.Module):
         align = greedy_alignment(cand.tokens, cand.mask, ref.tokens, ref.mask).to(features.dtype)
         return (self.head(torch.cat([features, align], dim=-1)) + self.align_skip(align)).squeeze(-1)
 
-    def forward(self, candidates: Sequence[str], references: Sequence[str], encoder_grad: bool = True,
-                distinct: bool = False) -> torch.Tensor:
+    def forward(
+        self, candidates: Sequence[str], references: Sequence[str], encoder_grad: bool = True, distinct: bool = False
+    ) -> torch.Tensor:
         """Scores [B] for text pairs; both sides go through the encoder in one call (one padded batch).
 
         ``distinct`` encodes each distinct text of the batch once. For validation: a dev batch repeats each
@@ -251,8 +264,9 @@ class SEScoreRegressor(nn.Module):
         for batch, padded in tqdm(batches, desc="SEScore encode", unit="batch", disable=not progress):
             states = self.encode(self.tokenize([texts[i] for i in batch], pad_to=padded), encoder_grad=False)
             if out is None:
-                out = torch.empty((len(texts), states.pooled.shape[-1]), dtype=states.pooled.dtype,
-                                  device=states.pooled.device)
+                out = torch.empty(
+                    (len(texts), states.pooled.shape[-1]), dtype=states.pooled.dtype, device=states.pooled.device
+                )
             out[torch.as_tensor(batch, device=states.pooled.device)] = states.pooled
             if states.tokens is not None:
                 for row, i in enumerate(batch):
@@ -273,8 +287,9 @@ def add_lora(encoder: nn.Module, lora: LoraSettings) -> nn.Module:
     """Wrap the encoder with peft LoRA; only the adapters stay trainable inside the encoder."""
     from peft import LoraConfig, get_peft_model
 
-    config = LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
-                        target_modules=lora.target_modules, bias="none")
+    config = LoraConfig(
+        r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=lora.target_modules, bias="none"
+    )
     wrapped = get_peft_model(encoder, config)
     require_attention_adapters(wrapped, lora.target_modules)
     return wrapped
@@ -296,8 +311,9 @@ def build_regressor(config: RegressorConfig) -> SEScoreRegressor:
     return SEScoreRegressor(config, encoder, tokenizer, encoder_hash)
 
 
-def _padded(tokens: Sequence[torch.Tensor], rows: np.ndarray, like: torch.Tensor,
-            length: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+def _padded(
+    tokens: Sequence[torch.Tensor], rows: np.ndarray, like: torch.Tensor, length: int | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Stack the token states of ``rows`` into [B, T, H] with a boolean mask of real tokens (T = ``length``, or
     the longest of the rows)."""
     longest = length or max(1, max(len(tokens[i]) for i in rows))
@@ -309,8 +325,9 @@ def _padded(tokens: Sequence[torch.Tensor], rows: np.ndarray, like: torch.Tensor
     return out, mask
 
 
-def _pair_batches(cand_rows: np.ndarray, ref_rows: np.ndarray, tokens: Sequence[torch.Tensor] | None,
-                  batch_size: int) -> list[tuple[np.ndarray, tuple[int, int] | None]]:
+def _pair_batches(
+    cand_rows: np.ndarray, ref_rows: np.ndarray, tokens: Sequence[torch.Tensor] | None, batch_size: int
+) -> list[tuple[np.ndarray, tuple[int, int] | None]]:
     """Pair batches whose shapes depend only on the pairs in them: with alignment, pairs are grouped by the
     bucketed token counts of both sides and padded to exactly those (see ``bucketed_batches``)."""
     from nlgmetrics.modelroles.batching import bucket_length
@@ -319,7 +336,9 @@ def _pair_batches(cand_rows: np.ndarray, ref_rows: np.ndarray, tokens: Sequence[
         order = np.arange(len(cand_rows))
         return [(order[s : s + batch_size], None) for s in range(0, len(order), batch_size)]
     cap = 1 << 30
-    keys = [(bucket_length(len(tokens[c]), cap), bucket_length(len(tokens[r]), cap)) for c, r in zip(cand_rows, ref_rows)]
+    keys = [
+        (bucket_length(len(tokens[c]), cap), bucket_length(len(tokens[r]), cap)) for c, r in zip(cand_rows, ref_rows)
+    ]
     groups: dict[tuple[int, int], list[int]] = {}
     for index, key in enumerate(keys):
         groups.setdefault(key, []).append(index)
@@ -331,8 +350,12 @@ def _pair_batches(cand_rows: np.ndarray, ref_rows: np.ndarray, tokens: Sequence[
 
 
 def scores_from_vectors(
-    regressor: SEScoreRegressor, vectors: torch.Tensor, cand_rows: np.ndarray, ref_rows: np.ndarray,
-    batch_size: int = 1024, tokens: Sequence[torch.Tensor] | None = None,
+    regressor: SEScoreRegressor,
+    vectors: torch.Tensor,
+    cand_rows: np.ndarray,
+    ref_rows: np.ndarray,
+    batch_size: int = 1024,
+    tokens: Sequence[torch.Tensor] | None = None,
 ) -> np.ndarray:
     """Head scores for pairs given by row indices into ``vectors`` (and ``tokens`` when the regressor aligns
     tokens); the head is cheap, batches keep memory flat.
@@ -366,7 +389,18 @@ def scores_from_vectors(
 
 
 __all__ = [
-    "DEFAULT_LORA_TARGETS", "LoraSettings", "RegressorConfig", "ScalarMix", "SEScoreRegressor", "add_lora",
-    "TextStates", "build_head", "build_regressor", "greedy_alignment", "load_base_encoder", "masked_mean",
-    "pair_features", "scores_from_vectors",
+    "DEFAULT_LORA_TARGETS",
+    "LoraSettings",
+    "RegressorConfig",
+    "ScalarMix",
+    "SEScoreRegressor",
+    "add_lora",
+    "TextStates",
+    "build_head",
+    "build_regressor",
+    "greedy_alignment",
+    "load_base_encoder",
+    "masked_mean",
+    "pair_features",
+    "scores_from_vectors",
 ]

@@ -4,6 +4,7 @@ All modelling lives in ``model.py`` and the optimiser recipe in ``optim.py``; th
 Lightning's loop (logging, schedules, DDP) and nothing else. Every constructor argument is a hyper-parameter
 that ``train.py fit`` exposes as ``--model.<name>``.
 """
+
 from __future__ import annotations
 
 import math
@@ -115,8 +116,9 @@ class SEScoreModule(pl.LightningModule):
             self.config = self.regressor.config
         else:
             lora = LoraSettings(lora_r, lora_alpha, lora_dropout, lora_target_modules) if lora_r else None
-            self.config = RegressorConfig(encoder, layer_mix, tuple(hidden_sizes), dropout, max_length, output_scale,
-                                          lora, alignment)
+            self.config = RegressorConfig(
+                encoder, layer_mix, tuple(hidden_sizes), dropout, max_length, output_scale, lora, alignment
+            )
             self.regressor = build_regressor(self.config)
             if layer_mix_last_logit:
                 if self.regressor.layer_mix is None:
@@ -133,13 +135,15 @@ class SEScoreModule(pl.LightningModule):
     def encoder_frozen(self) -> bool:
         return self.global_step < self.frozen_steps
 
-    def pair_loss(self, batch: dict[str, Any], encoder_grad: bool,
-                  distinct: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    def pair_loss(
+        self, batch: dict[str, Any], encoder_grad: bool, distinct: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Logistic loss and accuracy of judged pairs: both candidates in one batched pass (``distinct``:
         validation, each distinct text encoded once, see ``SEScoreRegressor.forward``)."""
         n = len(batch["better"])
-        preds = self.regressor(batch["better"] + batch["worse"], batch["reference"] * 2, encoder_grad=encoder_grad,
-                               distinct=distinct)
+        preds = self.regressor(
+            batch["better"] + batch["worse"], batch["reference"] * 2, encoder_grad=encoder_grad, distinct=distinct
+        )
         margin = preds[:n] - preds[n:]
         loss = F.softplus(-margin / self.hparams.pair_scale).mean()
         return loss, (margin > 0).float().mean()
@@ -158,8 +162,10 @@ class SEScoreModule(pl.LightningModule):
         loss = F.mse_loss(preds, target)
         if self.hparams.rank_weight > 0:
             if "group" not in batch:
-                raise ValueError("model.rank_weight > 0 needs batches of reference groups: set data.group_variants "
-                                 "(e.g. 10) so that variants of one reference share a batch")
+                raise ValueError(
+                    "model.rank_weight > 0 needs batches of reference groups: set data.group_variants "
+                    "(e.g. 10) so that variants of one reference share a batch"
+                )
             rank = within_group_rank_loss(preds, target, batch["group"].to(preds.device), self.hparams.pair_scale)
             self.log("train_mse", loss, batch_size=len(preds))
             self.log("train_rank_loss", rank, batch_size=len(preds))
@@ -180,8 +186,14 @@ class SEScoreModule(pl.LightningModule):
             self.dev_tau.update(preds, batch["row"], batch["human"], batch["item"], batch.get("set"))
         else:
             target = to_target(batch["score"].to(preds.device, preds.dtype), self.config.output_scale)
-            self.log("val_loss", F.mse_loss(preds, target), batch_size=len(preds), sync_dist=True,
-                     add_dataloader_idx=False, prog_bar=True)
+            self.log(
+                "val_loss",
+                F.mse_loss(preds, target),
+                batch_size=len(preds),
+                sync_dist=True,
+                add_dataloader_idx=False,
+                prog_bar=True,
+            )
 
     def on_validation_epoch_end(self) -> None:
         if self.dev_tau.update_called:
@@ -195,7 +207,11 @@ class SEScoreModule(pl.LightningModule):
         groups = param_groups(
             self.regressor.encoder,
             [m for m in (self.regressor.layer_mix, self.regressor.head, self.regressor.align_skip) if m is not None],
-            hp.encoder_lr, hp.head_lr, self.regressor.num_layers, hp.layerwise_decay, hp.weight_decay,
+            hp.encoder_lr,
+            hp.head_lr,
+            self.regressor.num_layers,
+            hp.layerwise_decay,
+            hp.weight_decay,
         )
         optimizer = torch.optim.AdamW(groups)
         self.frozen_steps = self._freeze_steps()

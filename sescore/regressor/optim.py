@@ -8,6 +8,7 @@
   the encoder groups, which keeps the weights exactly still and works unchanged under DDP (no parameter changes
   ``requires_grad`` after DDP has wrapped the model).
 """
+
 from __future__ import annotations
 
 import re
@@ -59,8 +60,13 @@ def param_groups(
         if parameter.requires_grad:
             by_depth.setdefault(layer_depth(name, num_layers), []).append(parameter)
     groups = [
-        {"params": params, "lr": encoder_lr * layerwise_decay ** (num_layers - depth), "weight_decay": weight_decay,
-         GROUP_KIND: "encoder", "depth": depth}
+        {
+            "params": params,
+            "lr": encoder_lr * layerwise_decay ** (num_layers - depth),
+            "weight_decay": weight_decay,
+            GROUP_KIND: "encoder",
+            "depth": depth,
+        }
         for depth, params in sorted(by_depth.items())
     ]
     head_params = [p for module in head_modules for p in module.parameters() if p.requires_grad]

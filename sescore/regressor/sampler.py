@@ -7,6 +7,7 @@ shard, and the seeded epoch order comes from whichever index sampler is plugged 
 ``random_state``/``set_random_state``/``skip_next`` let ``nlgmetrics.resume.ResumableDataLoader`` continue an
 interrupted epoch where it stopped.
 """
+
 from __future__ import annotations
 
 from typing import Any, Iterator, Sequence
@@ -22,7 +23,12 @@ class LengthBucketBatchSampler(BatchSampler):
     """
 
     def __init__(
-        self, sampler: Sampler[int], batch_size: int, drop_last: bool, lengths: Sequence[int], pool: int = 50,
+        self,
+        sampler: Sampler[int],
+        batch_size: int,
+        drop_last: bool,
+        lengths: Sequence[int],
+        pool: int = 50,
         seed: int = 0,
     ) -> None:
         super().__init__(sampler, batch_size, drop_last)

@@ -5,6 +5,7 @@ trained on in ``hparams.yaml`` and the scorer returns scores on that scale, so a
 knowing its range. ``unit`` is the default for training: targets of order 1 suit a freshly initialised linear
 output and MSE, and the map is monotone, so rankings and every Kendall statistic are identical to ``raw``.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -13,10 +14,16 @@ MIN_SCORE = -25.0
 MAX_SCORE = 0.0
 
 OUTPUT_SCALES: dict[str, dict[str, Any]] = {
-    "raw": {"range": [MIN_SCORE, MAX_SCORE], "formula": "s (sum of edit severities)",
-            "meaning": "0 = no error, -1 per minor and -5 per major error, -25 worst"},
-    "unit": {"range": [0.0, 1.0], "formula": "(25 + s) / 25",
-             "meaning": "1 = no error, 0 = the worst synthetic score (-25)"},
+    "raw": {
+        "range": [MIN_SCORE, MAX_SCORE],
+        "formula": "s (sum of edit severities)",
+        "meaning": "0 = no error, -1 per minor and -5 per major error, -25 worst",
+    },
+    "unit": {
+        "range": [0.0, 1.0],
+        "formula": "(25 + s) / 25",
+        "meaning": "1 = no error, 0 = the worst synthetic score (-25)",
+    },
 }
 
 

@@ -5,6 +5,7 @@ and its item. The states are ``cat`` lists, so torchmetrics gathers them from ev
 fine) before ``compute``; duplicates that a distributed sampler pads in are removed by row index, and several
 references of one row are reduced with max, as the scorer does. Every rank then logs the same number.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,8 +39,14 @@ class DevTauLike(Metric):
         for name in ("preds", "rows", "human", "items", "sets"):
             self.add_state(name, default=[], dist_reduce_fx="cat")
 
-    def update(self, preds: torch.Tensor, rows: torch.Tensor, human: torch.Tensor, items: torch.Tensor,
-               sets: torch.Tensor | None = None) -> None:
+    def update(
+        self,
+        preds: torch.Tensor,
+        rows: torch.Tensor,
+        human: torch.Tensor,
+        items: torch.Tensor,
+        sets: torch.Tensor | None = None,
+    ) -> None:
         if not (len(preds) == len(rows) == len(human) == len(items)):
             raise ValueError("DevTauLike.update: preds, rows, human and items differ in length")
         self.preds.append(preds.detach().double().flatten())

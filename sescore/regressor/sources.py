@@ -2,8 +2,11 @@
 
 Training rows need ``reference``, ``candidate`` and ``score`` in [-25, 0]; other columns (history, config hash)
 are ignored. Dev judgments use the shared judged-data schema: ``hyp``, ``refs``, ``scores[<key>]``, ``lp`` and
-``item_id``; each (hyp, ref) pair becomes one record that remembers its row, item and human score.
+``item_id``; each (hyp, ref) pair becomes one record that remembers its row, item and human score. Judged files are
+JSON Lines (``.jsonl``, ``.jsonl.gz``) or one JSON list of rows (``.json``, the form a small hand-written dev set
+such as the packaged ``configs/sescore/sample_dev.json`` takes); a packaged file's name works from any folder.
 """
+
 from __future__ import annotations
 
 import math
@@ -53,7 +56,12 @@ def load_synthesis(path: str | Path, limit: int | None = None, labels: str = "se
     scores = columns["score"] if labels == "severity" else [-int(n) for n in columns["num_applied"]]
     records = []
     for index, (reference, candidate, score) in enumerate(zip(columns["reference"], columns["candidate"], scores)):
-        if not isinstance(reference, str) or not reference.strip() or not isinstance(candidate, str) or not candidate.strip():
+        if (
+            not isinstance(reference, str)
+            or not reference.strip()
+            or not isinstance(candidate, str)
+            or not candidate.strip()
+        ):
             raise InputError(f"synthesis dataset {path}: row {index} has an empty reference or candidate")
         if score is None or not math.isfinite(float(score)) or not MIN_SCORE <= float(score) <= MAX_SCORE:
             raise InputError(f"synthesis dataset {path}: row {index} has score {score!r}, outside [-25, 0]")
@@ -63,9 +71,25 @@ def load_synthesis(path: str | Path, limit: int | None = None, labels: str = "se
     return records
 
 
+def read_judged_rows(path: str | Path, what: str) -> list[dict]:
+    """The rows of a judged file: JSON Lines (``.jsonl``, ``.jsonl.gz``) or a JSON list of row objects (``.json``).
+
+    Why both: the shared data is JSON Lines, but a dev set shipped inside the package cannot be (tracked ``.jsonl``
+    files are refused), and a hand-written set of a few dozen rows reads better as one indented list. A name that
+    is not a file is looked up among the packaged configs (``configs/sescore/sample_dev.json``), like ``--config``.
+    """
+    from nlgmetrics.resources import config_path
+
+    try:
+        path = config_path(path)
+    except FileNotFoundError:
+        path = Path(path)  # the reader below reports the missing file in its own words
+    return read_jsonl(path, what)  # JSON Lines, or a .json list of rows
+
+
 def load_dev_judgments(path: str | Path, score_key: str = "mqm", items: int | None = None) -> list[dict[str, Any]]:
     """One record per (hyp, ref) pair of the first ``items`` items: {candidate, reference, row, item, human}."""
-    return dev_records(first_items(read_jsonl(path, "dev judgments"), items), score_key, f"dev judgments {path}")
+    return dev_records(first_items(read_judged_rows(path, "dev judgments"), items), score_key, f"dev judgments {path}")
 
 
 def dev_records(rows: list[dict], score_key: str, what: str, max_refs: int | None = None) -> list[dict[str, Any]]:
@@ -83,12 +107,25 @@ def dev_records(rows: list[dict], score_key: str, what: str, max_refs: int | Non
             raise InputError(f"{where}: human score {human!r} is not a number")
         hyp, refs = row.get("hyp"), row.get("refs")
         refs = [refs] if isinstance(refs, str) else refs
-        if not isinstance(hyp, str) or not isinstance(refs, list) or not refs or not all(isinstance(r, str) for r in refs):
+        if (
+            not isinstance(hyp, str)
+            or not isinstance(refs, list)
+            or not refs
+            or not all(isinstance(r, str) for r in refs)
+        ):
             raise InputError(f"{where}: needs a 'hyp' string and a non-empty 'refs' list")
         item = item_ids.setdefault((row.get("lp"), row.get("item_id")), len(item_ids))
         for reference in refs[:max_refs]:
-            records.append({"candidate": hyp, "reference": reference, "row": row_index, "item": item,
-                            "human": float(human), "set": 0})
+            records.append(
+                {
+                    "candidate": hyp,
+                    "reference": reference,
+                    "row": row_index,
+                    "item": item,
+                    "human": float(human),
+                    "set": 0,
+                }
+            )
     return records
 
 
@@ -96,26 +133,34 @@ def _text(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def load_judged_pairs(path: str | Path, score_key: str | None = None, limit: int | None = None, seed: int = 13,
-                      min_gap: float = 0.0) -> list[dict[str, Any]]:
+def load_judged_pairs(
+    path: str | Path, score_key: str | None = None, limit: int | None = None, seed: int = 13, min_gap: float = 0.0
+) -> list[dict[str, Any]]:
     """Records {reference, better, worse} from human judgments, for fine-tuning on them (what COMET does).
 
-    Two layouts: WMT DARR relative-ranking pairs (``better{hyp}``, ``worse{hyp}``, ``refs``; .jsonl or .jsonl.gz)
-    and scored rows in the shared schema (``hyp``, ``refs``, ``scores[score_key]``), which become every pair of
-    systems of one item whose human scores differ by more than ``min_gap``. ``limit`` keeps a seeded random
-    subset of pairs (the DARR file is ordered by language pair, so a prefix would be one language).
+    Two layouts (in any form ``read_judged_rows`` reads): WMT DARR relative-ranking pairs (``better{hyp}``,
+    ``worse{hyp}``, ``refs``) and scored rows in the shared schema (``hyp``, ``refs``, ``scores[score_key]``), which
+    become every pair of systems of one item whose human scores differ by more than ``min_gap``. ``limit`` keeps a
+    seeded random subset of pairs (the DARR file is ordered by language pair, so a prefix would be one language).
     """
     import random
     from collections import defaultdict
 
-    rows = read_jsonl(path, "judged data")
+    rows = read_judged_rows(path, "judged data")
     records: list[dict[str, Any]] = []
     if "better" in rows[0]:
         for number, row in enumerate(rows, 1):
             better, worse, refs = row.get("better") or {}, row.get("worse") or {}, row.get("refs")
             refs = [refs] if isinstance(refs, str) else refs
-            if not (isinstance(better, dict) and isinstance(worse, dict) and _text(better.get("hyp"))
-                    and _text(worse.get("hyp")) and isinstance(refs, list) and refs and _text(refs[0])):
+            if not (
+                isinstance(better, dict)
+                and isinstance(worse, dict)
+                and _text(better.get("hyp"))
+                and _text(worse.get("hyp"))
+                and isinstance(refs, list)
+                and refs
+                and _text(refs[0])
+            ):
                 raise InputError(f"judged data {path}: row {number} needs better.hyp, worse.hyp and refs")
             records.append({"reference": refs[0], "better": better["hyp"], "worse": worse["hyp"]})
     else:
@@ -133,7 +178,7 @@ def load_judged_pairs(path: str | Path, score_key: str | None = None, limit: int
             groups[(row.get("lp"), row.get("item_id"))].append({"hyp": row["hyp"], "ref": refs[0], "s": float(score)})
         for group in groups.values():
             for i, a in enumerate(group):
-                for b in group[i + 1:]:
+                for b in group[i + 1 :]:
                     if abs(a["s"] - b["s"]) > min_gap and a["hyp"] != b["hyp"]:
                         hi, lo = (a, b) if a["s"] > b["s"] else (b, a)
                         records.append({"reference": hi["ref"], "better": hi["hyp"], "worse": lo["hyp"]})
@@ -145,8 +190,13 @@ def load_judged_pairs(path: str | Path, score_key: str | None = None, limit: int
     return records
 
 
-def load_dev_mix(mix: str | Path, half: str = "select", items_per_set: int | None = 40,
-                 data_root: str | Path | None = None, max_refs: int | None = 2) -> list[dict[str, Any]]:
+def load_dev_mix(
+    mix: str | Path,
+    half: str = "select",
+    items_per_set: int | None = 40,
+    data_root: str | Path | None = None,
+    max_refs: int | None = 2,
+) -> list[dict[str, Any]]:
     """Dev records of every set of a dev mix (``nlgmetrics.metaeval.devmix``), each tagged with its set, so
     selection takes the mean tau-like over sets instead of trusting one domain's slice."""
     from nlgmetrics.metaeval.devmix import mix_sets

@@ -4,6 +4,7 @@ Variants of a reference share most of their words, so a random row split lets va
 memorising references. The side is a pure function of (seed, reference text) through a keyed BLAKE2 hash,
 not Python's per-process ``hash``: every run, process and DDP rank agrees on it without communicating.
 """
+
 from __future__ import annotations
 
 import hashlib

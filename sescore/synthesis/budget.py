@@ -10,6 +10,7 @@ edit or not) and a flag per gap between tokens (a deletion happened here). ``bud
 the number of consecutive untouched tokens starting at each position without crossing an earlier edit.
 The table is immutable; every operation returns a new one, which makes it trivial to property-test.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -7,6 +7,7 @@ takes the weaker direction of the bidirectional entailment (as labelling does), 
 best separates the two groups (balanced accuracy, then the widest margin). The result is written into the
 config's ``severity`` block, with a record of which NLI model (and weight hash) it holds for.
 """
+
 from __future__ import annotations
 
 import json
@@ -98,8 +99,11 @@ def calibrate(nli: Any, pairs: Sequence[CalibrationPair], mode: str = "absolute"
             continue
         minor_kind = kind in MINOR_KINDS
         hits = [(scores[i] > threshold) == minor_kind for i in chosen]
-        per_kind[kind] = {"pairs": len(chosen), "hit_rate": round(float(np.mean(hits)), 4),
-                          "mean_score": round(float(np.mean(scores[chosen])), 4)}
+        per_kind[kind] = {
+            "pairs": len(chosen),
+            "hit_rate": round(float(np.mean(hits)), 4),
+            "mean_score": round(float(np.mean(scores[chosen])), 4),
+        }
     paper = 0.9 if mode == "absolute" else None
     report = {
         "nli": getattr(nli, "spec", "?"),
@@ -130,10 +134,24 @@ def write_threshold(config_path: str | Path, report: dict) -> None:
         start = next(i for i, line in enumerate(lines) if re.match(r"^severity:\s*(#.*)?$", line))
     except StopIteration:
         raise ValueError(f"{path}: no top-level 'severity:' block to write the threshold into") from None
-    end = next((i for i in range(start + 1, len(lines)) if lines[i] and not lines[i][0].isspace() and not lines[i].startswith("#")), len(lines))
+    end = next(
+        (
+            i
+            for i in range(start + 1, len(lines))
+            if lines[i] and not lines[i][0].isspace() and not lines[i].startswith("#")
+        ),
+        len(lines),
+    )
     indent = "  "
-    record = {k: report[k] for k in ("nli", "nli_hash", "mode", "balanced_accuracy", "minor_hit_rate", "major_hit_rate", "pairs")}
-    values = {"threshold": str(report["threshold"]), "mode": report["mode"], "calibration": json.dumps(record, sort_keys=True)}
+    record = {
+        k: report[k]
+        for k in ("nli", "nli_hash", "mode", "balanced_accuracy", "minor_hit_rate", "major_hit_rate", "pairs")
+    }
+    values = {
+        "threshold": str(report["threshold"]),
+        "mode": report["mode"],
+        "calibration": json.dumps(record, sort_keys=True),
+    }
     for key, value in values.items():
         pattern = re.compile(rf"^(\s+){key}:[^#]*?(\s+#.*)?$")
         found = next((i for i in range(start + 1, end) if pattern.match(lines[i])), None)

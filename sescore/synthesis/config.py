@@ -4,13 +4,16 @@ The original hid these constants in code (Poisson rates, top-4, operation weight
 values with the paper's choices as defaults, validated at load time with errors that name the offending key,
 and hashed so that every generated row says which recipe made it.
 """
+
 from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, fields, is_dataclass, replace
+from dataclasses import asdict, dataclass, field, is_dataclass, replace
 from pathlib import Path
 from typing import Any
+
+from nlgmetrics.recipes import RecipeError, load_recipe
 
 # edit kinds of the operation mix: which operation, and which filler supplies new words
 EDIT_KINDS: dict[str, tuple[str, str | None]] = {
@@ -24,21 +27,22 @@ EDIT_KINDS: dict[str, tuple[str, str | None]] = {
 # rule edits (beyond the paper): errors real systems make, written by nlgmetrics.perturb's pure functions and
 # spaCy instead of a language model; the span they touched is found after the fact (sescore/synthesis/rules.py)
 RULE_PERTURBATIONS: dict[str, str] = {
-    "rule_negation": "menli_negation",          # negation added to / removed from a verb
-    "rule_number": "menli_number",              # wrong numbers
-    "rule_name": "menli_name",                  # wrong person name
-    "rule_noun": "menli_noun_mismatch",         # mistranslated word: a noun replaced by another noun
-    "rule_verb": "menli_verb_mismatch",         # ... a verb by another verb, same inflection
+    "rule_negation": "menli_negation",  # negation added to / removed from a verb
+    "rule_number": "menli_number",  # wrong numbers
+    "rule_name": "menli_name",  # wrong person name
+    "rule_noun": "menli_noun_mismatch",  # mistranslated word: a noun replaced by another noun
+    "rule_verb": "menli_verb_mismatch",  # ... a verb by another verb, same inflection
     "rule_adjective": "menli_adjective_mismatch",
-    "rule_pronoun": "menli_pronoun",            # he -> she, their -> his
-    "rule_agreement": "menli_subject_verb",     # subject-verb disagreement (fluency)
+    "rule_pronoun": "menli_pronoun",  # he -> she, their -> his
+    "rule_agreement": "menli_subject_verb",  # subject-verb disagreement (fluency)
 }
 EDIT_KINDS.update({kind: ("rule", None) for kind in RULE_PERTURBATIONS})
 FILLER_ROLES = ("masked_lm", "seq2seq", "causal_lm")
 
 
-class ConfigError(ValueError):
-    """A synthesis config is malformed; the message names the key."""
+# A malformed synthesis config: the toolkit's one recipe error (unknown keys, unreadable files) under the name
+# this package has always raised and caught; ``validate`` raises it for bad values. The message names the key.
+ConfigError = RecipeError
 
 
 @dataclass(frozen=True)
@@ -102,12 +106,16 @@ class SynthesisConfig:
     num_edits_lambda: float = 1.5  # authors' code default; their released checkpoints used 0.5
     retry_rejected: int = 0  # extra draws after a rejected draw (0 = the original: the step makes no edit)
     mix_single_edit: dict[str, float] = field(
-        default_factory=lambda: {"seq2seq_insert": 4, "seq2seq_replace": 4, "mlm_insert": 1, "mlm_replace": 1,
-                                 "swap": 0, "delete": 1}
+        default_factory=lambda: {
+            "seq2seq_insert": 4,
+            "seq2seq_replace": 4,
+            "mlm_insert": 1,
+            "mlm_replace": 1,
+            "swap": 0,
+            "delete": 1,
+        }
     )
-    mix_multi_edit: dict[str, float] = field(
-        default_factory=lambda: {"mlm_insert": 1, "mlm_replace": 1, "delete": 1}
-    )
+    mix_multi_edit: dict[str, float] = field(default_factory=lambda: {"mlm_insert": 1, "mlm_replace": 1, "delete": 1})
     seq2seq_max_step: int = 1  # seq2seq edits only at steps <= this
     delete_span: SpanLength = SpanLength(1, 4, 1.5)
     seq2seq_span: SpanLength = SpanLength(1, 6, 1.5)  # replaced span; also the words a causal stand-in inserts
@@ -143,37 +151,27 @@ class SynthesisConfig:
 
     def rule_kinds_in_use(self) -> list[str]:
         """Rule edit kinds with non-zero weight in either mix (none: no spaCy or lexicon is loaded)."""
-        return sorted({k for mix in (self.mix_single_edit, self.mix_multi_edit) for k, w in mix.items()
-                       if w > 0 and k in RULE_PERTURBATIONS})
+        return sorted(
+            {
+                k
+                for mix in (self.mix_single_edit, self.mix_multi_edit)
+                for k, w in mix.items()
+                if w > 0 and k in RULE_PERTURBATIONS
+            }
+        )
 
 
 # sections whose default is null (absent from older recipes) but that are built like the others when given
-_OPTIONAL_SECTIONS: dict[tuple[type, str], type] = {(SynthesisConfig, "rules"): RulesConfig}
+_OPTIONAL_SECTIONS: dict[str, type] = {"rules": RulesConfig}
 
 
 def to_dict(config: Any) -> dict[str, Any]:
     return asdict(config) if is_dataclass(config) else dict(config)
 
 
-def _build(cls: type, raw: Any, where: str) -> Any:
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: expected a mapping, got {type(raw).__name__}")
-    known = {f.name: f for f in fields(cls)}
-    unknown = sorted(set(raw) - set(known))
-    if unknown:
-        raise ConfigError(f"{where}: unknown keys {unknown}; known: {sorted(known)}")
-    values = {}
-    for key, value in raw.items():
-        default = getattr(cls(), key) if cls is not SynthesisConfig else getattr(SynthesisConfig(), key)
-        section = type(default) if is_dataclass(default) else _OPTIONAL_SECTIONS.get((cls, key))
-        if section is not None and value is not None:
-            value = _build(section, value, f"{where}.{key}")
-        values[key] = value
-    return cls(**values)
-
-
 def validate(config: SynthesisConfig) -> SynthesisConfig:
     """Raise ConfigError naming the first bad value; return the config unchanged."""
+
     def need(ok: bool, message: str) -> None:
         if not ok:
             raise ConfigError(f"config '{config.name}': {message}")
@@ -191,8 +189,11 @@ def validate(config: SynthesisConfig) -> SynthesisConfig:
         need(all(float(w) >= 0 for w in mix.values()), f"{name}: weights must be >= 0")
         need(sum(float(w) for w in mix.values()) > 0, f"{name}: at least one weight must be > 0")
     if config.rule_kinds_in_use():
-        need(config.rules is not None, f"the mixes use rule edits {config.rule_kinds_in_use()}; add a 'rules:' "
-             "section (e.g. rules: {max_span: 6})")
+        need(
+            config.rules is not None,
+            f"the mixes use rule edits {config.rule_kinds_in_use()}; add a 'rules:' "
+            "section (e.g. rules: {max_span: 6})",
+        )
     if config.rules is not None:
         need(config.rules.max_span >= 1, f"rules.max_span must be >= 1, got {config.rules.max_span}")
         need(config.rules.lexicon_names >= 1, f"rules.lexicon_names must be >= 1, got {config.rules.lexicon_names}")
@@ -202,8 +203,10 @@ def validate(config: SynthesisConfig) -> SynthesisConfig:
         need(span.poisson_lambda is None or span.poisson_lambda >= 0, f"{name}: poisson_lambda must be >= 0")
     for name, filler in (("mlm", config.mlm), ("seq2seq", config.seq2seq)):
         need(filler.role in FILLER_ROLES, f"{name}.role must be one of {FILLER_ROLES}, got '{filler.role}'")
-        need(name != "seq2seq" or filler.role != "masked_lm",
-             "seq2seq.role cannot be masked_lm: a masked LM fills one token, not a span")
+        need(
+            name != "seq2seq" or filler.role != "masked_lm",
+            "seq2seq.role cannot be masked_lm: a masked LM fills one token, not a span",
+        )
         need(filler.top_k >= 1, f"{name}.top_k must be >= 1")
         need(filler.pick in ("uniform", "proportional"), f"{name}.pick must be uniform or proportional")
         need(filler.max_tokens >= 8, f"{name}.max_tokens must be >= 8")
@@ -219,27 +222,29 @@ def validate(config: SynthesisConfig) -> SynthesisConfig:
     need(config.sentences_per_call >= 1, "sentences_per_call must be >= 1")
     need(config.long_lines in ("truncate", "skip"), f"long_lines must be truncate or skip, got '{config.long_lines}'")
     need(config.bad_utf8 in ("error", "skip"), f"bad_utf8 must be error or skip, got '{config.bad_utf8}'")
-    need(config.block_size >= 1 and config.block_size % config.sentences_per_call == 0,
-         f"block_size ({config.block_size}) must be a positive multiple of sentences_per_call "
-         f"({config.sentences_per_call}) so that blocks never split a model-call group")
+    need(
+        config.block_size >= 1 and config.block_size % config.sentences_per_call == 0,
+        f"block_size ({config.block_size}) must be a positive multiple of sentences_per_call "
+        f"({config.sentences_per_call}) so that blocks never split a model-call group",
+    )
     return config
 
 
 def load_config(path: str | Path, overrides: dict[str, Any] | None = None) -> SynthesisConfig:
-    """Read a YAML recipe; ``overrides`` (e.g. from the command line) win over the file."""
-    import yaml
+    """Read and validate a YAML recipe.
 
-    from nlgmetrics.resources import config_path
+    Args:
+        path: the recipe file, or a packaged recipe's name (``sescore/offline_en.yaml``).
+        overrides: top-level values (e.g. from the command line) that win over the file; None means "not given".
 
-    try:
-        path = config_path(path)
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError as error:
-        raise ConfigError(f"config file not found: {path}") from error
-    except yaml.YAMLError as error:
-        raise ConfigError(f"config file {path} is not valid YAML: {error}") from error
-    raw.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return validate(_build(SynthesisConfig, raw, str(path)))
+    Returns:
+        The validated config; any problem is a ``ConfigError`` naming the file or the key.
+    """
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    config = load_recipe(
+        SynthesisConfig, path, given, label="SEScore synthesis recipe", optional_sections=_OPTIONAL_SECTIONS
+    )
+    return validate(config)
 
 
 def with_overrides(config: SynthesisConfig, **changes: Any) -> SynthesisConfig:
@@ -248,7 +253,17 @@ def with_overrides(config: SynthesisConfig, **changes: Any) -> SynthesisConfig:
 
 
 __all__ = [
-    "EDIT_KINDS", "FILLER_ROLES", "RULE_PERTURBATIONS", "ConfigError", "FillerConfig", "RulesConfig", "SeverityConfig",
-    "SpanLength", "SynthesisConfig",
-    "load_config", "to_dict", "validate", "with_overrides",
+    "EDIT_KINDS",
+    "FILLER_ROLES",
+    "RULE_PERTURBATIONS",
+    "ConfigError",
+    "FillerConfig",
+    "RulesConfig",
+    "SeverityConfig",
+    "SpanLength",
+    "SynthesisConfig",
+    "load_config",
+    "to_dict",
+    "validate",
+    "with_overrides",
 ]

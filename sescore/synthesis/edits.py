@@ -3,6 +3,7 @@
 Spacing rule for new or moved material: a word is written with a space before it, closing punctuation is
 attached to what precedes it; untouched tokens keep their own spacing except the one right after new material.
 """
+
 from __future__ import annotations
 
 from sescore.synthesis.tokens import Token, is_closing_punctuation

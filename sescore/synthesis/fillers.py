@@ -11,6 +11,7 @@ Every filler receives all requests of a step at once (batched across sentences, 
 restored) and draws its random picks from a generator seeded per request, so a fill never depends on which
 other requests shared its batch. Inputs are padded by hand; shared tokenizers are never mutated.
 """
+
 from __future__ import annotations
 
 import unicodedata
@@ -49,6 +50,7 @@ class Filler(Protocol):
 
 
 # ---------------------------------------------------------------- pure helpers (tested without models)
+
 
 def pick_token(candidate_ids: np.ndarray, candidate_logits: np.ndarray, u: float, pick: str) -> int:
     """Choose one of the top-k candidates with one uniform ``u``.
@@ -89,7 +91,11 @@ def allowed_token_mask(tokenizer: Any, whole_words: bool) -> tuple[np.ndarray, n
     for index, (piece, text) in enumerate(zip(pieces, texts)):
         if piece is None or index in special:
             continue
-        if not text.strip() or "\ufffd" in text or any(unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs") for ch in text):
+        if (
+            not text.strip()
+            or "\ufffd" in text
+            or any(unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs") for ch in text)
+        ):
             continue  # empty, broken bytes, control characters (newlines, zero-width ...)
         anywhere[index] = True
         first[index] = (not whole_words) or starts(piece) or _is_punctuation(text.strip())
@@ -222,7 +228,9 @@ class MaskedLMFiller(_ModelFiller):
         for batch in _length_order([len(e) for e in encoded], self.config.batch_size):
             ids, attention = _pad([encoded[i] for i in batch], self.tokenizer.pad_token_id or 0, left=False)
             with clock.measure(f"fill:{self.role}"), torch.inference_mode():
-                logits = self.model(input_ids=ids.to(self.model.device), attention_mask=attention.to(self.model.device)).logits
+                logits = self.model(
+                    input_ids=ids.to(self.model.device), attention_mask=attention.to(self.model.device)
+                ).logits
             logits = logits.float().cpu()
             for row, index in enumerate(batch):
                 where = (ids[row] == mask_id).nonzero()
@@ -273,15 +281,20 @@ class Seq2SeqFiller(_ModelFiller):
         start_id = self.lang_id if self.lang_id is not None else self.model.config.decoder_start_token_id
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
         generation = GenerationConfig(
-            max_new_tokens=config.max_new_tokens, min_new_tokens=config.min_new_tokens, num_beams=config.num_beams,
+            max_new_tokens=config.max_new_tokens,
+            min_new_tokens=config.min_new_tokens,
+            num_beams=config.num_beams,
             do_sample=False,
-            decoder_start_token_id=start_id, eos_token_id=self.tokenizer.eos_token_id, pad_token_id=pad_id,
+            decoder_start_token_id=start_id,
+            eos_token_id=self.tokenizer.eos_token_id,
+            pad_token_id=pad_id,
         )
         for batch in _length_order([len(e) for e in encoded], config.batch_size):
             ids, attention = _pad([encoded[i] for i in batch], pad_id, left=False)
             with clock.measure(f"fill:{self.role}"), torch.inference_mode():
                 generated = self.model.generate(
-                    input_ids=ids.to(self.model.device), attention_mask=attention.to(self.model.device),
+                    input_ids=ids.to(self.model.device),
+                    attention_mask=attention.to(self.model.device),
                     generation_config=generation,
                 )
             texts = self.tokenizer.batch_decode(generated.cpu(), skip_special_tokens=True)
@@ -302,12 +315,14 @@ class CausalLMFiller(_ModelFiller):
         tok = self.tokenizer
         # a document separator as the first context token: GPT-2 family <|endoftext|>, else BOS/EOS
         separator = tok.get_vocab().get("<|endoftext|>")
-        self.start_id = next((i for i in (separator, tok.bos_token_id, tok.eos_token_id, tok.pad_token_id) if i is not None), 0)
+        self.start_id = next(
+            (i for i in (separator, tok.bos_token_id, tok.eos_token_id, tok.pad_token_id) if i is not None), 0
+        )
         self.pad_id = tok.pad_token_id if tok.pad_token_id is not None else self.start_id
         self.keeps_last = "logits_to_keep" in inspect.signature(self.model.forward).parameters
 
     def _ids(self, text: str) -> list[int]:
-        return ([self.start_id] + (self.tokenizer(text, add_special_tokens=False)["input_ids"] if text else []))
+        return [self.start_id] + (self.tokenizer(text, add_special_tokens=False)["input_ids"] if text else [])
 
     def fill(self, requests: Sequence[FillRequest], clock: Stopwatch | None = None) -> list[str]:
         clock = clock or Stopwatch()
@@ -359,7 +374,9 @@ class CausalLMFiller(_ModelFiller):
                     cols.append(len(prompts[index]) - 1)
                     owners.append(index)
             with clock.measure(f"fill:{self.role}"), torch.inference_mode():
-                hidden = base(input_ids=ids.to(self.model.device), attention_mask=attention.to(self.model.device)).last_hidden_state
+                hidden = base(
+                    input_ids=ids.to(self.model.device), attention_mask=attention.to(self.model.device)
+                ).last_hidden_state
                 where = (torch.tensor(rows, device=hidden.device), torch.tensor(cols, device=hidden.device))
                 logits = head(hidden[where]).float().cpu()
             for logit_row, index in zip(logits, owners):
@@ -386,8 +403,11 @@ class CausalLMFiller(_ModelFiller):
         for step in range(steps):
             with clock.measure(f"fill:{self.role}"), torch.inference_mode():
                 result = self.model(
-                    input_ids=step_ids, attention_mask=attention, position_ids=step_positions,
-                    **with_cache(self.model, past), **extra,
+                    input_ids=step_ids,
+                    attention_mask=attention,
+                    position_ids=step_positions,
+                    **with_cache(self.model, past),
+                    **extra,
                 )
             past = returned_cache(result)
             logits = result.logits[:, -1].float().cpu()
@@ -422,6 +442,14 @@ def build_filler(config: FillerConfig, device: str | None = None) -> Filler:
 
 
 __all__ = [
-    "CausalLMFiller", "FillRequest", "Filler", "MaskedLMFiller", "Seq2SeqFiller", "allowed_token_mask",
-    "build_filler", "extract_infill", "first_words", "pick_token",
+    "CausalLMFiller",
+    "FillRequest",
+    "Filler",
+    "MaskedLMFiller",
+    "Seq2SeqFiller",
+    "allowed_token_mask",
+    "build_filler",
+    "extract_infill",
+    "first_words",
+    "pick_token",
 ]

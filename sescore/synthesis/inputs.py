@@ -8,6 +8,7 @@
 - an empty file, or one with no usable line: a clear error.
 A sentence keeps its 0-based line number as its index, so limits and shards never renumber anything.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -50,7 +51,8 @@ def read_sentences(path: str | Path, bad_utf8: str = "error") -> tuple[list[Sent
         except UnicodeDecodeError as error:
             if bad_utf8 == "error":
                 raise InputError(
-                    f"{path}:{number + 1}: not valid UTF-8 (byte 0x{raw[error.start]:02x} at column {error.start + 1}); "
+                    f"{path}:{number + 1}: not valid UTF-8 (byte 0x{raw[error.start]:02x} at column "
+                    f"{error.start + 1}); "
                     "re-encode the file or set bad_utf8: skip"
                 ) from None
             report.bad_utf8_skipped += 1
@@ -126,7 +128,9 @@ def cap_lengths(
 
 
 def mix_domains(
-    sources: Sequence[Sequence[str]], take: int | None = None, min_words: int = 4,
+    sources: Sequence[Sequence[str]],
+    take: int | None = None,
+    min_words: int = 4,
     split: Callable[[Sequence[str]], list[list[str]]] | None = None,
 ) -> list[str]:
     """One synthesis input from several domains: sentences interleaved round-robin across sources.

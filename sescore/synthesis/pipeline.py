@@ -5,6 +5,7 @@ each filler in one batched call, and the severities of all changed variants go t
 call. A group's model calls depend only on the group's sentences and the config, never on the block, shard or
 resume point it is processed in, so floating-point batch effects cannot make two runs differ.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -62,9 +63,18 @@ class _Variant:
 
 def _step_record(step: int, kind: str, edit: PlannedEdit | None, role: str | None, status: str, text: str) -> dict:
     return {
-        "step": step, "kind": kind, "operation": edit.operation if edit else None, "filler": role,
-        "start": edit.start if edit else None, "length": edit.length if edit else None, "new_length": None,
-        "status": status, "severity": 0, "p_entail_forward": None, "p_entail_backward": None, "text": text,
+        "step": step,
+        "kind": kind,
+        "operation": edit.operation if edit else None,
+        "filler": role,
+        "start": edit.start if edit else None,
+        "length": edit.length if edit else None,
+        "new_length": None,
+        "status": status,
+        "severity": 0,
+        "p_entail_forward": None,
+        "p_entail_backward": None,
+        "text": text,
     }
 
 
@@ -81,8 +91,17 @@ def synthesize_group(
         tokens = split_tokens(sentence.text)
         for v in range(config.variants):
             rng = variant_rng(config.seed, sentence.index, v)
-            variants.append(_Variant(sentence, v, rng, draw_num_edits(rng, config), tokens,
-                                     BudgetTable.fresh(len(tokens)), [sentence.text]))
+            variants.append(
+                _Variant(
+                    sentence,
+                    v,
+                    rng,
+                    draw_num_edits(rng, config),
+                    tokens,
+                    BudgetTable.fresh(len(tokens)),
+                    [sentence.text],
+                )
+            )
     self_entailment: dict[int, float] = {}
     if config.severity.mode == "ratio":
         texts = [s.text for s in sentences]
@@ -132,23 +151,28 @@ def synthesize_group(
     rows = []
     for v in variants:
         statuses = [h["status"] for h in v.history]
-        rows.append({
-            "sentence_index": v.sentence.index,
-            "variant_index": v.variant,
-            "reference": v.sentence.text,
-            "candidate": v.versions[-1],
-            "score": int(sum(h["severity"] for h in v.history)),
-            "num_planned": v.num_edits,
-            "num_applied": statuses.count("applied"),
-            "history": v.history,
-            "reference_self_entailment": self_entailment.get(v.sentence.index),
-            "config_hash": config_hash,
-        })
+        rows.append(
+            {
+                "sentence_index": v.sentence.index,
+                "variant_index": v.variant,
+                "reference": v.sentence.text,
+                "candidate": v.versions[-1],
+                "score": int(sum(h["severity"] for h in v.history)),
+                "num_planned": v.num_edits,
+                "num_applied": statuses.count("applied"),
+                "history": v.history,
+                "reference_self_entailment": self_entailment.get(v.sentence.index),
+                "config_hash": config_hash,
+            }
+        )
     return rows
 
 
 def _resolve_rules(
-    edits: list[tuple[_Variant, PlannedEdit]], models: SynthesisModels, config: SynthesisConfig, step: int,
+    edits: list[tuple[_Variant, PlannedEdit]],
+    models: SynthesisModels,
+    config: SynthesisConfig,
+    step: int,
     clock: Stopwatch,
 ) -> tuple[list[tuple[_Variant, PlannedEdit]], dict[int, list[Token]]]:
     """Run the drawn rule edits (one spaCy pass); keep those the budget table accepts as ordinary edits.
@@ -162,8 +186,13 @@ def _resolve_rules(
     if models.rules is None or config.rules is None:
         raise ValueError("rule edits need models.rules (spaCy + lexicon) and a 'rules:' config section")
     with clock.measure("rules"):
-        made = rule_edits([edits[i][1].kind for i in rule_positions], [edits[i][0].tokens for i in rule_positions],
-                          [edits[i][1].fill_seed for i in rule_positions], models.rules, config.rules.max_span)
+        made = rule_edits(
+            [edits[i][1].kind for i in rule_positions],
+            [edits[i][0].tokens for i in rule_positions],
+            [edits[i][1].fill_seed for i in rule_positions],
+            models.rules,
+            config.rules.max_span,
+        )
     outcome: dict[int, RuleEdit | str] = dict(zip(rule_positions, made))
     kept: list[tuple[_Variant, PlannedEdit]] = []
     fills: dict[int, list[Token]] = {}
@@ -181,7 +210,9 @@ def _resolve_rules(
     return kept, fills
 
 
-def _fill_all(edits: list[tuple[_Variant, PlannedEdit]], models: SynthesisModels, clock: Stopwatch) -> list[list[Token]]:
+def _fill_all(
+    edits: list[tuple[_Variant, PlannedEdit]], models: SynthesisModels, clock: Stopwatch
+) -> list[list[Token]]:
     """New tokens for every edit: one batched call per filler, results back in edit order."""
     fills: list[list[Token]] = [[] for _ in edits]
     by_filler: dict[str, list[int]] = {}
@@ -193,8 +224,15 @@ def _fill_all(edits: list[tuple[_Variant, PlannedEdit]], models: SynthesisModels
         for i in indices:
             v, edit = edits[i]
             end = edit.start + (edit.length if edit.operation == "replace" else 0)
-            requests.append(FillRequest(join_tokens(v.tokens[: edit.start]), join_tokens(v.tokens[end:]),
-                                        edit.fill_words, edit.fill_seed, context=v.versions[-1]))
+            requests.append(
+                FillRequest(
+                    join_tokens(v.tokens[: edit.start]),
+                    join_tokens(v.tokens[end:]),
+                    edit.fill_words,
+                    edit.fill_seed,
+                    context=v.versions[-1],
+                )
+            )
         for i, text in zip(indices, models.fillers[name].fill(requests, clock)):
             fills[i] = words_of(text)
     return fills

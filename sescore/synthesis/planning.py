@@ -5,6 +5,7 @@ neighbours. Here each (sentence, variant) owns a generator spawned from the run 
 variant happens in a fixed order (number of edits; then per step: edit kind, start, length, filler seed), so its
 output is the same whatever else is processed alongside it.
 """
+
 from __future__ import annotations
 
 import math
@@ -96,8 +97,9 @@ def draw_edit(
         first_kind = first_kind or kind
         operation, filler = EDIT_KINDS[kind]
         if operation == "rule":  # the rule finds its own span; the budget table judges it once it is known
-            return first_kind, PlannedEdit(kind, operation, None, -1, 0, 0, int(rng.integers(0, 2**63 - 1)),
-                                           attempt + 1)
+            return first_kind, PlannedEdit(
+                kind, operation, None, -1, 0, 0, int(rng.integers(0, 2**63 - 1)), attempt + 1
+            )
         start = int(rng.integers(0, table.size))
         fill_words = 0
         if kind == "delete":
@@ -121,6 +123,12 @@ def draw_edit(
 
 
 __all__ = [
-    "PlannedEdit", "draw_edit", "draw_from", "draw_num_edits", "draw_span", "step_mix", "truncated_poisson_weights",
+    "PlannedEdit",
+    "draw_edit",
+    "draw_from",
+    "draw_num_edits",
+    "draw_span",
+    "step_mix",
+    "truncated_poisson_weights",
     "variant_rng",
 ]

@@ -11,6 +11,7 @@ same budget table as every other edit: a rule edit never touches an earlier edit
 far apart (``rules.max_span``) is rejected instead of being counted as one error. Severity is labelled by NLI
 exactly as for the other edits.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -69,7 +70,10 @@ def token_diff(old: Sequence[Token], new: Sequence[Token]) -> RuleEdit | None:
 
 
 def rule_edits(
-    kinds: Sequence[str], token_lists: Sequence[list[Token]], seeds: Sequence[int], context: RuleContext,
+    kinds: Sequence[str],
+    token_lists: Sequence[list[Token]],
+    seeds: Sequence[int],
+    context: RuleContext,
     max_span: int,
 ) -> list[RuleEdit | str]:
     """For each (kind, tokens, seed): the edit the rule makes, or the reason it makes none.

@@ -2,6 +2,7 @@
 
 Thin shell around the pure parts (planning, budget, edits, severity) and the model parts (fillers, NLI).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -13,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from sescore.synthesis import store
 from sescore.synthesis.config import SynthesisConfig, to_dict
 from sescore.synthesis.fillers import build_filler
 from sescore.synthesis.inputs import InputReport, cap_lengths, read_sentences
 from sescore.synthesis.pipeline import Sentence, SynthesisModels, synthesize_group
 from sescore.synthesis.stopwatch import Stopwatch
-from sescore.synthesis import store
 from sescore.synthesis.summary import plot_histogram, summarize_rows, summarize_sessions
 
 SUMMARY = "summary.json"
@@ -40,7 +41,10 @@ def load_models(config: SynthesisConfig, device: str | None = None) -> Synthesis
 
 
 def prepare_sentences(
-    config: SynthesisConfig, models: SynthesisModels, sentences: list[Sentence], report: InputReport,
+    config: SynthesisConfig,
+    models: SynthesisModels,
+    sentences: list[Sentence],
+    report: InputReport,
     limit: int | None = None,
 ) -> tuple[list[Sentence], int]:
     """Every sentence left after the fillers' length caps, and how many of them (from the front) the run keeps.
@@ -78,10 +82,14 @@ def plan_blocks(sentences: Sequence[Sentence], keep: int, block_size: int, group
     blocks = []
     for start in range(0, keep, block_size):
         stop = min(start + block_size, keep)
-        blocks.append([
-            Group(g, tuple(sentences[g * group_size : (g + 1) * group_size]), min(group_size, stop - g * group_size))
-            for g in range(start // group_size, -(-stop // group_size))
-        ])
+        blocks.append(
+            [
+                Group(
+                    g, tuple(sentences[g * group_size : (g + 1) * group_size]), min(group_size, stop - g * group_size)
+                )
+                for g in range(start // group_size, -(-stop // group_size))
+            ]
+        )
     return blocks
 
 
@@ -105,8 +113,9 @@ def settings_of(config: SynthesisConfig, report: InputReport, limit: int | None)
     }
 
 
-def build_manifest(config: SynthesisConfig, models: SynthesisModels, sentences: list[Sentence],
-                   report: InputReport, limit: int | None) -> dict:
+def build_manifest(
+    config: SynthesisConfig, models: SynthesisModels, sentences: list[Sentence], report: InputReport, limit: int | None
+) -> dict:
     indices = ",".join(str(s.index) for s in sentences)
     return {
         **settings_of(config, report, limit),
@@ -128,7 +137,8 @@ def _check_calibration(config: SynthesisConfig, models: SynthesisModels) -> bool
     if record.get("nli_hash") != loaded:
         warnings.warn(
             f"severity.threshold was calibrated for NLI weights {record.get('nli_hash')}, but {config.severity.nli} "
-            f"has {loaded}; rerun `train.py synthesize calibrate --config ... --write`", stacklevel=2,
+            f"has {loaded}; rerun `train.py synthesize calibrate --config ... --write`",
+            stacklevel=2,
         )
         return False
     return True
@@ -178,8 +188,13 @@ def run_synthesis(
     processed = rows_written = 0
     # the bar shows the whole shard and starts at what earlier runs kept: 16/60 after a resume, not 0/44
     kept = sum(g.keep for b in mine for g in blocks[b] if b in done or g.index in saved)
-    with tqdm(total=sum(g.keep for b in mine for g in blocks[b]), initial=kept, desc="synthesis", unit="sent",
-              disable=not progress) as bar:
+    with tqdm(
+        total=sum(g.keep for b in mine for g in blocks[b]),
+        initial=kept,
+        desc="synthesis",
+        unit="sent",
+        disable=not progress,
+    ) as bar:
         for b in todo:
             rows = []
             for group in blocks[b]:
@@ -187,8 +202,11 @@ def run_synthesis(
                     rows.extend(store.read_rows(saved[group.index]))
                     continue
                 kept_lines = {sentence.index for sentence in group.sentences[: group.keep]}
-                new_rows = [r for r in synthesize_group(group.sentences, models, config, clock)
-                            if r["sentence_index"] in kept_lines]
+                new_rows = [
+                    r
+                    for r in synthesize_group(group.sentences, models, config, clock)
+                    if r["sentence_index"] in kept_lines
+                ]
                 store.write_group(output, group.index, new_rows)
                 rows.extend(new_rows)
                 processed += group.keep
@@ -197,10 +215,16 @@ def run_synthesis(
             store.write_block(output, b, rows)
             store.remove_groups(output, [group.index for group in blocks[b]])
     session = {
-        "shard_index": shard_index, "num_shards": num_shards, "blocks": todo, "sentences": processed,
-        "rows": rows_written, "wall_seconds": round(time.perf_counter() - loop_start, 4),
+        "shard_index": shard_index,
+        "num_shards": num_shards,
+        "blocks": todo,
+        "sentences": processed,
+        "rows": rows_written,
+        "wall_seconds": round(time.perf_counter() - loop_start, 4),
         "cpu_seconds": round(time.process_time() - cpu_start, 4),
-        "load_seconds": round(load_seconds, 4), "model_seconds": clock.as_dict(), "pid": os.getpid(),
+        "load_seconds": round(load_seconds, 4),
+        "model_seconds": clock.as_dict(),
+        "pid": os.getpid(),
         "device": str(getattr(models.nli, "device", "?")),
     }
     if todo:
@@ -217,26 +241,42 @@ def merge_outputs(sources: Sequence[str | Path], output: str | Path, minor: int 
     output = Path(output)
     dataset = store.merge_blocks(blocks, manifest, output)
     minor = manifest["config"]["severity"]["minor"] if minor is None else minor
-    summary = summarize_rows(dataset.select_columns(["sentence_index", "score", "num_planned", "num_applied", "history"]), minor)
+    summary = summarize_rows(
+        dataset.select_columns(["sentence_index", "score", "num_planned", "num_applied", "history"]), minor
+    )
     sessions = []
     for source in sources:
         for path in sorted((store.work_dir(source) / "sessions").glob("session-*.json")):
             sessions.append(json.loads(path.read_text(encoding="utf-8")))
-    summary.update({
-        "config_name": manifest["config"]["name"],
-        "config_hash": manifest["config_hash"],
-        "seed": manifest["seed"],
-        "models": manifest["models"],
-        "input": manifest["input"],
-        "limit": manifest["limit"],
-        "calibration_matches_nli": manifest.get("calibration_matches_nli"),
-        "rate": summarize_sessions(sessions),
-    })
+    summary.update(
+        {
+            "config_name": manifest["config"]["name"],
+            "config_hash": manifest["config_hash"],
+            "seed": manifest["seed"],
+            "models": manifest["models"],
+            "input": manifest["input"],
+            "limit": manifest["limit"],
+            "calibration_matches_nli": manifest.get("calibration_matches_nli"),
+            "rate": summarize_sessions(sessions),
+        }
+    )
     store.write_json(output / SUMMARY, summary)
-    plot_histogram(summary["score_histogram"], output / HISTOGRAM,
-                   f"{manifest['config']['name']} ({manifest['config_hash']}): {summary['rows']} variants")
+    plot_histogram(
+        summary["score_histogram"],
+        output / HISTOGRAM,
+        f"{manifest['config']['name']} ({manifest['config_hash']}): {summary['rows']} variants",
+    )
     return summary
 
 
-__all__ = ["Group", "RunResult", "load_models", "merge_outputs", "plan_blocks", "prepare_sentences", "run_synthesis",
-           "settings_of", "shard_blocks"]
+__all__ = [
+    "Group",
+    "RunResult",
+    "load_models",
+    "merge_outputs",
+    "plan_blocks",
+    "prepare_sentences",
+    "run_synthesis",
+    "settings_of",
+    "shard_blocks",
+]

@@ -4,6 +4,7 @@ An edit is minor (-1) when the text before and after still entail each other, i.
 threshold in BOTH directions, and major (-5) otherwise. ``ratio`` mode divides by the reference's entailment
 with itself first: a small NLI model that gives P(e | x, x) = 0.8 would otherwise call every edit major.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -16,7 +17,9 @@ from sescore.synthesis.stopwatch import Stopwatch
 MIN_SCORE, MAX_SCORE = -25, 0
 
 
-def agreement(p_forward: np.ndarray, p_backward: np.ndarray, self_entailment: np.ndarray | None, mode: str) -> np.ndarray:
+def agreement(
+    p_forward: np.ndarray, p_backward: np.ndarray, self_entailment: np.ndarray | None, mode: str
+) -> np.ndarray:
     """The weaker direction's entailment, as the threshold sees it (absolute or relative to self-entailment)."""
     weaker = np.minimum(np.asarray(p_forward, dtype=np.float64), np.asarray(p_backward, dtype=np.float64))
     if mode == "absolute":

@@ -1,4 +1,5 @@
 """Where synthesis time goes: wall time versus time inside model calls, per model."""
+
 from __future__ import annotations
 
 import time
@@ -27,7 +28,10 @@ class Stopwatch:
         return float(sum(self.seconds.values()))
 
     def as_dict(self) -> dict[str, dict[str, float]]:
-        return {label: {"seconds": round(self.seconds[label], 4), "calls": self.calls[label]} for label in sorted(self.seconds)}
+        return {
+            label: {"seconds": round(self.seconds[label], 4), "calls": self.calls[label]}
+            for label in sorted(self.seconds)
+        }
 
 
 __all__ = ["Stopwatch"]

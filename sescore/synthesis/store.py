@@ -16,6 +16,7 @@ Layout of an output folder::
     OUT/work/groups/group-000017.arrow   rows of a finished group whose block is not written yet
     OUT/work/sessions/...json timing of each process that wrote blocks (for the rate report)
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -28,8 +29,18 @@ from typing import Any, Iterable
 WORK = "work"
 MANIFEST = "manifest.json"
 # manifest keys that must agree before blocks from two runs may be combined
-PINNED = ("format", "config_hash", "seed", "input_sha256", "limit", "block_size", "num_sentences", "num_blocks",
-          "models", "sentence_indices_sha256")
+PINNED = (
+    "format",
+    "config_hash",
+    "seed",
+    "input_sha256",
+    "limit",
+    "block_size",
+    "num_sentences",
+    "num_blocks",
+    "models",
+    "sentence_indices_sha256",
+)
 FORMAT = "nlgmetrics-sescore-synthesis/1"
 
 
@@ -42,17 +53,33 @@ def features() -> Any:
     from datasets import Features, List, Value
 
     step = {
-        "step": Value("int32"), "kind": Value("string"), "operation": Value("string"), "filler": Value("string"),
-        "start": Value("int32"), "length": Value("int32"), "new_length": Value("int32"), "status": Value("string"),
-        "severity": Value("int32"), "p_entail_forward": Value("float64"), "p_entail_backward": Value("float64"),
+        "step": Value("int32"),
+        "kind": Value("string"),
+        "operation": Value("string"),
+        "filler": Value("string"),
+        "start": Value("int32"),
+        "length": Value("int32"),
+        "new_length": Value("int32"),
+        "status": Value("string"),
+        "severity": Value("int32"),
+        "p_entail_forward": Value("float64"),
+        "p_entail_backward": Value("float64"),
         "text": Value("string"),
     }
-    return Features({
-        "sentence_index": Value("int64"), "variant_index": Value("int32"), "reference": Value("string"),
-        "candidate": Value("string"), "score": Value("int32"), "num_planned": Value("int32"),
-        "num_applied": Value("int32"), "history": List(step), "reference_self_entailment": Value("float64"),
-        "config_hash": Value("string"),
-    })
+    return Features(
+        {
+            "sentence_index": Value("int64"),
+            "variant_index": Value("int32"),
+            "reference": Value("string"),
+            "candidate": Value("string"),
+            "score": Value("int32"),
+            "num_planned": Value("int32"),
+            "num_applied": Value("int32"),
+            "history": List(step),
+            "reference_self_entailment": Value("float64"),
+            "config_hash": Value("string"),
+        }
+    )
 
 
 def work_dir(output: str | Path) -> Path:
@@ -152,12 +179,16 @@ def completed_groups(output: str | Path) -> dict[int, Path]:
     return _numbered_files(work_dir(output) / "groups", "group")
 
 
-def count_kept(num_sentences: int, block_size: int, group_size: int, blocks: Iterable[int], groups: Iterable[int]) -> int:
+def count_kept(
+    num_sentences: int, block_size: int, group_size: int, blocks: Iterable[int], groups: Iterable[int]
+) -> int:
     """Sentences whose rows are stored: in written blocks, plus in kept groups of blocks not written yet."""
     blocks = set(blocks)
     kept = sum(max(0, min(block_size, num_sentences - b * block_size)) for b in blocks)
     per_block = block_size // group_size
-    kept += sum(max(0, min(group_size, num_sentences - g * group_size)) for g in set(groups) if g // per_block not in blocks)
+    kept += sum(
+        max(0, min(group_size, num_sentences - g * group_size)) for g in set(groups) if g // per_block not in blocks
+    )
     return kept
 
 
@@ -166,8 +197,13 @@ def kept_sentences(output: str | Path) -> int:
     manifest = read_manifest(output)
     if manifest is None:
         return 0
-    return count_kept(manifest["num_sentences"], manifest["block_size"], manifest["config"]["sentences_per_call"],
-                      completed_blocks(output), completed_groups(output))
+    return count_kept(
+        manifest["num_sentences"],
+        manifest["block_size"],
+        manifest["config"]["sentences_per_call"],
+        completed_blocks(output),
+        completed_groups(output),
+    )
 
 
 def write_json(path: Path, payload: dict) -> None:
@@ -209,8 +245,11 @@ def manifest_conflicts(existing: dict, planned: dict) -> list[tuple[str, Any, An
             old, new = _flatten(existing.get(key) or {}, ""), _flatten(planned[key], "")
             skip = {"seed"} if key == "config" else set()  # the top-level seed already names it
             prefix = "models." if key == "models" else ""
-            conflicts += [(prefix + k, old.get(k), new.get(k)) for k in sorted(set(old) | set(new))
-                          if k not in skip and old.get(k) != new.get(k)]
+            conflicts += [
+                (prefix + k, old.get(k), new.get(k))
+                for k in sorted(set(old) | set(new))
+                if k not in skip and old.get(k) != new.get(k)
+            ]
         else:
             conflicts.append((key, existing.get(key), planned[key]))
     if not conflicts:
@@ -231,7 +270,7 @@ def _how_to_resume(setting: str, old: Any) -> str:
     if setting == "input_sha256":
         return "the same input file"
     if setting.startswith("models."):
-        return f"the same weights for {setting[len('models.'):]}"
+        return f"the same weights for {setting[len('models.') :]}"
     if setting in PINNED:  # a derived key (hash, counts): only the inputs it is derived from can restore it
         return "the same config, input file and models"
     return f"{setting}: {_show(old)} in the config"
@@ -290,20 +329,26 @@ def collect_blocks(sources: Iterable[str | Path]) -> tuple[dict, dict[int, Path]
             if conflicts:
                 theirs = ", ".join(f"{name} {_show(new)}" for name, _, new in conflicts)
                 ours = ", ".join(f"{name} {_show(old)}" for name, old, _ in conflicts)
-                raise StoreError(f"cannot merge: {source} was made with {theirs} but {first} with {ours}; merge only "
-                                 "folders of one command run with different --shard-index values")
+                raise StoreError(
+                    f"cannot merge: {source} was made with {theirs} but {first} with {ours}; merge only "
+                    "folders of one command run with different --shard-index values"
+                )
         for index, path in completed_blocks(source).items():
             if index in blocks and _sha256(blocks[index]) != _sha256(path):
-                raise StoreError(f"block {index} differs between {blocks[index]} and {path} although both runs had the "
-                                 "same settings; merge only one of the two folders")
+                raise StoreError(
+                    f"block {index} differs between {blocks[index]} and {path} although both runs had the "
+                    "same settings; merge only one of the two folders"
+                )
             blocks.setdefault(index, path)
     if manifest is None:
         raise StoreError("merge needs at least one run folder")
     missing = sorted(set(range(manifest["num_blocks"])) - set(blocks))
     if missing:
         shown = ", ".join(map(str, missing[:10])) + (" ..." if len(missing) > 10 else "")
-        raise StoreError(f"{len(missing)} of {manifest['num_blocks']} blocks are missing ({shown}): finish the shards "
-                         "that own them (rerun their commands, or add their folders), then merge again")
+        raise StoreError(
+            f"{len(missing)} of {manifest['num_blocks']} blocks are missing ({shown}): finish the shards "
+            "that own them (rerun their commands, or add their folders), then merge again"
+        )
     return manifest, blocks
 
 
@@ -327,9 +372,8 @@ def merge_blocks(blocks: dict[int, Path], manifest: dict, output: str | Path) ->
     table = (pa.concat_tables(tables) if tables else rows_to_table([])).combine_chunks()
     digest = _table_digest(table)
     info = DatasetInfo(
-        description="SEScore stratified error synthesis: " + json.dumps(
-            {k: manifest.get(k) for k in ("config", "config_hash", "models", "seed")}, sort_keys=True
-        ),
+        description="SEScore stratified error synthesis: "
+        + json.dumps({k: manifest.get(k) for k in ("config", "config_hash", "models", "seed")}, sort_keys=True),
         features=features(),
     )
     dataset = Dataset(table, info=info, fingerprint=f"sescore-{digest}")
@@ -339,7 +383,27 @@ def merge_blocks(blocks: dict[int, Path], manifest: dict, output: str | Path) ->
 
 
 __all__ = [
-    "StoreError", "block_path", "check_or_write_manifest", "check_settings", "conflict_message", "collect_blocks", "completed_blocks", "completed_groups",
-    "count_kept", "features", "group_path", "kept_sentences", "manifest_conflicts", "merge_blocks", "read_block", "read_manifest",
-    "read_rows", "remove_groups", "rows_to_table", "work_dir", "write_block", "write_group", "write_json",
+    "StoreError",
+    "block_path",
+    "check_or_write_manifest",
+    "check_settings",
+    "conflict_message",
+    "collect_blocks",
+    "completed_blocks",
+    "completed_groups",
+    "count_kept",
+    "features",
+    "group_path",
+    "kept_sentences",
+    "manifest_conflicts",
+    "merge_blocks",
+    "read_block",
+    "read_manifest",
+    "read_rows",
+    "remove_groups",
+    "rows_to_table",
+    "work_dir",
+    "write_block",
+    "write_group",
+    "write_json",
 ]

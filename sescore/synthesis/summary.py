@@ -1,4 +1,5 @@
 """What a synthesis run produced and how fast: counts from the rows, rates from the session records."""
+
 from __future__ import annotations
 
 from collections import Counter

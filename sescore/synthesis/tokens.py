@@ -5,6 +5,7 @@ updated. Here every filler (masked LM, seq2seq, causal LM, each with its own tok
 so positions are counted in a tokenizer-independent unit: words and single punctuation marks. Each token
 remembers whether a space preceded it, so ``join_tokens(split_tokens(t)) == t`` for whitespace-normalised text.
 """
+
 from __future__ import annotations
 
 import re

@@ -1,10 +1,11 @@
-"""``sescore.regressor.SEScore``: a torchmetrics Metric for use inside training/validation loops.
+"""``sescore.SEScore``: a torchmetrics Metric for use inside training/validation loops.
 
 The shared contract (``nlgmetrics.textmetric``): ``update(preds, target)``, float64, mean or ``per_sample``,
 ``nan`` before any update, per-sample ``cat`` state that syncs across DDP processes (empty ranks included), and
 pickling without the regressor. The regressor is held outside the module tree: it must not appear in the host
-LightningModule's parameters, optimizer or state_dict.
+LightningModule's parameters, optimizer or state_dict. Scores come from ``sescore.functional.ensemble_scores``.
 """
+
 from __future__ import annotations
 
 from typing import Any, Sequence
@@ -12,7 +13,8 @@ from typing import Any, Sequence
 from nlgmetrics.inputs import InputError
 from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision
 from nlgmetrics.textmetric import TextScoreMetric
-from sescore.regressor.scoring import DEFAULT_CHECKPOINT, checkpoint_folders, ensemble_scores
+from sescore.functional import ensemble_scores
+from sescore.scorer import DEFAULT_CHECKPOINT, checkpoint_folders
 
 
 class SEScore(TextScoreMetric):
@@ -42,11 +44,15 @@ class SEScore(TextScoreMetric):
 
     def _load_model(self) -> Any:
         if self.checkpoint is None:
-            raise InputError("SEScore was given a regressor object, which is not pickled; create the metric with "
-                             "checkpoint=FOLDER to reload it after unpickling")
+            raise InputError(
+                "SEScore was given a regressor object, which is not pickled; create the metric with "
+                "checkpoint=FOLDER to reload it after unpickling"
+            )
         from sescore.regressor.checkpoint import load_checkpoint
 
         return [load_checkpoint(folder, str(self.device)) for folder in checkpoint_folders(self.checkpoint)]
+
+    follows_device = False  # the regressors move themselves to the metric's device (below), no reload
 
     def _model(self) -> list[Any]:
         """The loaded regressors (a passed ``regressor`` object counts as a list of one), on the metric's device."""

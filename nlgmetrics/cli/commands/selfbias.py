@@ -1,28 +1,47 @@
 """``evaluate.py self-bias``: the self-evaluation-bias test on causal LMs that load offline.
 
-    python evaluate.py self-bias --generators packaged:smollm2,packaged:gemma3-270m \\
-        --data ../shared/data/corpus/wikitext_paragraphs_a.txt --limit 200 --judges chrf,bertscore --out DIR
+    nlgmetrics-evaluate self-bias --generators packaged:smollm2,packaged:gemma3-270m \\
+        --data paragraphs.txt --limit 200 --judges chrf,bertscore --out DIR
 
 Prompts are the first ``--prompt-words`` words of each paragraph (the paper continues WikiText prompts); the
 words after them are the true continuation that the neutral judges compare against. Writes ``report.json``,
 ``report.md`` and ``bias.png`` to ``--out``; the last stdout line is the report.
 """
+
 from __future__ import annotations
 
 import argparse
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+
+from nlgmetrics.cli.metricflags import add_metric_options, metric_from_args
+
+NAME = "self-bias"
+EPILOG = """example:
+  nlgmetrics-evaluate self-bias --generators packaged:smollm2,packaged:gemma3-270m --data paragraphs.txt \\
+      --limit 200 --judges chrf,bertscore --out runs/self-bias"""
 
 
-def add_parser(sub: Any, add_metric_options: Callable[[argparse.ArgumentParser], None] | None = None) -> None:
-    p = sub.add_parser("self-bias", help="self-evaluation bias of LM log-likelihood metrics (blind-spot paper 5.4)")
-    p.add_argument("--generators", required=True,
-                   help="comma-separated causal_lm role values; each generates and, as lm:<value>, evaluates")
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    p = sub.add_parser(
+        NAME,
+        help="self-evaluation bias of LM log-likelihood metrics (blind-spot paper 5.4)",
+        epilog=EPILOG,
+        description="Does an LM's likelihood prefer its own continuations?",
+    )
+    p.add_argument(
+        "--generators",
+        required=True,
+        help="comma-separated causal_lm role values; each generates and, as lm:<value>, evaluates",
+    )
     p.add_argument("--data", required=True, help="text file, one paragraph per line (e.g. WikiText paragraphs)")
     p.add_argument("--out", required=True, help="folder for report.json, report.md and bias.png")
-    p.add_argument("--judges", default="chrf,bertscore",
-                   help="comma-separated neutral toolkit metrics scoring a continuation against the true one")
+    p.add_argument(
+        "--judges",
+        default="chrf,bertscore",
+        help="comma-separated neutral toolkit metrics scoring a continuation against the true one",
+    )
     p.add_argument("--limit", type=int, default=200, help="first N usable paragraphs")
     p.add_argument("--prompt-words", type=int, default=32, help="words of each paragraph used as the prompt")
     p.add_argument("--continuation-words", type=int, default=32, help="words of the true continuation")
@@ -31,8 +50,8 @@ def add_parser(sub: Any, add_metric_options: Callable[[argparse.ArgumentParser],
     p.add_argument("--seed", type=int, default=0, help="sampling and bootstrap seed")
     p.add_argument("--bootstrap", type=int, default=1000, help="paired bootstrap resamples over prompts")
     p.add_argument("--lm-batch-size", type=int, default=8, help="batch size of generation and LM scoring")
-    if add_metric_options is not None:
-        add_metric_options(p)
+    add_metric_options(p, metric=False)
+    return p
 
 
 def plot(report: dict, path: Path) -> None:
@@ -58,8 +77,8 @@ def plot(report: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def cmd_self_bias(args: argparse.Namespace, build_scorer: Callable[[str, argparse.Namespace], Any]) -> dict:
-    """Run the test; ``build_scorer`` composes the judges by name (the entry point's own metric factory)."""
+def run(args: argparse.Namespace) -> dict:
+    """Run the test; the judges are registered metrics, built with this command line's metric flags."""
     from nlgmetrics.metaeval import InputError, atomic_write, read_lines
     from nlgmetrics.modelroles import load_causal_lm
     from nlgmetrics.stress.self_bias import markdown, prompts_from_paragraphs, run_self_bias
@@ -69,19 +88,37 @@ def cmd_self_bias(args: argparse.Namespace, build_scorer: Callable[[str, argpars
         raise InputError("--generators needs two or more different causal LMs")
     if min(args.prompt_words, args.continuation_words, args.max_new_tokens, args.top_k, args.bootstrap) < 1:
         raise InputError("--prompt-words, --continuation-words, --max-new-tokens, --top-k and --bootstrap must be >= 1")
-    prompts, truths = prompts_from_paragraphs(read_lines(args.data, "paragraphs"), args.prompt_words,
-                                              args.continuation_words)
+    prompts, truths = prompts_from_paragraphs(
+        read_lines(args.data, "paragraphs"), args.prompt_words, args.continuation_words
+    )
     prompts, truths = prompts[: args.limit], truths[: args.limit]
     if len(prompts) < 2:
-        raise InputError(f"{args.data}: fewer than 2 paragraphs have {args.prompt_words + args.continuation_words} words")
-    args.reference_free_scoring = False
-    judges = {name: build_scorer(name, args).score for name in args.judges.split(",") if name}
+        raise InputError(
+            f"{args.data}: fewer than 2 paragraphs have {args.prompt_words + args.continuation_words} words"
+        )
+    names = [name for name in args.judges.split(",") if name]
+    judges = {name: metric_from_args(name, args, run_names=names).score for name in names}
     generators = {spec: load_causal_lm(spec, device=args.device) for spec in specs}
-    report = run_self_bias(generators, judges, prompts, truths, max_new_tokens=args.max_new_tokens,
-                           top_k=args.top_k, seed=args.seed, batch_size=args.lm_batch_size, n_boot=args.bootstrap,
-                           progress=not args.quiet)
-    report.update({"data": str(args.data), "generator_hashes": {s: lm.hash for s, lm in generators.items()},
-                   "prompt_words": args.prompt_words, "continuation_words": args.continuation_words})
+    report = run_self_bias(
+        generators,
+        judges,
+        prompts,
+        truths,
+        max_new_tokens=args.max_new_tokens,
+        top_k=args.top_k,
+        seed=args.seed,
+        batch_size=args.lm_batch_size,
+        n_boot=args.bootstrap,
+        progress=not args.quiet,
+    )
+    report.update(
+        {
+            "data": str(args.data),
+            "generator_hashes": {s: lm.hash for s, lm in generators.items()},
+            "prompt_words": args.prompt_words,
+            "continuation_words": args.continuation_words,
+        }
+    )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with atomic_write(out / "report.json") as handle:

@@ -1,0 +1,90 @@
+"""SEScore's declaration for the metric registry (``nlgmetrics.registry``).
+
+Importing this module loads no model and no torch: the command line reads it for ``--help``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nlgmetrics.registry import (
+    MetricSpec,
+    TrainCommand,
+    batch_size_option,
+    device_option,
+    option,
+    precision_option,
+    progress_option,
+)
+
+SHIPPED = Path(__file__).resolve().parent / "checkpoints"
+DEFAULT_NAME = "mpnet-v2"  # sescore.scorer.DEFAULT_CHECKPOINT's folder; a test keeps the two equal
+
+
+def shipped_checkpoints() -> list[str]:
+    """Names of the checkpoints that ship with the package (loadable by name)."""
+    return sorted(p.name for p in SHIPPED.iterdir() if p.is_dir()) if SHIPPED.is_dir() else []
+
+
+def checkpoint_folder(value: str) -> str:
+    """A checkpoint value as a folder: an existing path as it is, else a shipped checkpoint's name
+    (``mpnet-v2``, ``minilm-v2``, ``minilm-news``); anything else is left for the loader to report."""
+    if Path(value).exists() or not (SHIPPED / value).is_dir():
+        return value
+    return str(SHIPPED / value)
+
+
+@dataclass
+class SEScoreOptions:
+    checkpoint: list[str] | None = option(
+        None,
+        "sescore: checkpoint folder or shipped name (default: mpnet-v2; in a menli+...+sescore mix: minilm-v2, "
+        "the model the packaged mix recipe was fitted with), or several: the mean of their scores (e.g. the "
+        "training seeds of one recipe; train.py ensemble packs them into one folder)",
+        metavar="CHECKPOINT",
+    )
+    batch_size: int = batch_size_option()
+    device: str | None = device_option()
+    precision: str = precision_option()
+    progress: bool = progress_option()
+
+
+def build_sescore(options: SEScoreOptions) -> Any:
+    from sescore.scorer import DEFAULT_CHECKPOINT, SEScoreScorer
+
+    folders = [checkpoint_folder(c) for c in options.checkpoint] if options.checkpoint else DEFAULT_CHECKPOINT
+    return SEScoreScorer(
+        folders, options.batch_size, options.device, progress=options.progress, precision=options.precision
+    )
+
+
+SESCORE = MetricSpec(
+    "sescore",
+    "a regressor trained on synthetic errors graded by NLI severity (SEScore)",
+    SEScoreOptions,
+    build_sescore,
+    languages="English (the shipped checkpoints' training data)",
+)
+
+
+# train.py's SEScore subcommands (entry-point group nlgmetrics.train_commands), run only when called
+SYNTHESIZE = TrainCommand(
+    "synthesize", "SEScore stratified error synthesis: run (default), merge, calibrate", "sescore.synthesis.cli:main"
+)
+FIT = TrainCommand(
+    "fit",
+    "train the SEScore regressor (LightningCLI): fit --config CONFIG.yaml [overrides]",
+    "sescore.regressor.cli:fit_main",
+)
+ENSEMBLE = TrainCommand(
+    "ensemble",
+    "pack exported SEScore checkpoints into one folder that scores as their mean",
+    "sescore.regressor.pack_cli:ensemble_main",
+)
+PACK = TrainCommand(
+    "pack",
+    "copy one exported SEScore checkpoint into a new folder, weights stored as float16",
+    "sescore.regressor.pack_cli:pack_main",
+)
