@@ -1,81 +1,125 @@
-"""The README's blind-spot tables, generated from the committed stress reports (``docs/stress/*/report.json``).
+"""The blind-spot tables of the results pages, rendered from the committed stress reports
+(``bench/results/stress/*/report.json``).
 
 Why: the tables gather passed/judged counts from a dozen report folders written over many runs; typed by hand
-they drift from the reports. Here every cell names the folder and the metric key it comes from, a folder that does
-not exist yet gives "not run", and ``tests/test_stress_table.py`` fails when the README's copy differs from what
-this prints, so a new report cannot land without its table.
+they drift from the reports. Here every cell names the folder and the metric key it comes from, and a folder that
+does not exist yet gives "not run". ``docs/gen/results_pages.py`` puts them on the stress results page.
 
-    python bench/stress_table.py                 # print the tables; --write-readme replaces them in README.md
+    python bench/stress_table.py                 # print the tables
 """
+
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.harness import REPO  # noqa: E402
 from nlgmetrics.stress.report import passed_of_judged  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
-STRESS = REPO / "docs" / "stress"
-README = REPO / "README.md"
+STRESS = REPO / "bench" / "results" / "stress"
 NOT_RUN = "not run"
 
-Cell = tuple[str, str]  # (report folder under docs/stress, metric key in its summary)
+Cell = tuple[str, str]  # (report folder under STRESS, metric key in its summary)
 
-# One table per README block: its columns, then one row per data set with a cell (or None: no such set-up) per column.
+# One table per results-page block: its columns, then one row per data set with a cell (or None: no such set-up)
+# per column.
 TABLES: dict[str, dict] = {
     "stress-main": {
-        "columns": ["BLEU", "chrF", "BERTScore-MiniLM", "SEScore (default, `mpnet-v2`)", "SEScore `minilm-v2`",
-                    "SEScore v1", "MARS", "MENLI nli-minilm, text",
-                    "MENLI nli-minilm, sentences", "MENLI nli-mpnet (default), sentences, `--task mt`",
-                    "MENLI nli-mpnet, sentences, `--task summarization`", "MENLI nli-minilm + chrF @0.3",
-                    "MENLI nli-minilm + BERTScore @0.2", "MENLI nli-mpnet + BERTScore @0.4 (robust)"],
+        "columns": [
+            "BLEU",
+            "chrF",
+            "BERTScore-MiniLM",
+            "SEScore (default, `mpnet-v2`)",
+            "SEScore `minilm-v2`",
+            "SEScore v1",
+            "MARS",
+            "MENLI nli-minilm, text",
+            "MENLI nli-minilm, sentences",
+            "MENLI nli-mpnet (default), sentences, `--task mt`",
+            "MENLI nli-mpnet, sentences, `--task summarization`",
+            "MENLI nli-minilm + chrF @0.3",
+            "MENLI nli-minilm + BERTScore @0.2",
+            "MENLI nli-mpnet + BERTScore @0.4 (robust)",
+        ],
         "rows": {
-            "WMT21 de-en": [("wmt21_deen", "bleu"), ("wmt21_deen", "chrf"), ("wmt21_deen", "bertscore"),
-                            ("wmt21_deen_sescore_mpnet", "sescore"),
-                            ("wmt21_deen_sescore_v2", "sescore"), ("wmt21_deen", "sescore"),
-                            ("wmt21_deen_mars", "mars"), ("wmt21_deen", "menli"),
-                            ("wmt21_deen_menli", "menli-s-mean"),
-                            ("wmt21_deen_menli_mpnet", "menli-s-mean@nli-mpnet"), None,
-                            ("wmt21_deen_menli", "menli-s-mean+chrf@0.3"),
-                            ("wmt21_deen_menli", "menli-s-mean+bertscore@0.2"),
-                            ("wmt21_deen_menli_mpnet", "menli-s-mean@nli-mpnet+bertscore@0.4")],
-            "TED-MT zh-en": [("tedmt_zhen", "bleu"), ("tedmt_zhen", "chrf"), ("tedmt_zhen", "bertscore"),
-                             ("tedmt_zhen_sescore_mpnet", "sescore"),
-                             ("tedmt_zhen_sescore_v2", "sescore"), ("tedmt_zhen", "sescore"),
-                             ("tedmt_zhen_mars", "mars"), ("tedmt_zhen", "menli"),
-                             ("tedmt_zhen_menli", "menli-s-mean"),
-                             ("tedmt_zhen_menli_mpnet", "menli-s-mean@nli-mpnet"), None,
-                             ("tedmt_zhen_menli", "menli-s-mean+chrf@0.3"),
-                             ("tedmt_zhen_menli", "menli-s-mean+bertscore@0.2"),
-                             ("tedmt_zhen_menli_mpnet", "menli-s-mean@nli-mpnet+bertscore@0.4")],
+            "WMT21 de-en": [
+                ("wmt21_deen", "bleu"),
+                ("wmt21_deen", "chrf"),
+                ("wmt21_deen", "bertscore"),
+                ("wmt21_deen_sescore_mpnet", "sescore"),
+                ("wmt21_deen_sescore_v2", "sescore"),
+                ("wmt21_deen", "sescore"),
+                ("wmt21_deen_mars", "mars"),
+                ("wmt21_deen", "menli"),
+                ("wmt21_deen_menli", "menli-s-mean"),
+                ("wmt21_deen_menli_mpnet", "menli-s-mean@nli-mpnet"),
+                None,
+                ("wmt21_deen_menli", "menli-s-mean+chrf@0.3"),
+                ("wmt21_deen_menli", "menli-s-mean+bertscore@0.2"),
+                ("wmt21_deen_menli_mpnet", "menli-s-mean@nli-mpnet+bertscore@0.4"),
+            ],
+            "TED-MT zh-en": [
+                ("tedmt_zhen", "bleu"),
+                ("tedmt_zhen", "chrf"),
+                ("tedmt_zhen", "bertscore"),
+                ("tedmt_zhen_sescore_mpnet", "sescore"),
+                ("tedmt_zhen_sescore_v2", "sescore"),
+                ("tedmt_zhen", "sescore"),
+                ("tedmt_zhen_mars", "mars"),
+                ("tedmt_zhen", "menli"),
+                ("tedmt_zhen_menli", "menli-s-mean"),
+                ("tedmt_zhen_menli_mpnet", "menli-s-mean@nli-mpnet"),
+                None,
+                ("tedmt_zhen_menli", "menli-s-mean+chrf@0.3"),
+                ("tedmt_zhen_menli", "menli-s-mean+bertscore@0.2"),
+                ("tedmt_zhen_menli_mpnet", "menli-s-mean@nli-mpnet+bertscore@0.4"),
+            ],
             "THumB CNN/DM, toolkit set-up": [
-                ("thumb_cnndm", "bleu"), ("thumb_cnndm", "chrf"), ("thumb_cnndm", "bertscore"),
+                ("thumb_cnndm", "bleu"),
+                ("thumb_cnndm", "chrf"),
+                ("thumb_cnndm", "bertscore"),
                 ("thumb_cnndm_sescore_mpnet", "sescore"),
-                ("thumb_cnndm_sescore_v2", "sescore"), ("thumb_cnndm_sescore", "sescore"),
-                ("thumb_cnndm_mars", "mars"), ("thumb_cnndm", "menli"),
-                ("thumb_cnndm_menli", "menli-s-mean"), ("thumb_cnndm_menli_mpnet", "menli-s-mean@nli-mpnet"),
+                ("thumb_cnndm_sescore_v2", "sescore"),
+                ("thumb_cnndm_sescore", "sescore"),
+                ("thumb_cnndm_mars", "mars"),
+                ("thumb_cnndm", "menli"),
+                ("thumb_cnndm_menli", "menli-s-mean"),
+                ("thumb_cnndm_menli_mpnet", "menli-s-mean@nli-mpnet"),
                 ("thumb_cnndm_menli_mpnet", "menli-sum-s-mean@nli-mpnet"),
-                ("thumb_cnndm_menli", "menli-s-mean+chrf@0.3"), ("thumb_cnndm_menli", "menli-s-mean+bertscore@0.2"),
-                ("thumb_cnndm_menli_mpnet", "menli-s-mean@nli-mpnet+bertscore@0.4")],
+                ("thumb_cnndm_menli", "menli-s-mean+chrf@0.3"),
+                ("thumb_cnndm_menli", "menli-s-mean+bertscore@0.2"),
+                ("thumb_cnndm_menli_mpnet", "menli-s-mean@nli-mpnet+bertscore@0.4"),
+            ],
             "THumB CNN/DM, paper set-up": [
-                ("thumb_cnndm_paper", "bleu"), ("thumb_cnndm_paper", "chrf"), ("thumb_cnndm_paper", "bertscore"),
-                ("thumb_cnndm_paper_sescore_mpnet", "sescore"), ("thumb_cnndm_paper_sescore_v2", "sescore"),
+                ("thumb_cnndm_paper", "bleu"),
+                ("thumb_cnndm_paper", "chrf"),
+                ("thumb_cnndm_paper", "bertscore"),
+                ("thumb_cnndm_paper_sescore_mpnet", "sescore"),
+                ("thumb_cnndm_paper_sescore_v2", "sescore"),
                 ("thumb_cnndm_paper_sescore", "sescore"),
-                None, None, None, None,
-                ("thumb_cnndm_paper_menli_mpnet", "menli-sum-s-mean@nli-mpnet"), None, None, None],
+                None,
+                None,
+                None,
+                None,
+                ("thumb_cnndm_paper_menli_mpnet", "menli-sum-s-mean@nli-mpnet"),
+                None,
+                None,
+                None,
+            ],
         },
     },
     "stress-thumb-pooling": {
         "columns": ["`e <->` (MT choice, `--task mt`)", "`e-c <-` (summarisation choice, `--task summarization`)"],
         "rows": {
             "nli-minilm": [("thumb_cnndm_menli", "menli-s-mean"), ("thumb_cnndm_menli_sum", "menli-sum-s-mean")],
-            "nli-mpnet (default)": [("thumb_cnndm_menli_mpnet", "menli-s-mean@nli-mpnet"),
-                                    ("thumb_cnndm_menli_mpnet", "menli-sum-s-mean@nli-mpnet")],
+            "nli-mpnet (default)": [
+                ("thumb_cnndm_menli_mpnet", "menli-s-mean@nli-mpnet"),
+                ("thumb_cnndm_menli_mpnet", "menli-sum-s-mean@nli-mpnet"),
+            ],
         },
         "corner": "THumB CNN/DM (toolkit set-up)",
     },
@@ -102,8 +146,10 @@ def cell_text(root: Path, cell: Cell | None) -> str:
 def render(name: str, root: Path = STRESS) -> str:
     """One table as Markdown: a header, then a row per data set."""
     table = TABLES[name]
-    lines = ["| " + " | ".join([table.get("corner", "data"), *table["columns"]]) + " |",
-             "|" + "---|" * (len(table["columns"]) + 1)]
+    lines = [
+        "| " + " | ".join([table.get("corner", "data"), *table["columns"]]) + " |",
+        "|" + "---|" * (len(table["columns"]) + 1),
+    ]
     for label, cells in table["rows"].items():
         if len(cells) != len(table["columns"]):
             raise ValueError(f"table {name}, row {label}: {len(cells)} cells for {len(table['columns'])} columns")
@@ -111,43 +157,11 @@ def render(name: str, root: Path = STRESS) -> str:
     return "\n".join(lines)
 
 
-def marked_block(name: str, text: str) -> str:
-    return f"<!-- {name}: generated by bench/stress_table.py -->\n{text}\n<!-- /{name} -->"
-
-
-def readme_block(name: str, readme: str) -> str | None:
-    """The table between a block's markers in the README, or None when the README has no such block."""
-    start, end = (re.escape(marker) for marker in marked_block(name, "\0").split("\0"))
-    found = re.search(f"{start}(.*?){end}", readme, flags=re.S)
-    return found.group(1) if found else None
-
-
-def write_readme(path: Path = README, root: Path = STRESS) -> list[str]:
-    """Replace every generated block in the README by a fresh rendering; returns the blocks that changed."""
-    readme = path.read_text(encoding="utf-8")
-    changed = []
-    for name in TABLES:
-        old = readme_block(name, readme)
-        if old is None:
-            raise SystemExit(f"{path}: no block '{name}' (add the two marker lines where the table goes)")
-        new = render(name, root)
-        if new != old:
-            readme = readme.replace(marked_block(name, old), marked_block(name, new))
-            changed.append(name)
-    path.write_text(readme, encoding="utf-8")
-    return changed
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--write-readme", action="store_true", help="replace the generated blocks in README.md")
-    args = parser.parse_args()
-    if args.write_readme:
-        changed = write_readme()
-        print(f"README.md: {', '.join(changed) if changed else 'no table changed'}")
-        return
+    parser.parse_args()
     for name in TABLES:
-        print(marked_block(name, render(name)) + "\n")
+        print(f"{name}:\n{render(name)}\n")
 
 
 if __name__ == "__main__":

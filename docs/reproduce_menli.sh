@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Re-runs every evaluate.py measurement quoted in the README's MENLI section and keeps the JSON line each printed.
+# Re-runs every evaluate.py measurement of the MENLI results page (docs/results/menli.md) and keeps the JSON line each
+# printed under bench/results/evaluate/; the page is then rendered from them (docs/gen/results_pages.py).
 # Usage: bash docs/reproduce_menli.sh   (needs ../shared/data; about 15 minutes on 2 CPU cores)
 #        WITH_MPNET=1 bash docs/reproduce_menli.sh   adds the rows of the opt-in packaged:nli-mpnet
 #        WITH_ME5=1 bash docs/reproduce_menli.sh     adds the rows of packaged:nli-me5 (multilingual)
@@ -7,11 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PY:-.venv/bin/python}
 DATA=${NLGMETRICS_DATA:-../shared/data}
-OUT=docs/results
+OUT=bench/results/evaluate
 mkdir -p "$OUT"
 run() {  # run NAME ARGS... : keep the last stdout line of evaluate.py as $OUT/NAME.json
   local name=$1; shift
-  # --encoder: the README's MENLI tables were measured with MiniLM (the default encoder is now me5-small)
+  # --encoder: the published MENLI tables were measured with MiniLM (the default encoder is now me5-small)
   HF_HUB_OFFLINE=1 "$PY" evaluate.py "$@" --encoder packaged:minilm --quiet | tail -n 1 > "$OUT/$name.json.part"
   mv "$OUT/$name.json.part" "$OUT/$name.json"
   echo "$name: $(cat "$OUT/$name.json" | head -c 300)"
@@ -52,5 +53,4 @@ if [ "${WITH_ME5:-0}" = 1 ]; then  # the multilingual NLI model, distilled from 
   run ted_zhen_menli-me5 correlate --metric menli "${ME[@]}" --data "$TED"
   run ted_zhen_menli-me5+bertscore correlate --metric menli+bertscore --weight 0.2 --normalization set "${ME[@]}" --data "$TED"
 fi
-"$PY" docs/tables.py > docs/results/menli_tables.md
-cat docs/results/menli_tables.md
+"$PY" docs/gen/results_pages.py --write   # docs/results/*.md and the README's blocks from the new lines

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Re-runs every evaluate.py measurement quoted in the README's SEScore table and keeps the JSON line each printed.
+# Re-runs every evaluate.py measurement of the SEScore results page (docs/results/sescore.md) and keeps the JSON line
+# each printed under bench/results/evaluate/; the page is then rendered from them (docs/gen/results_pages.py).
 # Usage: bash docs/reproduce_sescore.sh [UNIFORM_CHECKPOINT] [POOLED_CHECKPOINT]
 #   UNIFORM_CHECKPOINT: the "w/o severity" ablation trained with configs/sescore/fit_offline_uniform.yaml
 #   (default runs/sescore/minilm-news-uniform); POOLED_CHECKPOINT: the pooled-only recipe,
@@ -7,9 +8,9 @@
 # "sescore_init" is the shipped architecture before any training (LoRA and the head's last layer start at zero, so
 # it scores exactly F1 of greedy alignment on the all-layer average): what training on synthetic errors adds.
 # "sescore" is the shipped default (sescore/checkpoints/minilm-v2, an ensemble of three models chosen on the dev
-# mix's select half, which holds half of these sets' items: its held-out numbers are the report-half table of the
-# README); "sescore_v1" is the first shipped checkpoint (minilm-news), selected on TED zh-en items 1-200, which the
-# first column leaves out; the uniform/pooled/init rows are v1's ablations.
+# mix's select half, which holds half of these sets' items: its held-out numbers are the report-half table of
+# docs/results/quality.md); "sescore_v1" is the first shipped checkpoint (minilm-news), selected on TED zh-en items
+# 1-200, which the first column leaves out; the uniform/pooled/init rows are v1's ablations.
 # JSONs that exist are kept (FORCE=1 re-runs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +19,7 @@ DATA=${NLGMETRICS_DATA:-../shared/data}
 UNIFORM=${1:-runs/sescore/minilm-news-uniform}
 POOLED=${2:-runs/sescore/minilm-news-pooled}
 INIT=runs/sescore/minilm-news-init
-OUT=docs/results
+OUT=bench/results/evaluate
 HF_HUB_OFFLINE=1 "$PY" - "$INIT" <<'PYEOF'
 import sys, yaml
 from sescore.regressor.checkpoint import export_checkpoint
@@ -63,4 +64,4 @@ for m in sescore sescore_v1; do
     run "ted_zhen_heldout_${m}_vs_$v" "${margs[@]}" --versus "$v" --data "$TED" --skip 200
   done
 done
-"$PY" docs/tables.py sescore | tee docs/results/sescore_table.md
+"$PY" docs/gen/results_pages.py --write   # docs/results/*.md and the README's blocks from the new lines

@@ -7,6 +7,7 @@ chrF and BLEU, so a new user sees the three families side by side on sentences w
 another NLI model to the MENLI rows (``bench/bench_demo.py`` times the demo with the fast ``packaged:nli-minilm``
 beside the default).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,10 +22,14 @@ METRICS = ["sescore", "menli", "menli+bertscore", "mars", "bertscore", "chrf", "
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description="Score examples/ with SEScore, MENLI, MARS and their peers on the "
-                                                 "default models.")
-    parser.add_argument("--metrics", default=",".join(METRICS),
-                        help="comma-separated evaluate.py metrics, in table order (default: %(default)s)")
+    parser = argparse.ArgumentParser(
+        description="Score examples/ with SEScore, MENLI, MARS and their peers on the default models."
+    )
+    parser.add_argument(
+        "--metrics",
+        default=",".join(METRICS),
+        help="comma-separated evaluate.py metrics, in table order (default: %(default)s)",
+    )
     parser.add_argument("--nli-model", help="NLI role value for the MENLI rows (default: the toolkit's)")
     args = parser.parse_args()
     metrics = [m for m in args.metrics.split(",") if m]
@@ -35,8 +40,20 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for metric in metrics:
             out = Path(tmp) / f"{metric}.jsonl"
-            command = [sys.executable, str(HERE.parent / "evaluate.py"), "score", "--metric", metric,
-                       "--hyps", str(HERE / "hyps.txt"), "--refs", str(HERE / "refs.txt"), "--out", str(out), "--quiet"]
+            command = [
+                sys.executable,
+                str(HERE.parent / "evaluate.py"),
+                "score",
+                "--metric",
+                metric,
+                "--hyps",
+                str(HERE / "hyps.txt"),
+                "--refs",
+                str(HERE / "refs.txt"),
+                "--scores",
+                str(out),
+                "--quiet",
+            ]
             if args.nli_model and metric.startswith("menli"):
                 command += ["--nli-model", args.nli_model]
             done = subprocess.run(command, capture_output=True, text=True)

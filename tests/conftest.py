@@ -1,4 +1,5 @@
 """Shared fixtures: offline hub, tiny models of every architecture, and the path to ../shared/data."""
+
 from __future__ import annotations
 
 import os
@@ -21,11 +22,24 @@ def shared_data_dir() -> Path:
     return Path(os.environ.get("NLGMETRICS_DATA", REPO.parent / "shared" / "data"))
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that reads the judged data asks for ``data_dir`` and is marked ``needs_data``: on a machine
+    without the data (a user's clone) it skips with the reason instead of failing (tests/test_without_data.py)."""
+    for item in items:
+        if "data_dir" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.needs_data)
+
+
+# the folders of the judged data the tests read (schema and protocol: the data's own README)
+DATA_FOLDERS = ("judgments", "multiref", "adversarial", "nli", "pairs", "corpus")
+
+
 @pytest.fixture(scope="session")
 def data_dir() -> Path:
     path = shared_data_dir()
-    if not path.is_dir():
-        pytest.skip(f"shared data not found at {path} (set NLGMETRICS_DATA)")
+    missing = [name for name in DATA_FOLDERS if not (path / name).is_dir()]
+    if missing:
+        pytest.skip(f"shared data not found at {path} (no {', '.join(missing)}; set NLGMETRICS_DATA)")
     return path
 
 

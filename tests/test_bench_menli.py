@@ -211,7 +211,7 @@ def test_menli_scores_of_another_nli_model_are_stored_under_their_own_name():
         menli_store_name("menli", "C:/models/nli")
 
 
-def test_stress_menli_with_another_nli_model_keeps_the_default_models_scores(tiny, tmp_path):
+def test_stress_menli_with_another_nli_model_keeps_the_default_models_scores(tiny, tmp_path, data_dir):
     """A run with --nli-model adds `<variant>@<model>` beside the stored default-model scores, reuses the stored
     partner scores, and reports under the qualified name."""
     import os

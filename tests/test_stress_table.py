@@ -1,4 +1,5 @@
-"""The README's blind-spot tables are the committed stress reports, rendered by bench/stress_table.py."""
+"""The results pages' blind-spot tables are the committed stress reports, rendered by bench/stress_table.py."""
+
 from __future__ import annotations
 
 import json
@@ -22,19 +23,7 @@ def test_cells_come_from_the_named_report_and_missing_folders_say_not_run(tmp_pa
         stress_table.cell_text(tmp_path, ("a", "chrf"))
 
 
-def test_write_readme_replaces_only_the_marked_blocks(tmp_path, monkeypatch):
-    _report(tmp_path / "stress", "a", {"m": {"passed": 1, "failed": 1}})
-    monkeypatch.setattr(stress_table, "TABLES", {"t": {"columns": ["M"], "rows": {"set": [("a", "m")]}}})
-    readme = tmp_path / "README.md"
-    readme.write_text("before\n" + stress_table.marked_block("t", "old table") + "\nafter\n")
-    assert stress_table.write_readme(readme, tmp_path / "stress") == ["t"]
-    table = "| data | M |\n|---|---|\n| set | 1/2 |"
-    assert readme.read_text() == "before\n" + stress_table.marked_block("t", table) + "\nafter\n"
-    assert stress_table.write_readme(readme, tmp_path / "stress") == []
-
-
-def test_the_readme_tables_match_the_committed_reports():
-    readme = stress_table.README.read_text(encoding="utf-8")
+def test_every_cell_names_a_committed_report_or_says_not_run():
     for name in stress_table.TABLES:
-        assert stress_table.readme_block(name, readme) == stress_table.render(name), (
-            f"README block '{name}' is stale: run python bench/stress_table.py --write-readme")
+        table = stress_table.render(name)
+        assert table.count("\n") == len(stress_table.TABLES[name]["rows"]) + 1

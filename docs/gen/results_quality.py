@@ -1,0 +1,342 @@
+"""Quality on the dev mix: the default metrics against BERTScore-MiniLM on the report half, with intervals.
+
+The dev mix (``nlgmetrics/configs/devmix/default.yaml``) is four judged sets split by item into a *select* half
+(where recipes and defaults are chosen) and a *report* half (where they are reported, and nothing is chosen). Every
+comparison here is a paired item bootstrap of a metric minus one reference metric on the same rows; rows compare
+with each other only through a shared reference, so a file whose reference differs is refused, not printed beside
+the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import mean
+from typing import Any, Callable, Mapping
+
+from results_markdown import Lines, Page, cell, collapsible, generic, interval, signed, table
+from results_plots import forest
+from results_store import ResultFiles
+
+REFERENCE = "bertscore|encoder:packaged:minilm@"  # BERTScore-MiniLM: the reference of every report-half row
+DEVMIX_SETS = {
+    "ted_zhen": "TED zh-en",
+    "summeval_rel": "SummEval rel.",
+    "summeval_con": "SummEval con.",
+    "webnlg": "WebNLG",
+}  # the default mix; a row over other sets names them as its file does
+SET_NAMES = {**DEVMIX_SETS, "ted_ende": "TED en-de"}
+SESCORE_ABLATIONS = ["sescore_default_ablations_all_report", "sescore_default_ablations_report"]  # first found wins
+# arms of the SEScore ablation file shown on the report half, and their labels
+SESCORE_ARMS = [
+    ("default (minilm-v2)", "SEScore `minilm-v2` (three MiniLM seeds' half-way points averaged)"),
+    ("no_rank_seeds_own_w0.5", "`minilm-v2`'s recipe w/o ranking loss (`rank_weight 0`)"),
+    ("no_rules_seeds_own_w0.5", "`minilm-v2`'s recipe w/o new error types (v1 synthesis)"),
+    ("no_severity_seeds_own_w0.5", "`minilm-v2`'s recipe w/o severity (every edit -1)"),
+    ("v1 (minilm-news)", "SEScore v1 (`minilm-news`)"),
+]
+# other report-half files against the same BERTScore-MiniLM: (stem, label)
+REPORT_FILES = [
+    ("sescore_default_report_vs_minilm", "SEScore default (`mpnet-v2`)"),
+    ("encoders_devmix_me5_report", "BERTScore-me5-small (the default encoder)"),
+    ("devmix_bertscore_mpnet_report", "BERTScore-mpnet (SEScore's encoder)"),
+    ("devmix_chrf_report", "chrF"),
+    ("devmix_bleu_report", "BLEU"),
+]
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One row of the headline table: a metric's default setting on the report half, against BERTScore-MiniLM.
+
+    Args:
+        metric: the registry name.
+        label: what the row says (the setting measured).
+        stem: the result file.
+        read: turns the file into (per-set tau-like, bootstrap of the mean difference, what it measured).
+        default: what the file must have measured for the row to be the metric's default (checked).
+    """
+
+    metric: str
+    label: str
+    stem: str
+    read: Callable[[Any], tuple[dict[str, float], dict[str, Any], str]]
+    default: Callable[[], str] | None = None
+
+
+def _devmix(doc: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, Any], str]:
+    """An ``evaluate.py devmix`` result: tau-like per set, the mean difference's bootstrap, the metric signature."""
+    if not doc["versus_signature"].startswith(REFERENCE):
+        raise ValueError(f"its reference is {doc['versus_signature']}, not BERTScore-MiniLM")
+    return {s["set"]: s["tau_like_a"] for s in doc["sets"]}, doc["mean"], doc["signature"]
+
+
+def _menli_task_row(doc: Mapping[str, Any]) -> tuple[dict[str, float], dict[str, Any], str]:
+    """MENLI's pooling ablation: the report-half row of the default task's strategy (``e <->`` for MT)."""
+    from menli.pooling import task_strategy
+
+    strategy = " ".join(task_strategy("mt"))
+    if not doc["bertscore"].startswith(REFERENCE):
+        raise ValueError(f"its reference is {doc['bertscore']}, not BERTScore-MiniLM")
+    row = next(r for r in doc["report"] if r["strategy"] == strategy)
+    return dict(row["report_tau"]), row["vs_bertscore"], f"nli:{doc['nli_model']}|strategy:{strategy}"
+
+
+def _default_sescore() -> str:
+    from sescore.registration import DEFAULT_NAME
+
+    return f"ckpt:{DEFAULT_NAME}@"
+
+
+def _default_option(metric: str, name: str, prefix: str) -> Callable[[], str]:
+    def default() -> str:
+        from nlgmetrics.registry import metric_spec
+
+        return f"{prefix}{getattr(metric_spec(metric).make_options(), name)}"
+
+    return default
+
+
+HEADLINES = [
+    Headline(
+        "sescore",
+        "SEScore (default checkpoint `mpnet-v2`)",
+        "sescore_default_report_vs_minilm",
+        _devmix,
+        _default_sescore,
+    ),
+    Headline(
+        "menli",
+        "MENLI (`nli-mpnet`, MT pooling `e <->`)",
+        "menli_pooling_nli-mpnet",
+        _menli_task_row,
+        _default_option("menli", "nli_model", "nli:"),
+    ),
+    Headline(
+        "bertscore",
+        "BERTScore (default encoder `me5-small`)",
+        "encoders_devmix_me5_report",
+        _devmix,
+        _default_option("bertscore", "encoder", "encoder:"),
+    ),
+    Headline("chrf", "chrF", "devmix_chrf_report", _devmix),
+    Headline("bleu", "BLEU", "devmix_bleu_report", _devmix),
+]
+
+
+def headline_rows(files: ResultFiles) -> list[dict[str, Any]]:
+    """The headline rows whose files exist, each checked to be the metric's current default."""
+    rows = []
+    for row in HEADLINES:
+        doc = files.load(row.stem)
+        if doc is None:
+            continue
+        try:
+            taus, boot, measured = row.read(doc)
+        except (KeyError, StopIteration, ValueError) as error:
+            raise ValueError(
+                f"{files.display(row.stem)}: cannot read the headline row for {row.metric} ({error!r})"
+            ) from error
+        if row.default is not None and row.default() not in measured:
+            raise ValueError(
+                f"{files.display(row.stem)} measured {measured}, but {row.metric}'s default is now "
+                f"{row.default()}: rerun it with the default before it heads the results"
+            )
+        rows.append({"metric": row.metric, "label": row.label, "stem": row.stem, "taus": taus, "boot": boot})
+    return rows
+
+
+def headline_table(files: ResultFiles, link: Callable[[str], str]) -> Lines:
+    """The default metrics' report-half tau-like and their difference to BERTScore-MiniLM with a 95% interval.
+
+    Args:
+        files: the result files.
+        link: metric name -> the link target of its results page (differs between README and site).
+    """
+    rows = headline_rows(files)
+    if not rows:
+        return []
+    lines = [
+        "| metric (default setting) | sets (report half) | mean tau-like | minus BERTScore-MiniLM [95% CI] "
+        "| share of resamples not better |",
+        "|---|---|---|---|---|",
+    ]
+    for row in rows:
+        boot = row["boot"]
+        sets = ", ".join(SET_NAMES.get(s, s) for s in row["taus"])
+        lines.append(
+            f"| [{row['label']}]({link(row['metric'])}) | {sets} | {mean(row['taus'].values()):.3f} | "
+            f"{signed(boot['difference'])} {interval(boot['ci95'])} | {boot['share_a_not_better']:.1%} |"
+        )
+    return lines
+
+
+def report_rows(files: ResultFiles) -> list[tuple[str, dict[str, Any]]]:
+    """(label, devmix result) of every report-half comparison against the same BERTScore-MiniLM: the SEScore
+    default, the other metrics' files, then the SEScore recipe's ablations. Files against another BERTScore are an
+    error, not a row: rows compare with each other only through their shared reference."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    for stem, label in REPORT_FILES:
+        doc = files.load(stem)
+        if doc is not None:
+            found.append((label, doc))
+    ablations = next((doc for doc in map(files.load, SESCORE_ABLATIONS) if doc is not None), None)
+    if ablations is not None:
+        arms = [(label, ablations["details"][key]) for key, label in SESCORE_ARMS if key in ablations["details"]]
+        if not arms:
+            raise ValueError(
+                f"{SESCORE_ABLATIONS}: the ablation file has none of the arms {[k for k, _ in SESCORE_ARMS]}"
+            )
+        found += arms
+    signatures = {doc["versus_signature"] for _, doc in found}
+    if len(signatures) > 1:
+        raise ValueError(f"report-half rows against different references: {sorted(signatures)}")
+    return found
+
+
+def report_table(files: ResultFiles) -> Lines:
+    """Per-set tau-like (and difference to the reference) of every report-half row, the mean difference with its
+    interval, and the reference's own row last."""
+    rows = report_rows(files)
+    if not rows:
+        return []
+    lines = [
+        "| metric (dev mix, report half) | " + " | ".join(DEVMIX_SETS.values()) + " | mean minus "
+        "BERTScore-MiniLM [95% CI] | not better | TED zh-en system Pearson |",
+        "|---|" + "---|" * 7,
+    ]
+    for label, doc in rows:
+        sets = {s["set"]: s for s in doc["sets"]}
+        cells = [
+            f"{sets[k]['tau_like_a']:.3f} ({sets[k]['difference']:+.3f})" if k in sets else "-" for k in DEVMIX_SETS
+        ]
+        boot = doc["mean"]
+        pearson = sets.get("ted_zhen", {}).get("system_pearson_a")
+        lines.append(
+            f"| {label} | " + " | ".join(cells) + f" | {signed(boot['difference'])} {interval(boot['ci95'])}"
+            f" | {boot['share_a_not_better']:.1%} | {cell(pearson)} |"
+        )
+    sets = {s["set"]: s for s in rows[0][1]["sets"]}
+    lines.append(
+        "| BERTScore-MiniLM (the reference of every row) | "
+        + " | ".join(f"{sets[k]['tau_like_b']:.3f}" if k in sets else "-" for k in DEVMIX_SETS)
+        + " | - | - | "
+        f"{cell(sets.get('ted_zhen', {}).get('system_pearson_b'))} |"
+    )
+    return lines
+
+
+def devmix_stems(files: ResultFiles) -> list[str]:
+    """Every result file in ``evaluate.py devmix``'s format (a ``versus_signature`` and per-set rows)."""
+    stems = []
+    for stem in files.stems("*"):
+        head = files.path(stem).read_text(encoding="utf-8")[:2000]
+        if '"versus_signature"' in head and '"label_a"' in head:  # checked before loading: only these are shown
+            doc = files.load(stem)
+            if isinstance(doc, dict) and {"versus_signature", "sets", "mean"} <= doc.keys():
+                stems.append(stem)
+    return stems
+
+
+def every_comparison(files: ResultFiles) -> Lines:
+    """One row per dev-mix comparison file, whichever half and reference: the index of what was measured."""
+    rows = []
+    for stem in devmix_stems(files):
+        doc = files.load(stem)
+        boot = doc["mean"]
+        rows.append(
+            {
+                "file": f"`{stem}.json`",
+                "half": doc["half"],
+                "metric": doc["label_a"],
+                "against": doc["label_b"],
+                "sets": len(doc["sets"]),
+                "mean difference [95% CI]": f"{signed(boot['difference'])} {interval(boot['ci95'])}",
+                "not better": f"{boot['share_a_not_better']:.1%}",
+            }
+        )
+    return table(rows)
+
+
+def _forest_rows(files: ResultFiles) -> list[tuple[str, float, list[float]]]:
+    """The report-half rows for the figure, MENLI's (two sets only) second."""
+    rows = [
+        (label.replace("`", ""), doc["mean"]["difference"], doc["mean"]["ci95"]) for label, doc in report_rows(files)
+    ]
+    for row in headline_rows(files):
+        if row["metric"] == "menli":
+            boot = row["boot"]
+            rows.insert(1, (row["label"].replace("`", "") + " (2 sets)", boot["difference"], boot["ci95"]))
+    return rows
+
+
+def render(files: ResultFiles, link: Callable[[str], str]) -> Page:
+    """The quality page."""
+    page = Page("results/quality.md")
+    page.add(
+        "# Quality on the dev mix",
+        "",
+        "How well each metric ranks outputs the way people do, on the **report half** of the dev mix: four "
+        "judged sets (TED zh-en MQM, SummEval relevance and consistency, WebNLG adequacy) split by item into a "
+        "select half, where every recipe and default was chosen, and a report half, where nothing was. "
+        "*tau-like* is WMT20's item-grouped Kendall-like statistic; each difference is a metric minus "
+        "BERTScore-MiniLM on the same rows, with a 95% paired item-bootstrap interval; *not better* is the "
+        "share of resamples in which the metric did not beat BERTScore-MiniLM.",
+        "",
+        "## The defaults against BERTScore-MiniLM",
+        "",
+    )
+    page.add(
+        headline_table(files, link),
+        "",
+        "MENLI's row comes from its pooling ablation, which scored the two sets where NLI applies (TED zh-en and "
+        "WebNLG); its mean is over those two. MARS is not measured on the dev mix (its data is stories): see "
+        "[MARS](mars.md).",
+        "",
+    )
+    forest_rows = _forest_rows(files)
+    if forest_rows:
+        page.figure(
+            "quality-forest",
+            "mean tau-like difference to BERTScore-MiniLM with 95% intervals",
+            lambda: forest(
+                forest_rows, "Dev mix, report half: metric minus BERTScore-MiniLM (95% CI)", "mean tau-like difference"
+            ),
+        )
+    page.add(
+        "## Per set",
+        "",
+        "Each cell is the tau-like on one set, and in brackets its difference to BERTScore-MiniLM. The SEScore "
+        "ablations are each built like `minilm-v2` (three seeds' half-way points averaged) with one part of "
+        "the recipe left out.",
+        "",
+    )
+    page.add(report_table(files), "")
+    page.add(
+        "## Every dev-mix comparison",
+        "",
+        "Every `evaluate.py devmix` result file, select half included (choices were made there), each against "
+        "its own reference. The files are in `bench/results/`; the pages of each metric show them in context.",
+        "",
+    )
+    page.add(every_comparison(files), "")
+    page.add(
+        "## Choosing the default models",
+        "",
+        "The role benchmarks' numbers behind each default model (`bench/defaults_table.py` gathers them; "
+        "select half only).",
+        "",
+    )
+    defaults = files.load("defaults")
+    if defaults is not None:
+        page.add(generic(defaults))
+    ties = files.load("tau_ties_webnlg_select")
+    if ties is not None:
+        page.add(
+            "## Ties and tau-like",
+            "",
+            "Does tau-like move when numerically equal scores tie differently (MKL's strict mode against its "
+            "default)? From `bench/tau_ties.py` on WebNLG, select half.",
+            "",
+        )
+        page.add(collapsible("tau_ties_webnlg_select", generic(ties), expanded=True))
+    return page

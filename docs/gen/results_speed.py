@@ -1,0 +1,542 @@
+"""Speed: every timing benchmark, each against the peer it measured in the same run, and each metric's CPU speed.
+
+Why always a peer: this machine's two cores are shared, so an absolute number from one session says little about
+another; a ratio to something measured in the same session, in turns, does. Every section names its peer and the
+column that holds the ratio.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+from results_markdown import Page, bullets, collapsible, generic, table
+from results_plots import bars, from_path
+from results_store import ResultFiles
+
+
+@dataclass(frozen=True)
+class Section:
+    """One timing result file on the speed page.
+
+    Args:
+        stem: the file under bench/results.
+        title: the section heading.
+        peer: what the ratio column compares with (the peer measured in the same run).
+        script: the benchmark that writes the file (how to rerun it).
+        columns: the row keys of the table shown (what was measured, the throughput and the ratio); every other
+            column and setting is one click away.
+    """
+
+    stem: str
+    title: str
+    peer: str
+    script: str
+    columns: tuple[str, ...] = ()
+
+
+SECTIONS = [
+    Section(
+        "peers",
+        "BERTScore and MENLI against other implementations",
+        "bert-score and torchmetrics for BERTScore, the original one-pair-at-a-time loop for MENLI, each in a "
+        "fresh process of the same session; `time_ratio_to_ours` > 1 means the peer is slower.",
+        "bench/bench_peers.py",
+        (
+            "metric",
+            "dataset",
+            "peer",
+            "segments",
+            "seconds",
+            "segments_per_s",
+            "time_ratio_to_ours",
+            "peak_rss_mb",
+            "rss_ratio_to_ours",
+            "max_abs_diff",
+        ),
+    ),
+    Section(
+        "scaling",
+        "Throughput and memory as the input grows",
+        "the same metric at 1k segments; `segments_per_s` should stay flat and `mb_per_1k_segments` fall.",
+        "bench/bench_scaling.py",
+        ("metric", "texts", "segments", "seconds", "segments_per_s", "peak_rss_mb", "mb_per_1k_segments", "status"),
+    ),
+    Section(
+        "menli_mix_cost",
+        "MENLI and its mix against BERTScore",
+        "BERTScore-MiniLM on the same segments; `time_ratio_to_bertscore`.",
+        "bench/bench_menli_mix.py",
+        (
+            "dataset",
+            "metric",
+            "segments",
+            "seconds",
+            "segments_per_s",
+            "time_ratio_to_bertscore",
+            "peak_rss_mb",
+            "rss_ratio_to_bertscore",
+            "status",
+        ),
+    ),
+    Section(
+        "nli",
+        "NLI scoring against the bare model forward",
+        "the model's forward pass on pre-tokenised pairs; `ratio_to_bare`.",
+        "bench/bench_nli.py",
+        ("what", "items", "unit", "seconds", "per_second", "ratio_to_bare"),
+    ),
+    Section(
+        "nli_models",
+        "The NLI models against nli-minilm",
+        "packaged:nli-minilm; `time_ratio_to_first`.",
+        "bench/bench_nli.py --compare",
+        ("model", "params_m", "pairs", "seconds", "pairs_per_s", "time_ratio_to_first"),
+    ),
+    Section(
+        "menli_granularity",
+        "MENLI at sentence granularity against whole texts",
+        "text granularity on the same paragraphs; `time_ratio_to_text`.",
+        "bench/bench_menli_granularity.py",
+        (
+            "granularity",
+            "segments",
+            "nli_pairs",
+            "seconds",
+            "segments_per_s",
+            "time_ratio_to_text",
+            "spearman_to_sentence",
+        ),
+    ),
+    Section(
+        "sescore_default",
+        "SEScore (default `mpnet-v2`) against its bare encoder",
+        "the encoder's forward pass on the same distinct texts; `ratio_to_bare`.",
+        "bench/bench_sescore.py",
+        ("what", "items", "wall_seconds", "cpu_seconds", "per_second", "ratio_to_bare"),
+    ),
+    Section(
+        "sescore_minilm_v2",
+        "SEScore `minilm-v2` against its bare encoder",
+        "the encoder's forward pass on the same distinct texts; `ratio_to_bare`.",
+        "bench/bench_sescore.py",
+        ("what", "items", "wall_seconds", "cpu_seconds", "per_second", "ratio_to_bare"),
+    ),
+    Section(
+        "sescore",
+        "SEScore v1 (`minilm-news`) against its bare encoder",
+        "the encoder's forward pass on the same distinct texts; `ratio_to_bare`.",
+        "bench/bench_sescore.py",
+        ("what", "items", "wall_seconds", "cpu_seconds", "per_second", "ratio_to_bare"),
+    ),
+    Section(
+        "sescore_devcheck",
+        "SEScore training's dev check: distinct texts against pair texts",
+        "the earlier check that encoded both texts of every pair; `ratio_cpu`.",
+        "bench/bench_sescore_devcheck.py",
+        ("check", "tau_like", "wall_s", "cpu_s", "texts_encoded", "ratio_cpu"),
+    ),
+    Section(
+        "precision",
+        "bfloat16 against float32",
+        "float32 in the same run; `cpu_ratio_to_float32`.",
+        "bench/bench_precision.py",
+        (
+            "metric",
+            "precision",
+            "cpu_seconds",
+            "wall_seconds",
+            "per_cpu_second",
+            "cpu_ratio_to_float32",
+            "max_abs_diff",
+            "kendall_vs_float32",
+        ),
+    ),
+    Section(
+        "encoders",
+        "Encoders against MiniLM (2 threads)",
+        "packaged:minilm; `time_ratio_to_minilm`.",
+        "bench/bench_encoders.py",
+        (
+            "encoder",
+            "params_m",
+            "segments",
+            "seconds",
+            "segments_per_s",
+            "time_ratio_to_minilm",
+            "peak_rss_mb",
+            "status",
+        ),
+    ),
+    Section(
+        "encoders_1thread",
+        "Encoders against MiniLM (1 thread)",
+        "packaged:minilm; `time_ratio_to_minilm`.",
+        "bench/bench_encoders.py --threads 1",
+        (
+            "encoder",
+            "params_m",
+            "segments",
+            "seconds",
+            "segments_per_s",
+            "time_ratio_to_minilm",
+            "peak_rss_mb",
+            "status",
+        ),
+    ),
+    Section(
+        "causal_lm",
+        "Causal LMs against SmolLM2",
+        "packaged:smollm2; `time_ratio_to_smollm2`.",
+        "bench/bench_causal_lm.py",
+        (
+            "model",
+            "params_m",
+            "texts",
+            "seconds",
+            "texts_per_s",
+            "tokens_per_s",
+            "time_ratio_to_smollm2",
+            "peak_rss_mb",
+        ),
+    ),
+    Section(
+        "mars",
+        "MARS augmentation: self-planning against no planning",
+        "the no-planning ablation on the same references; `wall_ratio_to_peer`, `cpu_ratio_to_peer`.",
+        "bench/bench_mars.py",
+        (
+            "what",
+            "references",
+            "wall_s_per_reference",
+            "cpu_s_per_reference",
+            "wall_ratio_to_peer",
+            "cpu_ratio_to_peer",
+            "meets_target",
+        ),
+    ),
+    Section(
+        "mars_length",
+        "MARS augmentation over reference length",
+        "the earlier implementation (`old`) on the same references; `wall_ratio_to_old`.",
+        "bench/bench_mars_length.py",
+        (
+            "set",
+            "variant",
+            "mean_words",
+            "references",
+            "finished",
+            "wall_s_per_reference",
+            "cpu_s_per_reference",
+            "wall_ratio_to_old",
+            "cpu_ratio_to_old",
+        ),
+    ),
+    Section(
+        "mars_length_1thread",
+        "MARS augmentation over reference length (1 thread)",
+        "the earlier implementation on the same references; `wall_ratio_to_old`.",
+        "bench/bench_mars_length.py",
+        (
+            "set",
+            "variant",
+            "mean_words",
+            "references",
+            "finished",
+            "wall_s_per_reference",
+            "cpu_s_per_reference",
+            "wall_ratio_to_old",
+            "cpu_ratio_to_old",
+        ),
+    ),
+    Section(
+        "mars_length_context_1thread",
+        "MARS augmentation with a long context (1 thread)",
+        "the earlier implementation on the same references; `wall_ratio_to_old`.",
+        "bench/bench_mars_length.py",
+        (
+            "set",
+            "variant",
+            "mean_words",
+            "references",
+            "finished",
+            "wall_s_per_reference",
+            "cpu_s_per_reference",
+            "wall_ratio_to_old",
+            "cpu_ratio_to_old",
+        ),
+    ),
+    Section(
+        "mars_length_loaded",
+        "MARS augmentation over reference length, machine loaded",
+        "the earlier implementation on the same references; `wall_ratio_to_old`.",
+        "bench/bench_mars_length.py",
+        (
+            "set",
+            "variant",
+            "mean_words",
+            "references",
+            "finished",
+            "wall_s_per_reference",
+            "cpu_s_per_reference",
+            "wall_ratio_to_old",
+            "cpu_ratio_to_old",
+        ),
+    ),
+    Section(
+        "mars_length_window",
+        "MARS augmentation with the masking window",
+        "the unbounded masking (`peer`) on the same references; `wall_ratio_to_peer`.",
+        "bench/bench_mars_length.py",
+        (
+            "set",
+            "variant",
+            "mean_words",
+            "references",
+            "finished",
+            "wall_s_per_reference",
+            "cpu_s_per_reference",
+            "wall_ratio_to_peer",
+            "cpu_ratio_to_peer",
+        ),
+    ),
+    Section(
+        "mars_window_choice_w40",
+        "MARS window 40 words",
+        "the shipped config; `wall_ratio_to_peer`.",
+        "bench/bench_mars_length.py",
+        (
+            "set",
+            "variant",
+            "mean_words",
+            "references",
+            "finished",
+            "wall_s_per_reference",
+            "cpu_s_per_reference",
+            "wall_ratio_to_peer",
+            "cpu_ratio_to_peer",
+        ),
+    ),
+    Section(
+        "mars_window_choice_w48",
+        "MARS window 48 words",
+        "the shipped config; `wall_ratio_to_peer`.",
+        "bench/bench_mars_length.py",
+        (
+            "set",
+            "variant",
+            "mean_words",
+            "references",
+            "finished",
+            "wall_s_per_reference",
+            "cpu_s_per_reference",
+            "wall_ratio_to_peer",
+            "cpu_ratio_to_peer",
+        ),
+    ),
+    Section(
+        "mars_window_choice_w64",
+        "MARS window 64 words",
+        "the shipped config; `wall_ratio_to_peer`.",
+        "bench/bench_mars_length.py",
+        (
+            "set",
+            "variant",
+            "mean_words",
+            "references",
+            "finished",
+            "wall_s_per_reference",
+            "cpu_s_per_reference",
+            "wall_ratio_to_peer",
+            "cpu_ratio_to_peer",
+        ),
+    ),
+    Section(
+        "synthesis",
+        "SEScore error synthesis against its model calls",
+        "the model calls alone (the floor); `ratio to floor`.",
+        "bench/bench_synthesis.py",
+        ("what", "seconds", "references/s", "rows/s", "ratio to floor"),
+    ),
+    Section(
+        "stress_chrf",
+        "The blind-spot suite against scoring alone",
+        "scoring the same rows without the suite; `ratio_to_scoring`.",
+        "bench/bench_stress.py",
+        ("what", "segments", "tests", "texts_scored", "seconds", "ratio_to_scoring"),
+    ),
+    Section(
+        "mkl_mode",
+        "MKL's strict mode against its default",
+        "the default mode in the same run; `time_ratio_to_default`.",
+        "bench/bench_mkl_mode.py",
+        (
+            "mode",
+            "metric",
+            "items",
+            "seconds",
+            "time_ratio_to_default",
+            "rows_changed_by_batch_size_1",
+            "max_abs_change",
+            "status",
+        ),
+    ),
+    Section(
+        "conversion",
+        "Packaged models: first use against warm use",
+        "the same call with a filled cache; `first_over_warm`.",
+        "bench/bench_conversion.py",
+        ("model", "first_use_s", "warm_use_s", "first_over_warm", "first_use_peak_rss_mb", "converted_mb", "status"),
+    ),
+    Section(
+        "demo",
+        "`make demo`: a fresh clone against a warm run",
+        "the demo with the earlier default NLI model in the same session; `vs_peer`.",
+        "bench/bench_demo.py",
+        ("step", "seconds", "minutes", "vs_peer", "exit_code", "load_1m"),
+    ),
+]
+
+
+def _rows(doc: Mapping[str, Any], **match: Any) -> list[dict[str, Any]]:
+    return [r for r in doc.get("rows", []) if all(r.get(k) == v for k, v in match.items())]
+
+
+def _per_second(value: float, unit: str) -> str:
+    return f"{value:,.1f} {unit}/s" if value < 1000 else f"{value:,.0f} {unit}/s"
+
+
+def _default_mode(metric: str) -> Callable[[ResultFiles], tuple[str, str] | None]:
+    """From ``mkl_mode.json``: MENLI and BERTScore with their default models, measured together, in the MKL mode
+    the toolkit sets on import (``mkl-strict``)."""
+
+    def speed(files: ResultFiles) -> tuple[str, str] | None:
+        doc = files.load("mkl_mode")
+        found = doc and _rows(doc, mode="mkl-strict", metric=metric)
+        return (_per_second(found[0]["items"] / found[0]["seconds"], "segments"), "mkl_mode") if found else None
+
+    return speed
+
+
+def _chrf(files: ResultFiles) -> tuple[str, str] | None:
+    doc = files.load("stress_chrf")
+    found = doc and _rows(doc, what="scoring only (chrf)")
+    return (_per_second(found[0]["texts_scored"] / found[0]["seconds"], "texts"), "stress_chrf") if found else None
+
+
+def _mix_row(metric: str) -> Callable[[ResultFiles], tuple[str, str] | None]:
+    def speed(files: ResultFiles) -> tuple[str, str] | None:
+        doc = files.load("menli_mix_cost")
+        found = doc and _rows(doc, dataset="wmt", metric=metric)
+        return (_per_second(found[0]["segments_per_s"], "segments"), "menli_mix_cost") if found else None
+
+    return speed
+
+
+def _sescore(files: ResultFiles) -> tuple[str, str] | None:
+    from sescore.registration import DEFAULT_NAME
+
+    doc = files.load("sescore_default")
+    if doc is None or not doc["model"].endswith(DEFAULT_NAME):
+        return None
+    found = [r for r in doc["rows"] if r["what"].startswith("sescore_scores")]
+    return (_per_second(found[0]["items"] / found[0]["wall_seconds"], "segments"), "sescore_default") if found else None
+
+
+def _lm_likelihood(files: ResultFiles) -> tuple[str, str] | None:
+    from nlgmetrics.registry import metric_spec
+
+    doc = files.load("causal_lm")
+    found = doc and _rows(doc, model=metric_spec("lm-likelihood").make_options().causal_lm)
+    return (_per_second(found[0]["texts_per_s"], "texts"), "causal_lm") if found else None
+
+
+def _mars(files: ResultFiles) -> tuple[str, str] | None:
+    doc = files.load("mars")
+    found = doc and _rows(doc, what="MARS self-planning")
+    return (f"{found[0]['wall_s_per_reference']:.1f} s per reference (augmentation)", "mars") if found else None
+
+
+# metric -> its default setting's CPU speed on 2 threads, and the file it comes from
+METRIC_SPEEDS: dict[str, Callable[[ResultFiles], tuple[str, str] | None]] = {
+    "bertscore": _default_mode("bertscore"),
+    "chrf": _chrf,
+    "lm-likelihood": _lm_likelihood,
+    "lm-ratio": _mix_row("lm-ratio"),
+    "mars": _mars,
+    "menli": _default_mode("menli"),
+    "sescore": _sescore,
+}
+
+
+def metric_speed(files: ResultFiles, metric: str) -> tuple[str, str] | None:
+    """(speed text, source stem) of a metric's default setting, or None when no benchmark measured it."""
+    speed = METRIC_SPEEDS.get(metric)
+    return speed(files) if speed else None
+
+
+def _figure(page: Page, files: ResultFiles, stem: str) -> None:
+    """The figure of a section whose numbers read better as a picture."""
+    doc = files.load(stem)
+    if stem == "peers":
+        ratios = {
+            f"{r['metric']}, {r['dataset']}: {r['peer']}": r["time_ratio_to_ours"]
+            for r in doc["rows"]
+            if r.get("time_ratio_to_ours") is not None and r["status"] == "ok" and "ours" not in r["peer"]
+        }
+        page.figure(
+            "speed-peers",
+            "time of each peer relative to ours (same run)",
+            lambda: bars(
+                ratios,
+                "Peers' time relative to ours, same session (> 1: the peer is slower)",
+                "time ratio to ours",
+                reference=1.0,
+            ),
+        )
+    elif stem == "scaling":
+        from bench.bench_scaling import plot
+
+        page.figure(
+            "speed-scaling",
+            "scoring time and peak memory against the number of segments",
+            lambda: from_path(lambda path: plot(doc["rows"], path)),
+        )
+    elif stem.startswith("mars_length"):
+        from bench.bench_mars_length import plot
+
+        page.figure(
+            f"speed-{stem.replace('_', '-')}",
+            "MARS seconds per reference against reference length",
+            lambda: from_path(lambda path: plot(doc["rows"], path, doc.get("torch_threads", 2))),
+        )
+
+
+def render(files: ResultFiles) -> Page:
+    """The speed page."""
+    page = Page("results/speed.md")
+    page.add(
+        "# Speed",
+        "",
+        "Every timing benchmark under `bench/`, on a CPU machine with two cores shared with other work. An "
+        "absolute number from one session says little about another, so each section names the **peer** it "
+        "measured in the same run, in turns, and the column holding the **ratio** to it. The notes under each "
+        "table are the benchmark's own; the machine, the settings and every other column are in the box below "
+        "it. Rerun a section with the script it names.",
+        "",
+    )
+    for section in [s for s in SECTIONS if files.path(s.stem).is_file()]:
+        doc = files.load(section.stem)
+        page.add(
+            f"## {section.title} {{#{section.stem.replace('_', '-')}}}",
+            "",
+            f"Peer: {section.peer} Source: `{files.display(section.stem)}`, written by `python {section.script}`.",
+            "",
+        )
+        _figure(page, files, section.stem)
+        rows = doc.get("rows", [])
+        page.add(
+            table(rows, [c for c in section.columns if any(c in r for r in rows)]), "", bullets(doc.get("notes")), ""
+        )
+        page.add(collapsible(f"{section.stem}.json: every column and setting", generic(doc)))
+    return page
