@@ -23,7 +23,11 @@ def test_data_tests_skip_with_the_reason_when_there_is_no_data(tmp_path):
     env = {**os.environ, "NLGMETRICS_DATA": str(empty), "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "needs_data", "-rs", "tests"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=900,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     summary = done.stdout.strip().splitlines()[-1]

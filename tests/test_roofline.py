@@ -1,0 +1,132 @@
+"""The roofline benchmark's instruments: FLOPs counted on the batches the toolkit builds, token and padding counts,
+the rate and utilization arithmetic, product timings and the parsing of oneDNN/MKL verbose output (tiny models)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from bench.bench_roofline import (
+    TokenCounter,
+    achieved_gflops,
+    attention_flops,
+    count_flops,
+    cpu_flags,
+    fidelity,
+    gemm_peaks,
+    parse_verbose,
+    peak_by_precision,
+    roofline,
+)
+from tests.test_precision import HYPS, REFS
+
+
+def test_flops_and_tokens_of_a_tiny_bertscore_match_its_shapes_and_the_toolkits_batches(tiny):
+    """Every linear FLOP is accounted for by the model's shapes times the padded positions the toolkit's bucketed
+    batches hold (plus BERT's pooler on one vector per text); the token counter sees exactly those batches."""
+    from nlgmetrics.baselines import BERTScorer
+    from nlgmetrics.baselines.embedding import padded_batches
+    from nlgmetrics.modelroles.batching import token_lengths
+
+    scorer = BERTScorer(str(tiny["encoder"]))
+    with TokenCounter(min_vocab=100) as tokens:
+        scores, flops, by_op = count_flops(lambda: scorer.score(HYPS, REFS))
+    loaded = scorer._model()
+    texts = list(dict.fromkeys(HYPS + [r for refs in REFS for r in ([refs] if isinstance(refs, str) else refs)]))
+    batches = padded_batches(loaded.tokenizer, texts, 64, 256)
+    padded, real = sum(len(rows) * length for rows, length in batches), sum(token_lengths(loaded.tokenizer, texts, 256))
+    assert (tokens.padded, tokens.real) == (padded, real) and padded > real
+    config = loaded.model.config
+    hidden, inner, layers = config.hidden_size, config.intermediate_size, config.num_hidden_layers
+    per_token = layers * 2 * (4 * hidden * hidden + 2 * hidden * inner)  # q, k, v, out; feed-forward in and out
+    assert by_op["addmm"] == per_token * padded + 2 * hidden * hidden * len(texts)  # + the pooler, once per text
+    assert by_op["_scaled_dot_product_flash_attention_for_cpu"] > 0  # the CPU attention kernel is counted too
+    assert flops == sum(by_op.values()) and len(scores) == len(HYPS)
+
+
+def test_attention_flops_are_the_two_products_of_attention():
+    query = torch.randn(2, 4, 16, 8)
+    _, flops, by_op = count_flops(lambda: torch.nn.functional.scaled_dot_product_attention(query, query, query))
+    assert flops == attention_flops((2, 4, 16, 8), (2, 4, 16, 8), (2, 4, 16, 8)) == 2 * (2 * 2 * 4 * 16 * 16 * 8)
+    linear = torch.nn.Linear(16, 8)
+    assert count_flops(lambda: linear(torch.randn(4, 16)))[1] == 2 * 4 * 16 * 8
+
+
+def test_roofline_arithmetic():
+    row = roofline(2e9, 0.5, 8.0, 120, 100)
+    assert row == {"gflops": 4.0, "utilization": 0.5, "padded_per_real": 1.2, "flops_per_real_token": 2e7}
+    unknown = roofline(1e9, 1.0, None, 0, 0)
+    assert unknown["utilization"] is None and unknown["padded_per_real"] is None and unknown["gflops"] == 1.0
+    assert achieved_gflops(3e9, 1.5) == 2.0
+    with pytest.raises(ValueError, match="positive"):
+        achieved_gflops(1.0, 0.0)
+    same = fidelity([0.1, 0.5, 0.3], [0.1, 0.5, 0.3])
+    assert same == {"kendall_vs_float32": 1.0, "max_abs_diff": 0.0, "mean_abs_diff": 0.0}
+    moved = fidelity([0.1, 0.2, 0.3], [0.1, 0.3, 0.2])
+    assert moved["kendall_vs_float32"] < 1.0 and moved["max_abs_diff"] == pytest.approx(0.1)
+
+
+def test_peak_products_run_in_every_precision_and_the_best_shape_is_the_roof():
+    rows = gemm_peaks(["float32", "int8", "int8-int_mm"], shapes=[(16, 32, 24), (8, 32, 32)], runs=1)
+    assert [(r["precision"], r["shape"]) for r in rows][:2] == [("float32", "16x32x24"), ("float32", "8x32x32")]
+    assert all(r["gflops"] > 0 and r["seconds"] > 0 for r in rows)
+    peaks = peak_by_precision(rows)
+    assert peaks["int8"] == max(r["gflops"] for r in rows if r["precision"] == "int8") and len(peaks) == 3
+
+
+def test_verbose_output_tells_an_amx_machine_from_an_avx2_one():
+    amx = "\n".join(
+        [
+            "onednn_verbose,v1,info,oneDNN v3.12.0 (commit 80afa71)",
+            "onednn_verbose,v1,info,cpu,isa:Intel AVX-512 with float16, Intel DL Boost and bfloat16 support and "
+            "Intel AMX with bfloat16 and 8-bit integer support",
+            "onednn_verbose,v1,primitive,exec,cpu,matmul,brg_matmul:avx512_core_amx,undef,src:bf16::blocked:ab::f0,,,"
+            "64x768:768x256,0.1",
+            "onednn_verbose,v1,primitive,exec,cpu,reorder,jit:uni,undef,src:f32 dst:bf16,,,64x768,0.01",
+            "MKL_VERBOSE oneMKL 2024.0 Update 2 Product build 20240605 for Intel(R) 64 architecture Intel(R) Advanced "
+            "Vector Extensions 512 (Intel(R) AVX-512) with support of Intel(R) AMX, Lnx 2.10GHz lp64 gnu_thread",
+            "MKL_VERBOSE SGEMM(T,N,256,64,768,0x1,0x2,768,0x3,768,0x4,0x5,256) 24.48ms CNR:OFF Dyn:1 FastMM:1 TID:0",
+        ]
+    )
+    parsed = parse_verbose(amx)
+    assert "Intel AMX" in parsed["onednn_isa"]
+    assert parsed["onednn_kernels"] == {"matmul": ["brg_matmul:avx512_core_amx"], "reorder": ["jit:uni"]}
+    assert "AVX-512" in parsed["mkl"] and parsed["mkl_calls"] == ["SGEMM"]
+    assert parse_verbose("nothing from either library") == {
+        "onednn_isa": None,
+        "onednn_kernels": {},
+        "mkl": None,
+        "mkl_calls": [],
+    }
+    cpuinfo = "processor : 0\nflags\t\t: fpu sse avx2 fma avx512f avx512_bf16 amx_tile\nprocessor : 1\n"
+    assert cpu_flags(cpuinfo) == ["avx2", "fma", "avx512f", "avx512_bf16", "amx_tile"]
+    assert np.all([isinstance(flag, str) for flag in cpu_flags()])
+
+
+def test_a_fast_path_is_offered_only_when_faithful_and_faster_and_the_target_follows_the_isa():
+    from bench.bench_roofline import devmix_result, speed_target, verdict
+
+    assert speed_target(["avx2", "avx512_bf16", "amx_bf16"]) == (3.0, "AMX")
+    assert speed_target(["avx2", "avx512_bf16"])[0] == 1.8 and speed_target(["avx2"])[0] == 1.8
+    line = (
+        '{"metric": "bertscore", "label_a": "bertscore int8", "signature": "bertscore|encoder:packaged:mpnet@ab|'
+        'precision:int8", "mean": {"difference": -0.01, "ci95": [-0.03, 0.01]}, "sets": [{"set": "ted", "rows": 26,'
+        ' "items": 2, "tau_like_a": 0.1, "tau_like_b": 0.11}, {"set": "webnlg", "rows": 32, "items": 2, '
+        '"tau_like_a": 0.2, "tau_like_b": 0.21}]}'
+    )
+    moved = devmix_result("progress chatter\n" + line)
+    assert (moved["metric"], moved["precision"], moved["items_per_set"], moved["rows"]) == (
+        "bertscore-mpnet",
+        "int8",
+        2,
+        58,
+    )
+    assert moved["inside"] and moved["tau_like"]["ted"] == [0.1, 0.11]
+    fast = {"kendall_vs_float32": 0.996, "ratio_to_float32": 0.5}
+    assert verdict(fast, moved, 1.8)["offered"] == "yes" and verdict(fast, moved, 1.8)["contract"] == "pass"
+    assert verdict(fast, moved, 3.0)["contract"] == "fail"  # offered, but short of an AMX machine's target
+    assert verdict({**fast, "kendall_vs_float32": 0.7}, None, 1.8)["offered"] == "not offered (Kendall 0.700)"
+    assert verdict({**fast, "ratio_to_float32": 4.0}, None, 1.8)["offered"] == "not offered (slower than float32)"
+    outside = {**moved, "inside": False}
+    assert verdict(fast, outside, 1.8)["offered"] == "not offered (dev-mix tau-like moved)"
