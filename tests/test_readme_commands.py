@@ -211,10 +211,13 @@ def _fit_parses(argv: list[str]) -> bool:
     return stop.value.code in (0, None) and "trainer:" in printed.getvalue()
 
 
-def test_every_markdown_train_command_parses(monkeypatch):
+def test_every_markdown_train_command_parses(monkeypatch, tmp_path):
     """``train.py nli/synthesize/pack/ensemble`` lines must get past their argparse parser, ``train.py fit`` lines
     past LightningCLI's."""
     from nlgmetrics.cli.train import main
+
+    # options files name ${NLGMETRICS_DATA}, expanded before parsing: any existing folder will do to parse
+    monkeypatch.setenv("NLGMETRICS_DATA", str(tmp_path))
 
     commands = [c for path in markdown_files() for c in readme_commands(path, "train")]
     assert len(commands) >= 8 and {shlex.split(c)[0] for c in commands} >= {
