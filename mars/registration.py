@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from mars.config import ABLATIONS
 from nlgmetrics.registry import MetricSpec, option, progress_option
 
-ABLATIONS = ("full", "no_planning", "no_context", "no_planning_no_context", "naive")  # mars.config.ABLATIONS' keys
 DEFAULT_CONFIG = "mars/offline.yaml"
 
 
@@ -18,7 +18,7 @@ DEFAULT_CONFIG = "mars/offline.yaml"
 class MARSOptions:
     mars_config: str | None = option(None, f"mars: YAML config, a path or a packaged name (default: {DEFAULT_CONFIG})")
     ablation: str | None = option(
-        None, "mars: the paper's ablations (default: the config's, i.e. full)", choices=ABLATIONS
+        None, "mars: the paper's ablations (default: the config's, i.e. full)", choices=tuple(ABLATIONS)
     )
     mars_cache: str | None = option(None, "mars: folder of the augmentation cache (default: the config's cache_dir)")
     mars_window_words: int | None = option(

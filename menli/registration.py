@@ -11,6 +11,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from menli.pooling import TASKS
 from nlgmetrics.nli.defaults import DEFAULT_NLI
 from nlgmetrics.registry import (
     Combination,
@@ -24,8 +25,6 @@ from nlgmetrics.registry import (
     precision_option,
     progress_option,
 )
-
-TASKS = ("mt", "summarization")  # menli.pooling.TASKS; a test keeps the two equal
 
 # The packaged mix recipe (menli+sescore+lm-ratio) was fitted with the MiniLM SEScore ensemble, the SEScore default
 # when it was measured; a recipe names its parts' models, so with today's default SEScore it would find no recipe.

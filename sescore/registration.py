@@ -6,7 +6,6 @@ Importing this module loads no model and no torch: the command line reads it for
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from nlgmetrics.registry import (
@@ -18,22 +17,7 @@ from nlgmetrics.registry import (
     precision_option,
     progress_option,
 )
-
-SHIPPED = Path(__file__).resolve().parent / "checkpoints"
-DEFAULT_NAME = "mpnet-v2"  # sescore.scorer.DEFAULT_CHECKPOINT's folder; a test keeps the two equal
-
-
-def shipped_checkpoints() -> list[str]:
-    """Names of the checkpoints that ship with the package (loadable by name)."""
-    return sorted(p.name for p in SHIPPED.iterdir() if p.is_dir()) if SHIPPED.is_dir() else []
-
-
-def checkpoint_folder(value: str) -> str:
-    """A checkpoint value as a folder: an existing path as it is, else a shipped checkpoint's name
-    (``mpnet-v2``, ``minilm-v2``, ``minilm-news``); anything else is left for the loader to report."""
-    if Path(value).exists() or not (SHIPPED / value).is_dir():
-        return value
-    return str(SHIPPED / value)
+from sescore.shipped import checkpoint_folder
 
 
 @dataclass

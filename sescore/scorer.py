@@ -15,12 +15,13 @@ from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision, 
 from sescore.functional import ensemble_scores
 from sescore.regressor.checkpoint import checkpoint_hash, ensemble_members, load_checkpoint
 from sescore.regressor.model import SEScoreRegressor
+from sescore.shipped import DEFAULT_NAME
+from sescore.shipped import SHIPPED as _CHECKPOINTS
 
-_CHECKPOINTS = Path(__file__).resolve().parent / "checkpoints"
 # The shipped default: the v2 recipe on the MPNet encoder (packaged:mpnet), weights half-way from the run's own
 # initialisation, stored as float16; it passed a rule written before it was scored on the dev mix's select half, then
 # its report half (README, "SEScore").
-DEFAULT_CHECKPOINT = str(_CHECKPOINTS / "mpnet-v2")
+DEFAULT_CHECKPOINT = str(_CHECKPOINTS / DEFAULT_NAME)
 # The default before mpnet-v2: an ensemble folder of three v2 runs on MiniLM (training seeds 13-15), each half-way
 # from its own initialisation. About half of mpnet-v2's CPU time; MENLI's packaged three-way mix was fitted
 # with it.

@@ -76,7 +76,7 @@ def test_the_report_half_table_reads_every_row_from_its_file_and_refuses_a_diffe
 
 
 def test_a_headline_row_must_have_measured_the_current_default(tmp_path):
-    from sescore.registration import DEFAULT_NAME
+    from sescore.shipped import DEFAULT_NAME
 
     _write(tmp_path, "sescore_default_report_vs_minilm", _devmix(0.03, signature=f"sescore|ckpt:{DEFAULT_NAME}@ab"))
     _write(tmp_path, "devmix_chrf_report", _devmix(0.01))

@@ -13,22 +13,13 @@ from pathlib import Path
 
 import pytest
 
+from bench.harness import cpu_model
 from nlgmetrics import load_metric
 from nlgmetrics.registry import accepted_options
 
 REPO = Path(__file__).resolve().parents[1]
 RECORD = json.loads((REPO / "tests" / "data" / "regression_scores.json").read_text(encoding="utf-8"))
 EXAMPLES = REPO / "examples"
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown"
 
 
 def _texts() -> tuple[list[str], list[str], list[str]]:
@@ -55,7 +46,7 @@ def _check(case: str, tiny: dict[str, Path] | None) -> None:
         options["progress"] = False
     scorer = load_metric(recorded["metric"], **options)
     scores = scorer.score(hyps, refs, srcs)
-    if _cpu() == RECORD["recorded_on"]["cpu"]:
+    if cpu_model() == RECORD["recorded_on"]["cpu"]:
         assert scores == recorded["scores"], case
     else:
         assert scores == pytest.approx(recorded["scores"], abs=1e-5), case

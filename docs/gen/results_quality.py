@@ -82,7 +82,7 @@ def _menli_task_row(doc: Mapping[str, Any]) -> tuple[dict[str, float], dict[str,
 
 
 def _default_sescore() -> str:
-    from sescore.registration import DEFAULT_NAME
+    from sescore.shipped import DEFAULT_NAME
 
     return f"ckpt:{DEFAULT_NAME}@"
 

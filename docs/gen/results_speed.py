@@ -434,7 +434,7 @@ def _mix_row(metric: str) -> Callable[[ResultFiles], tuple[str, str] | None]:
 
 
 def _sescore(files: ResultFiles) -> tuple[str, str] | None:
-    from sescore.registration import DEFAULT_NAME
+    from sescore.shipped import DEFAULT_NAME
 
     doc = files.load("sescore_default")
     if doc is None or not doc["model"].endswith(DEFAULT_NAME):

@@ -7,8 +7,7 @@ import json
 import math
 from typing import Any, Callable
 
-from nlgmetrics.helpformat import DefaultsHelpFormatter, add_renamed_flag  # noqa: F401  (re-exported)
-from nlgmetrics.quiet import silence_libraries  # noqa: F401  (re-exported: the CLI modules import it from here)
+from nlgmetrics.helpformat import DefaultsHelpFormatter
 
 
 def version_string() -> str:

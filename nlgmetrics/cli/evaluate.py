@@ -17,7 +17,8 @@ import json
 import sys
 
 from nlgmetrics.cli.commands import COMMANDS
-from nlgmetrics.cli.common import finish_parser, json_safe, silence_libraries
+from nlgmetrics.cli.common import finish_parser, json_safe
+from nlgmetrics.quiet import silence_libraries
 
 EPILOG = """examples:
   nlgmetrics-evaluate score --metric sescore --hyps examples/hyps.txt --refs examples/refs.txt

@@ -13,7 +13,7 @@ import sys
 import warnings
 from typing import Any, Sequence
 
-from nlgmetrics.registry import Option, accepted_options, cli_type, load_metric, metric_specs, options_of, parts_of
+from nlgmetrics.registry import Option, accepted_options, cli_type, load_metric, metric_specs, options_of
 
 
 def registry_options() -> dict[str, tuple[Option, list[str]]]:
@@ -162,7 +162,6 @@ def metric_from_args(
     """
     if check:
         check_flags(args, run_names or [name])
-    parts_of(name)  # a malformed combination fails here, before anything loads
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
         options = {**explicit_options(args, name, reference_free), **(overrides or {})}

@@ -7,8 +7,9 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from nlgmetrics.cli.common import add_devices_option, add_renamed_flag, write_report
+from nlgmetrics.cli.common import add_devices_option, write_report
 from nlgmetrics.cli.metricflags import add_metric_options, metric_from_args, save_normalization
+from nlgmetrics.helpformat import add_renamed_flag
 from nlgmetrics.metaeval.rows import score_rows
 
 NAME = "compare"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from nlgmetrics.helpformat import add_renamed_flag
+
 NAME = "make-adversarial"
 EPILOG = """example:
   nlgmetrics-evaluate make-adversarial --data multiref.jsonl --rows adversarial.jsonl --types num,neg --seed 0"""
@@ -20,8 +22,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     p.add_argument("--data", required=True, help="JSONL with two or more references per item (field 'refs')")
     p.add_argument("--rows", metavar="FILE.jsonl", help="the adversarial rows to write (JSON lines; required)")
-    from nlgmetrics.cli.common import add_renamed_flag
-
     add_renamed_flag(p, "--out", "--rows", "rows")
     p.add_argument("--types", help="comma-separated error codes (default: all 12)")
     p.add_argument("--limit", type=int, help="the first N items")

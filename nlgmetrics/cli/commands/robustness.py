@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from nlgmetrics.cli.common import add_renamed_flag, write_report
+from nlgmetrics.cli.common import write_report
 from nlgmetrics.cli.metricflags import add_metric_options, metric_from_args
+from nlgmetrics.helpformat import add_renamed_flag
 from nlgmetrics.metaeval.rows import one_row_per_item, source_text
 
 NAME = "robustness"

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from nlgmetrics.cli.common import add_devices_option, add_renamed_flag
+from nlgmetrics.cli.common import add_devices_option
 from nlgmetrics.cli.metricflags import add_metric_options, metric_from_args, save_normalization
+from nlgmetrics.helpformat import add_renamed_flag
 
 NAME = "score"
 EPILOG = """example:

@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from nlgmetrics.cli.metricflags import add_metric_options, check_flags, metric_from_args
+from nlgmetrics.inputs import positive_int
+from nlgmetrics.stress.bertscore_prf import VARIANTS as PRF_VARIANTS
+from nlgmetrics.stress.bertscore_prf import BERTScorePRF
 from nlgmetrics.stress.defaults import DEFAULT_MIN_APPLIED, DEFAULT_SEEDS
 
 NAME = "stress"
-PRF_VARIANTS = ("bertscore-p", "bertscore-r", "bertscore-f")  # nlgmetrics.stress.bertscore_prf.VARIANTS
 NO_PLOTS_HELP = (
     "write report.json and report.md only, no plots/<test>.png (24 tests took ~5 s of a two-item run); "
     "a plots/ folder of an earlier run is left as it was, legends and verdicts included"
@@ -47,8 +49,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--mlm", help="masked_lm role value for the bert_diverge test")
     p.add_argument("--keep-last-sentence", action="store_true", help="open-ended text: never switch the last sentence")
     add_min_applied(p)
-    from nlgmetrics.inputs import positive_int
-
     p.add_argument(
         "--chunk",
         type=positive_int,
@@ -62,8 +62,6 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def add_min_applied(parser: argparse.ArgumentParser) -> None:
     """``--min-applied``, shared with ``stress-report``."""
-    from nlgmetrics.inputs import positive_int
-
     parser.add_argument(
         "--min-applied",
         type=positive_int,
@@ -80,7 +78,6 @@ def _stress_metric(name: str, args: argparse.Namespace, prf: dict) -> tuple[Any,
         if "scorer" not in prf:
             from nlgmetrics.baselines.embedding import token_embeddings
             from nlgmetrics.modelroles import load_encoder
-            from nlgmetrics.stress.bertscore_prf import BERTScorePRF
 
             model = load_encoder(args.encoder, device=args.device)
 
