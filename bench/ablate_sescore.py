@@ -44,14 +44,34 @@ no_severity_seed15_own_w0.5 \
         --ensemble seeds_own_w0.5=v2_own_w0.5+v2_seed14_own_w0.5+v2_seed15_own_w0.5 \
         --name sescore_default_ablations_report
 
-The arms' data: the first 1,536 sentences of the two-domain input, synthesised once with the v2 recipe and once
-with the v1 recipe (no rule edits, no swaps), so "no_rules" sees the same references as the others:
+The arms' data: the first 1,536 sentences of the two-domain input, synthesised once with the v2 recipe (steps 1
+and 2 of the default's packaged recipe, docs/guides/sescore-training.md) and once with the v1 recipe (no rule
+edits, no swaps), so "no_rules" sees the same references as the others:
 
-    python train.py synthesize sentences --input ../shared/data/corpus/news_en.txt \
-        --input ../shared/data/corpus/wikitext_paragraphs_b.txt:split --take 4000 \
-        --output runs/sescore/inputs/news_wiki_en.txt
-    python train.py synthesize --config configs/sescore/offline_en_v2.yaml --limit 1536 \
-        --input runs/sescore/inputs/news_wiki_en.txt --output runs/sescore/synthesis_offline_en_v2_1536
+    python train.py synthesize sentences --config configs/sescore/mpnet_v2_sentences.yaml
+    python train.py synthesize --config configs/sescore/mpnet_v2_synthesize.yaml   # -> runs/sescore/mpnet-v2/synthesis
+    python train.py synthesize --config configs/sescore/offline_en.yaml --limit 1536 \
+        --input runs/sescore/mpnet-v2/sentences.txt --output runs/sescore/synthesis_offline_en_mix_1536
+
+(Result files before 2026-12-04 name the v2 data ``runs/sescore/synthesis_offline_en_v2_1536``: the same
+sentences and recipe, written by ``synthesize sentences --input ... --take 4000`` and ``synthesize --config
+configs/sescore/offline_en_v2.yaml --limit 1536``.)
+
+Issue 56's levers (docs/guides/experiments.md has the rule that decides them, written before they ran), each with
+seeds 13 and 14 beside the baseline ``v2``/``v2_seed14``, built half-way from their own starts:
+
+    python bench/ablate_sescore.py --arms v2,v2_seed14,v2_chrf,v2_chrf_seed14 --interpolate own:v2:0.5 \
+        --interpolate own:v2_seed14:0.5 --interpolate own:v2_chrf:0.5 --interpolate own:v2_chrf_seed14:0.5 \
+        --screen v2_chrf_own_w0.5:v2_own_w0.5 --screen v2_chrf_seed14_own_w0.5:v2_seed14_own_w0.5 \
+        --no-shipped --name sescore_lever_chrf_select
+
+The labeller lever's data (the same sentences; ``offline_en_v2_nli_mpnet.yaml`` is offline_en_v2 with severity
+from ``packaged:nli-mpnet``, threshold calibrated by ``synthesize calibrate``), then its arms as above:
+
+    python train.py synthesize --config configs/sescore/offline_en_v2_nli_mpnet.yaml --limit 1536 \
+        --input runs/sescore/mpnet-v2/sentences.txt --output runs/sescore/synthesis_v2_nli_mpnet_1536
+
+``--screen LEVER:BASE`` (one per seed) applies the screening rule to those row pairs and records the verdict.
     python train.py synthesize --config configs/sescore/offline_en.yaml --limit 1536 \
         --input runs/sescore/inputs/news_wiki_en.txt --output runs/sescore/synthesis_offline_en_mix_1536
 
@@ -66,13 +86,15 @@ The in-domain arm ``v2_thumb`` synthesises the same way from the references of t
 An arm whose fit finished (``<arm>.done.json``) is not retrained, and a killed fit continues from its last resume
 state (``<arm>.resume/``, every 100 steps), so rerunning the same command resumes; an arm whose dataset is missing
 is reported as not run. Training logs go to ``runs/sescore/ablation/<arm>.log``.
-Writes bench/results/sescore_ablation_<half>.{json,md}.
+Each row records its cost: the fit's wall and CPU seconds (CPU: user + system of the train.py process) and the
+scoring's wall seconds. Writes bench/results/sescore_ablation_<half>.{json,md}.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import time
@@ -83,7 +105,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.harness import REPO, write_results  # noqa: E402
 
 CONFIG = "configs/sescore/fit_offline_v2.yaml"
-V2_DATA = "runs/sescore/synthesis_offline_en_v2_1536"
+V2_DATA = "runs/sescore/mpnet-v2/synthesis"  # steps 1-2 of the default's recipe (see the docstring)
 # arm -> (what it tests, dataset, overrides of the v2 recipe)
 ARMS: dict[str, tuple[str, str, list[str]]] = {
     "v2": ("v2 recipe: rule edits, ranking loss 0.1, dev-mix selection", V2_DATA, []),
@@ -116,10 +138,19 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
         V2_DATA,
         ["--model.encoder", "packaged:mpnet"],
     ),
+    # issue 56: the learned combination, trained on synthetic triples only: sentence chrF as a head input beside
+    # the alignment's P/R/F1 (and in its skip, starting at weight 0)
+    "v2_chrf": ("v2 recipe + chrF as a head input (model.lexical [chrf])", V2_DATA, ["--model.lexical", "[chrf]"]),
+    # issue 56: severity from the stronger NLI model; the same sentences and synthesis seed, another labeller
+    "v2_nli_mpnet": (
+        "v2 recipe with severity labels from packaged:nli-mpnet (offline_en_v2_nli_mpnet.yaml)",
+        "runs/sescore/synthesis_v2_nli_mpnet_1536",
+        [],
+    ),
 }
 # The default before mpnet-v2 (minilm-v2) averages three seeds, so its ablations are built the same way: each arm with
 # training seeds 14 and 15 as well (`<arm>_seed14`, `<arm>_seed15`), then half-way points and their ensemble.
-for _arm in ("no_rank", "no_severity", "no_rules"):
+for _arm in ("no_rank", "no_severity", "no_rules", "v2_chrf", "v2_nli_mpnet"):
     _what, _data, _overrides = ARMS[_arm]
     for _seed in ("14", "15"):
         ARMS[f"{_arm}_seed{_seed}"] = (
@@ -136,6 +167,44 @@ DEFAULT = "sescore/checkpoints/mpnet-v2"  # the shipped default: v2_mpnet_own_w0
 # function (its head's last layer is zero) but not its hidden head layers, which interpolation then averages with
 # an unrelated random draw. (The head's lr cannot be 0: the optimiser refuses it; 1e-30 moves weights by ~1e-30.)
 OWN_START = ["--model.encoder_lr", "0", "--model.head_lr", "1e-30"]
+# the screening rule of docs/guides/experiments.md (issue 56), fixed before its arms ran
+SCREEN_MEAN = 0.010
+
+
+def screen(pairs: list[tuple[str, str]], details: dict) -> dict:
+    """The screening verdict for (lever row, base row) pairs, one per training seed.
+
+    Args:
+        pairs: row names; each row's ``mean.difference`` is its dev-mix tau-like minus BERTScore's.
+        details: the rows' devmix results by name.
+
+    Returns:
+        Per-pair deltas, their mean, the rule and whether the lever passes it.
+    """
+    missing = [name for pair in pairs for name in pair if name not in details]
+    if missing:
+        raise SystemExit(f"--screen: no scored row {sorted(set(missing))} in this run")
+    rows = [
+        {
+            "lever": lever,
+            "base": base,
+            "delta": details[lever]["mean"]["difference"] - details[base]["mean"]["difference"],
+        }
+        for lever, base in pairs
+    ]
+    mean = sum(r["delta"] for r in rows) / len(rows)
+    return {
+        "pairs": rows,
+        "mean_delta": mean,
+        "rule": f"mean delta >= {SCREEN_MEAN:+.3f} and every delta > 0 (docs/guides/experiments.md)",
+        "passes": bool(mean >= SCREEN_MEAN and all(r["delta"] > 0 for r in rows)),
+    }
+
+
+def _children_cpu() -> float:
+    """User + system CPU seconds of this process's finished children (the train.py and evaluate.py runs)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def fit_arm(arm: str, dataset: str, overrides: list[str], max_steps: int, val_every: int, root: Path) -> dict:
@@ -171,7 +240,7 @@ def fit_arm(arm: str, dataset: str, overrides: list[str], max_steps: int, val_ev
         str(state.parent),
         *(["--ckpt_path", str(state)] if state.is_file() else []),
     ]
-    started = time.time()
+    started, cpu_before = time.time(), _children_cpu()
     with open(root / f"{arm}.log", "a", encoding="utf-8") as log:
         status = subprocess.run(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT).returncode
     record = {
@@ -179,6 +248,7 @@ def fit_arm(arm: str, dataset: str, overrides: list[str], max_steps: int, val_ev
         "status": "fit" if status == 0 else f"fit failed (exit {status}, see {arm}.log)",
         "command": " ".join(command[1:]),
         "seconds": round(time.time() - started, 1),
+        "cpu_seconds": round(_children_cpu() - cpu_before, 1),
     }
     if status == 0:
         done.write_text(json.dumps(record, indent=1))
@@ -218,7 +288,7 @@ def devmix(checkpoints: str | list[str], half: str, cache: str) -> dict:
     """``evaluate.py devmix`` of one SEScore checkpoint, or the mean of several, against BERTScore (their shared
     encoder): its JSON line."""
     from sescore.regressor.checkpoint import read_hparams
-    from sescore.regressor.scoring import checkpoint_folders
+    from sescore.scorer import checkpoint_folders
 
     folders = [checkpoints] if isinstance(checkpoints, str) else list(checkpoints)
     encoders = sorted({read_hparams(folder)["encoder"] for folder in checkpoint_folders(folders)})
@@ -279,6 +349,19 @@ def main() -> None:
         help="NAME=FOLDER+FOLDER[+...] - also score the mean of these exports' scores (folders under "
         "--root, e.g. v2+v2_seed14+v2_seed15: a seed ensemble); repeatable",
     )
+    parser.add_argument(
+        "--screen",
+        action="append",
+        default=[],
+        help="LEVER:BASE - rows compared by the screening rule of docs/guides/experiments.md (one pair per "
+        "training seed): the lever passes when its mix difference vs BERTScore beats the base's by at least "
+        f"{SCREEN_MEAN:+.3f} on average and by more than 0 for every pair; repeatable",
+    )
+    parser.add_argument(
+        "--no-shipped",
+        action="store_true",
+        help="leave out the shipped checkpoints' rows (scoring mpnet-v2 on the select half costs ~10 minutes)",
+    )
     parser.add_argument("--name", default=None, help="result file stem (default sescore_ablation_<half>)")
     parser.add_argument("--root", default="runs/sescore/ablation")
     parser.add_argument("--cache", default="runs/devmix_cache")
@@ -308,6 +391,8 @@ def main() -> None:
             {"status": "shipped"},
         ),
     ]
+    if args.no_shipped:
+        candidates = []
     for logit in [float(x) for x in args.init_logits.split(",") if x.strip()]:
         suffix = f"_{args.init_encoder.split(':')[-1]}" if args.init_encoder else ""
         folder = root / f"init_last{logit:g}{suffix}"
@@ -378,9 +463,12 @@ def main() -> None:
             "what": what,
             "status": record["status"],
             "fit seconds": f"{record['seconds']:.0f}" if record.get("seconds") is not None else "-",
+            "fit CPU seconds": f"{record['cpu_seconds']:.0f}" if record.get("cpu_seconds") is not None else "-",
         }
         if record["status"] in ("fit", "shipped", "untrained", "interpolated", "ensemble"):
+            scored = time.time()
             result = devmix(folder, args.half, args.cache)
+            row["score seconds"] = f"{time.time() - scored:.0f}"
             details[name] = result
             for s in result["sets"]:
                 row[s["set"]] = f"{s['tau_like_a']:.3f} ({s['difference']:+.3f})"
@@ -391,7 +479,17 @@ def main() -> None:
             row["not better"] = f"{mean['share_a_not_better']:.1%}"
         rows.append(row)
     sets = [s["set"] for s in next(iter(details.values()))["sets"]] if details else []
-    columns = ["arm", "what", "status", *sets, "mix difference vs BERTScore [95% CI]", "not better", "fit seconds"]
+    columns = [
+        "arm",
+        "what",
+        "status",
+        *sets,
+        "mix difference vs BERTScore [95% CI]",
+        "not better",
+        "fit seconds",
+        "fit CPU seconds",
+        "score seconds",
+    ]
     notes = [
         f"dev mix {args.half} half; per set: SEScore tau-like (difference to BERTScore with the checkpoint's own "
         "encoder on the same rows)",
@@ -399,8 +497,10 @@ def main() -> None:
         f"dev-mix select-half tau-like checked every {args.val_every} batches",
     ]
     notes.append(
-        "fit seconds: wall time of the train.py run that finished the fit (a resumed fit counts its last "
-        "run only), on a shared 2-core CPU"
+        "fit seconds, fit CPU seconds: wall and CPU (user + system) time of the train.py run that finished the fit "
+        "(a resumed fit counts its last run only; an arm fitted by an earlier run of this script shows that run's "
+        "numbers); score seconds: wall time of the dev-mix scoring (its BERTScore rows come from the cache after the "
+        "first row); 2 threads on the CPU named under Machine"
     )
     if args.interpolate:
         notes.append(
@@ -413,9 +513,19 @@ def main() -> None:
             "ensemble rows: the mean of their members' scores (each member's score as it reports it, max "
             "over references), scored once; members are rows of this or earlier tables"
         )
+    result = {"half": args.half, "max_steps": args.max_steps, "val_every": args.val_every, "details": details}
+    if args.screen:
+        result["screen"] = screen([tuple(spec.split(":", 1)) for spec in args.screen], details)
+        verdict = result["screen"]
+        notes.append(
+            "screening: "
+            + ", ".join(f"{r['lever']} - {r['base']} {r['delta']:+.4f}" for r in verdict["pairs"])
+            + f"; mean {verdict['mean_delta']:+.4f}; rule {verdict['rule']}: "
+            + ("passes" if verdict["passes"] else "does not pass")
+        )
     write_results(
         args.name or f"sescore_ablation_{args.half}",
-        {"half": args.half, "max_steps": args.max_steps, "val_every": args.val_every, "details": details},
+        result,
         rows,
         columns,
         f"SEScore recipe ablation, dev mix {args.half} half",

@@ -22,6 +22,7 @@ from nlgmetrics.stress.report import passed_of_judged  # noqa: E402
 
 STRESS = REPO / "bench" / "results" / "stress"
 NOT_RUN = "not run"
+PARTLY = "partly scored"
 
 Cell = tuple[str, str]  # (report folder under STRESS, metric key in its summary)
 
@@ -112,6 +113,29 @@ TABLES: dict[str, dict] = {
             ],
         },
     },
+    # bench/stress_sample.py: the README results table's metrics with their defaults, and the packaged MENLI mix, on
+    # the same 25 seeded items per set
+    "stress-sample25": {
+        "columns": [
+            "BLEU",
+            "chrF",
+            "BERTScore (`me5-small`)",
+            "SEScore (`mpnet-v2`)",
+            "MENLI (`nli-mpnet`)",
+            "`menli+sescore+lm-ratio`",
+        ],
+        "rows": {
+            f"{label}, 25 items": [
+                (f"sample25/{folder}/{metric}", metric)
+                for metric in ("bleu", "chrf", "bertscore", "sescore", "menli", "menli+sescore+lm-ratio")
+            ]
+            for label, folder in (
+                ("WMT21 de-en", "wmt21_deen"),
+                ("TED-MT zh-en", "tedmt_zhen"),
+                ("THumB CNN/DM", "thumb_cnndm"),
+            )
+        },
+    },
     "stress-thumb-pooling": {
         "columns": ["`e <->` (MT choice, `--task mt`)", "`e-c <-` (summarisation choice, `--task summarization`)"],
         "rows": {
@@ -127,7 +151,8 @@ TABLES: dict[str, dict] = {
 
 
 def cell_text(root: Path, cell: Cell | None) -> str:
-    """``passed/judged`` from one report, "not run" when its folder does not exist, "-" for no such set-up.
+    """``passed/judged`` from one report, "not run" when it has none, "partly scored" when a resumable run has
+    stored scores but no report yet, "-" for no such set-up.
 
     A folder that exists without the metric is an error, not a blank: the table names a key the report lacks.
     """
@@ -136,7 +161,7 @@ def cell_text(root: Path, cell: Cell | None) -> str:
     folder, metric = cell
     path = root / folder / "report.json"
     if not path.exists():
-        return NOT_RUN
+        return PARTLY if (root / folder / "scores.costs.json").exists() else NOT_RUN
     summary = json.loads(path.read_text(encoding="utf-8")).get("summary", {})
     if metric not in summary:
         raise KeyError(f"{path}: no metric '{metric}' in its summary (has {', '.join(summary)})")

@@ -62,3 +62,60 @@ def test_devcheck_peer_orders_pairs_longest_first_as_the_check_it_replaced():
         {"candidate": "x", "reference": "y", "item": 2},
     ]
     assert [r["candidate"] for r in pairs_longest_first(records)] == ["abcd", "ab", "a", "x"]
+
+
+def test_screening_rule_needs_the_mean_and_every_seed():
+    """The issue-56 screening rule as written before its arms ran: mean gain >= 0.010 and no seed at or below 0."""
+    import pytest
+
+    from bench.ablate_sescore import screen
+
+    def rows(**means):
+        return {name: {"mean": {"difference": value}} for name, value in means.items()}
+
+    pairs = [("lever", "base"), ("lever14", "base14")]
+    passing = screen(pairs, rows(lever=0.03, base=0.01, lever14=0.012, base14=0.01))
+    assert passing["passes"] and passing["mean_delta"] == pytest.approx(0.011)
+    assert [r["delta"] for r in passing["pairs"]] == pytest.approx([0.02, 0.002])
+    assert not screen(pairs, rows(lever=0.05, base=0.01, lever14=0.0, base14=0.01))["passes"]  # one seed worse
+    assert not screen(pairs, rows(lever=0.018, base=0.01, lever14=0.011, base14=0.01))["passes"]  # mean 0.0045
+    with pytest.raises(SystemExit, match="no scored row"):
+        screen([("lever", "missing")], rows(lever=0.0))
+
+
+def test_devmix_compares_checkpoints_with_bertscore_on_their_shared_encoder(tmp_path, monkeypatch):
+    """The scoring half of an arm: one evaluate.py devmix call naming every member and their one encoder; an
+    ensemble of checkpoints on different encoders is refused before anything runs."""
+    import subprocess
+
+    import pytest
+
+    import yaml
+
+    import bench.ablate_sescore as ablation
+    from sescore.regressor.checkpoint import FORMAT, MODEL_CLASS
+
+    for name, encoder in (("a", "packaged:minilm"), ("b", "packaged:minilm"), ("c", "packaged:mpnet")):
+        (tmp_path / name).mkdir()
+        hparams = {"format": FORMAT, "model_class": MODEL_CLASS, "encoder": encoder, "encoder_hash": "x"}
+        hparams.update({"regressor": {}, "output_scale": "unit"})
+        (tmp_path / name / "hparams.yaml").write_text(yaml.safe_dump(hparams))
+    calls = []
+
+    def fake_run(command, **kwargs):
+        calls.append(command)
+        return subprocess.CompletedProcess(command, 0, stdout='{"mean": {"difference": 0.01}}\n', stderr="")
+
+    monkeypatch.setattr(ablation.subprocess, "run", fake_run)
+    result = ablation.devmix([str(tmp_path / "a"), str(tmp_path / "b")], "select", "cache")
+    assert result == {"mean": {"difference": 0.01}}
+    command = calls[0]
+    assert command[command.index("--half") + 1] == "select" and command[command.index("--versus") + 1] == "bertscore"
+    assert command[command.index("--encoder") + 1] == "packaged:minilm"
+    assert command[command.index("--checkpoint") + 1 : command.index("--checkpoint") + 3] == [
+        str(tmp_path / "a"),
+        str(tmp_path / "b"),
+    ]
+    with pytest.raises(SystemExit, match="compared with BERTScore on its encoder"):
+        ablation.devmix([str(tmp_path / "a"), str(tmp_path / "c")], "select", "cache")
+    assert len(calls) == 1

@@ -493,6 +493,52 @@ def test_stress_with_a_toolkit_metric_and_a_plain_callable(capsys, tmp_path):
     assert (out / "plots" / "local_swap.png").stat().st_size > 1000
 
 
+def test_stress_sample_draws_the_same_seeded_items_in_file_order(capsys, tmp_path):
+    """--sample N --sample-seed S: a seeded draw of items that every metric's run shares, recorded by id."""
+    from nlgmetrics.metaeval.textio import InputError
+    from nlgmetrics.stress import stress_rows
+
+    data = tmp_path / "many.jsonl"
+    data.write_text(
+        "\n".join(json.dumps({"item_id": f"i{k}", "refs": [f"gold {k} a b c", f"ref {k} a b"]}) for k in range(12))
+    )
+    gold, refs, rows, setup = stress_rows(data, sample=5, sample_seed=3)
+    ids = [r["item_id"] for r in rows]
+    assert len(ids) == 5 and ids == sorted(ids, key=lambda i: int(i[1:]))  # file order
+    assert gold == [f"gold {i[1:]} a b c" for i in ids] and refs == [f"ref {i[1:]} a b" for i in ids]
+    assert setup["sample"] == {"items": 5, "seed": 3, "of": 12, "item_ids": ids} and setup["items"] == 5
+    assert [r["item_id"] for r in stress_rows(data, sample=5, sample_seed=3)[2]] == ids
+    assert [r["item_id"] for r in stress_rows(data, sample=5, sample_seed=4)[2]] != ids
+    assert all(int(i[1:]) < 8 for i in (r["item_id"] for r in stress_rows(data, sample=5, limit=8)[2]))
+    with pytest.raises(InputError, match="--sample 13 asks for 1 to 12 items"):
+        stress_rows(data, sample=13)
+    out = tmp_path / "stress"
+    code, stdout, _ = run(
+        capsys,
+        "stress",
+        "--metric",
+        "chrf",
+        "--data",
+        str(data),
+        "--tests",
+        "truncation",
+        "--seeds",
+        "1",
+        "--sample",
+        "5",
+        "--sample-seed",
+        "3",
+        "--out",
+        str(out),
+        "--quiet",
+        "--min-applied",
+        "3",
+        "--no-plots",
+    )
+    assert code == 0
+    assert json.loads((out / "report.json").read_text())["setup"]["sample"]["item_ids"] == ids
+
+
 def test_stress_resumes_from_its_stored_scores_and_rescores_an_edited_callable(capsys, tmp_path, monkeypatch):
     import sys
 

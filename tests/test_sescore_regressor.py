@@ -102,6 +102,20 @@ def _module(encoder: Path, **overrides):
     return SEScoreModule(**settings)
 
 
+def _small_data(dataset_dir: Path, dev_file: Path):
+    """The tiny synthetic set with a 20% val split and the whole dev file: batches of 16, dev batches of 8."""
+    from sescore.regressor.datamodule import SEScoreDataModule
+
+    return SEScoreDataModule(
+        str(dataset_dir),
+        val_fraction=0.2,
+        dev_judgments=str(dev_file),
+        batch_size=16,
+        eval_batch_size=8,
+        dev_items=None,
+    )
+
+
 def _trainer(**overrides):
     import pytorch_lightning as pl
 
@@ -133,19 +147,11 @@ def fitted(tiny, dataset_dir, dev_file, tmp_path_factory):
     """One short fit shared by several tests: module, datamodule, loss before/after, exported folder."""
     import pytorch_lightning as pl
 
-    from sescore.regressor.datamodule import SEScoreDataModule
     from sescore.regressor.export import ExportBest
 
     pl.seed_everything(7, verbose=False)
     module = _module(tiny["encoder"])
-    data = SEScoreDataModule(
-        str(dataset_dir),
-        val_fraction=0.2,
-        dev_judgments=str(dev_file),
-        batch_size=16,
-        eval_batch_size=8,
-        dev_items=None,
-    )
+    data = _small_data(dataset_dir, dev_file)
     data.setup("fit")
     module.regressor.eval()
     before = _train_mse(module.regressor, data.train_records)
@@ -447,6 +453,49 @@ def test_alignment_regressor_starts_as_bertscore_and_survives_export(tiny, tmp_p
     assert sescore_scores(reloaded, hyps, refs).max() < 1.0  # the head overshoots; the declared range holds
 
 
+def test_lexical_chrf_feature_starts_at_zero_weight_trains_and_survives_export(tiny, dataset_dir, dev_file, tmp_path):
+    """A chrF input to the head (the learned combination of issue 56): untrained, the model is still F1 of the
+    alignment; after training the skip weighs chrF; an export reloads with the feature and scores the same;
+    scores of one pair do not depend on the batch; a config that cannot carry it is refused by name."""
+    import sacrebleu
+
+    from sescore.functional import sescore_scores
+    from sescore.regressor.checkpoint import export_checkpoint, load_checkpoint
+    from sescore.regressor.model import RegressorConfig, lexical_features
+
+    hyps = ["the cat runs .", "a dog sees the house", "house", "the cat runs ."]
+    refs = ["the cat runs .", "a dog sees the big house", "the house is red", ["x y", "the cat runs ."]]
+    features = lexical_features(["chrf"], ["a dog sees the house"], ["a dog sees the big house"])
+    assert features.shape == (1, 1)
+    assert features[0, 0] == np.float32(
+        sacrebleu.CHRF().sentence_score("a dog sees the house", ["a dog sees the big house"]).score / 100
+    )
+    plain = _module(tiny["encoder"], layer_mix=False, alignment=True).regressor.eval()
+    module = _module(tiny["encoder"], layer_mix=False, alignment=True, lexical=["chrf"], encoder_freeze_fraction=0.0)
+    assert module.regressor.config.lexical == ("chrf",)
+    np.testing.assert_allclose(
+        sescore_scores(module.regressor.eval(), hyps, refs), sescore_scores(plain, hyps, refs), atol=1e-6
+    )
+    module.regressor.train()
+    data = _small_data(dataset_dir, dev_file)
+    _trainer(limit_train_batches=4, limit_val_batches=2).fit(module, data)
+    regressor = module.regressor.eval()
+    assert float(regressor.align_skip.weight[0, 3]) != 0.0  # the chrF input moved
+    scores = sescore_scores(regressor, hyps, refs)
+    np.testing.assert_allclose(sescore_scores(regressor, hyps[1:2], refs[1:2]), scores[1:2], atol=1e-6)
+    reloaded = load_checkpoint(export_checkpoint(regressor, tmp_path / "chrf"))
+    assert reloaded.config.lexical == ("chrf",)
+    np.testing.assert_array_equal(sescore_scores(reloaded, hyps, refs), scores)
+    assert "lexical" not in plain.config.to_dict()  # checkpoints without the feature keep their old hparams
+    with pytest.raises(ValueError, match="need alignment: true"):
+        RegressorConfig(lexical=("chrf",))
+    with pytest.raises(ValueError, match="unknown lexical features"):
+        RegressorConfig(alignment=True, lexical=("bleurt",))
+    with pytest.raises(ValueError, match="reads the lexical features"):
+        states = regressor.encode(regressor.tokenize(["a", "b"]), False)
+        regressor.predict_states(states.rows(slice(0, 1)), states.rows(slice(1, 2)))
+
+
 def test_bound_to_range_keeps_the_middle_and_the_order():
     """SEScore's declared range is a promise: overshooting heads are squashed smoothly, strictly monotone, and
     scores away from the ends are returned unchanged (so rankings and every Kendall statistic stay the same)."""
@@ -463,18 +512,10 @@ def test_bound_to_range_keeps_the_middle_and_the_order():
 
 
 def test_alignment_fit_trains_the_skip(tiny, dataset_dir, dev_file):
-    from sescore.regressor.datamodule import SEScoreDataModule
 
     module = _module(tiny["encoder"], alignment=True, encoder_freeze_fraction=0.0)
     skip_before = module.regressor.align_skip.weight.detach().clone()
-    data = SEScoreDataModule(
-        str(dataset_dir),
-        val_fraction=0.2,
-        dev_judgments=str(dev_file),
-        batch_size=16,
-        eval_batch_size=8,
-        dev_items=None,
-    )
+    data = _small_data(dataset_dir, dev_file)
     trainer = _trainer(limit_train_batches=4, limit_val_batches=2)
     trainer.fit(module, data)
     assert not torch.equal(module.regressor.align_skip.weight.detach(), skip_before)
@@ -1350,20 +1391,12 @@ def test_own_start_flags_of_the_ablation_bench_leave_the_initial_weights(tiny, d
     import pytorch_lightning as pl
 
     from bench.ablate_sescore import OWN_START
-    from sescore.regressor.datamodule import SEScoreDataModule
 
     rates = {flag.removeprefix("--model."): float(value) for flag, value in zip(OWN_START[::2], OWN_START[1::2])}
     pl.seed_everything(3, verbose=False)
     module = _module(tiny["encoder"], lora_r=4, alignment=True, encoder_freeze_fraction=0.0, **rates)
     before = {k: v.detach().clone() for k, v in module.regressor.state_dict().items()}
-    data = SEScoreDataModule(
-        str(dataset_dir),
-        val_fraction=0.2,
-        dev_judgments=str(dev_file),
-        batch_size=16,
-        eval_batch_size=8,
-        dev_items=None,
-    )
+    data = _small_data(dataset_dir, dev_file)
     _trainer(max_steps=2, limit_val_batches=0).fit(module, data)
     after = module.regressor.state_dict()
     assert any("lora_B" in k for k in after)

@@ -155,7 +155,18 @@ def _ablation(page: Page, files: ResultFiles, stem: str) -> None:
                 rows, f"{stem}: arm minus BERTScore, dev mix {doc['half']} half", "mean tau-like difference"
             ),
         )
-    page.add(collapsible(f"{stem}: every arm", generic({k: v for k, v in doc.items() if k != "details"})))
+    verdict = doc.get("screen")
+    if verdict:
+        deltas = ", ".join(f"`{r['lever']}` minus `{r['base']}` {signed(r['delta'], 4)}" for r in verdict["pairs"])
+        rule = verdict["rule"].replace("docs/guides/experiments.md", "[the rule](../guides/experiments.md)")
+        page.add(
+            f"Screening ({rule}): {deltas}; mean {signed(verdict['mean_delta'], 4)}: the lever "
+            + ("**passes**." if verdict["passes"] else "**does not pass**."),
+            "",
+        )
+    page.add(
+        collapsible(f"{stem}: every arm", generic({k: v for k, v in doc.items() if k not in ("details", "screen")}))
+    )
 
 
 def render(files: ResultFiles) -> Page:

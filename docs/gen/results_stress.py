@@ -150,6 +150,28 @@ def render(files: ResultFiles) -> Page:
         "",
     )
     tables = _main_tables(files)
+    if "stress-sample25" in tables:
+        sample = files.load("stress_sample25")
+        page.add(
+            "## The recommended metrics on the same 25 items",
+            "",
+            "The metrics of the README's results table with their default settings, and the packaged mix "
+            "`menli+sescore+lm-ratio`, on 25 items per set drawn with seed 0 (`nlgmetrics-evaluate stress "
+            "--sample 25 --sample-seed 0`; `bench/stress_sample.py`). With 25 items a test is judged only when it "
+            "applies to 10 or more of them, so these counts are not comparable with the 100-item tables below. "
+            "For the full sets, run the same command without `--sample` (hours per trained metric on a CPU).",
+            "",
+            tables["stress-sample25"],
+            "",
+        )
+        if sample is not None:
+            page.add(
+                collapsible(
+                    "status and cost of every cell (scoring seconds on a 2-core CPU)",
+                    table(sample["rows"]),
+                ),
+                "",
+            )
     page.add(
         "## Passed tests per metric and data set",
         "",

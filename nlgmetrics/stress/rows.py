@@ -17,6 +17,8 @@ def stress_rows(
     limit: int | None = None,
     aggregation: str = "max",
     keep_last_sentence: bool = False,
+    sample: int | None = None,
+    sample_seed: int = 0,
 ) -> tuple[list[str], list, list[dict], dict]:
     """Gold hypotheses, references (a string, or every reference of the item), rows and the recorded set-up.
 
@@ -32,6 +34,11 @@ def stress_rows(
         limit: the first N items.
         aggregation: the multi-reference aggregation, recorded in the set-up.
         keep_last_sentence: recorded in the set-up (open-ended text).
+        sample: keep this many items, drawn without replacement by ``numpy.random.default_rng(sample_seed)``
+            from the usable items (after ``limit``), in file order. Why: a run on every item can cost hours on a
+            CPU; a seeded sample gives every metric the same items, and unlike the first N items it does not
+            lean on the start of a file (one talk, one document).
+        sample_seed: the seed of that draw.
 
     Returns:
         ``(gold, refs, rows, setup)``.
@@ -76,5 +83,14 @@ def stress_rows(
             f"{aggregation} (menli, bertscore-p/-r/-f); bertscore: best F1; "
             "sescore: best score; bleu, chrf: their own multi-reference rule"
         )
+    if sample is not None:
+        if sample < 1 or sample > len(rows):
+            raise InputError(f"{data}: --sample {sample} asks for 1 to {len(rows)} items (the usable items there)")
+        import numpy as np
+
+        keep = np.sort(np.random.default_rng(sample_seed).choice(len(rows), size=sample, replace=False)).tolist()
+        setup["sample"] = {"items": sample, "seed": sample_seed, "of": len(rows), "item_ids": None}
+        gold, refs, rows = [gold[i] for i in keep], [refs[i] for i in keep], [rows[i] for i in keep]
+        setup["sample"]["item_ids"] = [r.get("item_id") for r in rows]
     setup.update({"items": len(rows), "limit": limit, "keep_last_sentence": keep_last_sentence})
     return gold, refs, rows, setup

@@ -9,6 +9,10 @@ candidate's and reference's (layer-mixed) token states gives precision, recall a
 and a linear skip to the output initialised as F1. A synthetic edit touches a few tokens; the skip starts the
 model where BERTScore on the same encoder is, and training learns how much each mismatch costs.
 
+``lexical`` adds text-level surface features (chrF) to the head's input and to that skip (starting at weight 0).
+Embeddings forgive a wrong name or number that a character n-gram overlap does not; trained on synthetic triples
+alone, the head learns how much of each signal a given edit deserves (a learned combination, no human labels).
+
 The encoder is always loaded fresh from its folder (never through the shared ``modelroles`` cache): training
 changes its weights and a checkpoint loads its own weights into it, which must not leak into other metrics.
 """
@@ -27,6 +31,10 @@ from nlgmetrics.modelroles.batching import ROW_MULTIPLE, bucketed_batches, fille
 from nlgmetrics.modelroles.lora import LORA_TARGETS, require_attention_adapters
 from nlgmetrics.truncation import note_batch
 from sescore.regressor.scale import check_scale
+
+# text-level features a regressor can add to its head (RegressorConfig.lexical); each maps (candidate, reference)
+# to [0, 1]
+LEXICAL_FEATURES = ("chrf",)
 
 # LoRA on the attention projections and feed-forward of every transformer block (BERT/RoBERTa/XLM-R and MPNet
 # naming, nlgmetrics.modelroles.lora); the pooler is left out because SEScore pools the token states itself.
@@ -55,9 +63,19 @@ class RegressorConfig:
     output_scale: str = "unit"
     lora: LoraSettings | None = None
     alignment: bool = False
+    lexical: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_scale(self.output_scale)
+        lexical = tuple(str(name) for name in self.lexical)
+        unknown = [name for name in lexical if name not in LEXICAL_FEATURES]
+        if unknown:
+            raise ValueError(f"unknown lexical features {unknown}; known: {', '.join(LEXICAL_FEATURES)}")
+        if len(set(lexical)) != len(lexical):
+            raise ValueError(f"lexical features listed twice: {list(lexical)}")
+        if lexical and not self.alignment:
+            raise ValueError("lexical features join the alignment skip: they need alignment: true")
+        object.__setattr__(self, "lexical", lexical)
         if not self.hidden_sizes or any(int(h) < 1 for h in self.hidden_sizes):
             raise ValueError(f"hidden_sizes must be positive integers, got {list(self.hidden_sizes)}")
         if not 0.0 <= self.dropout < 1.0:
@@ -69,6 +87,10 @@ class RegressorConfig:
     def to_dict(self) -> dict[str, Any]:
         body = asdict(self)
         body["hidden_sizes"] = list(self.hidden_sizes)
+        if self.lexical:
+            body["lexical"] = list(self.lexical)
+        else:  # checkpoints without lexical features keep the hparams they had before the option existed
+            del body["lexical"]
         return body
 
     @classmethod
@@ -82,6 +104,31 @@ def masked_mean(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Ten
     """[B, T, H] -> [B, H] mean over real tokens (the same pooling as ``baselines.mean_pooled``, differentiable)."""
     mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
     return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+
+
+def lexical_features(names: Sequence[str], candidates: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    """[N, len(names)] float32 text-level similarities of candidate i and reference i, each on [0, 1].
+
+    Args:
+        names: features from ``LEXICAL_FEATURES``; ``chrf`` is sacrebleu's sentence chrF (character 6-grams,
+            beta 2) divided by 100.
+        candidates: the candidate texts.
+        references: one reference per candidate.
+
+    Returns:
+        The features, one row per pair, in the order of ``names``.
+    """
+    if len(candidates) != len(references):
+        raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
+    out = np.zeros((len(candidates), len(names)), dtype=np.float32)
+    for column, name in enumerate(names):
+        if name != "chrf":
+            raise ValueError(f"unknown lexical feature '{name}'; known: {', '.join(LEXICAL_FEATURES)}")
+        import sacrebleu
+
+        chrf = sacrebleu.CHRF()
+        out[:, column] = [chrf.sentence_score(c, [r]).score / 100.0 for c, r in zip(candidates, references)]
+    return out
 
 
 def pair_features(cand: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
@@ -164,13 +211,15 @@ class SEScoreRegressor(nn.Module):
         self.num_layers = int(base_config.num_hidden_layers)
         self.hidden_size = int(base_config.hidden_size)
         self.layer_mix = ScalarMix(self.num_layers + 1) if config.layer_mix else None
-        extra = 3 if config.alignment else 0
+        extra = (3 if config.alignment else 0) + len(config.lexical)
         self.head = build_head(4 * self.hidden_size + extra, config.hidden_sizes, config.dropout)
         self.align_skip: nn.Linear | None = None
         if config.alignment:
-            self.align_skip = nn.Linear(3, 1)
+            self.align_skip = nn.Linear(3 + len(config.lexical), 1)
             with torch.no_grad():  # start exactly as F1 of the greedy alignment; the head adds what it learns
-                self.align_skip.weight.copy_(torch.tensor([[0.0, 0.0, 1.0]]))
+                start = torch.zeros(1, 3 + len(config.lexical))
+                start[0, 2] = 1.0
+                self.align_skip.weight.copy_(start)
                 self.align_skip.bias.zero_()
                 self.head[-1].weight.zero_()
                 self.head[-1].bias.zero_()
@@ -217,14 +266,22 @@ class SEScoreRegressor(nn.Module):
             mask = mask & ~special.bool()
         return TextStates(pooled, torch.nn.functional.normalize(hidden, dim=-1), mask)
 
-    def predict_states(self, cand: TextStates, ref: TextStates) -> torch.Tensor:
-        """Scores [B] from encoded candidates and references (row i with row i)."""
+    def predict_states(self, cand: TextStates, ref: TextStates, lexical: torch.Tensor | None = None) -> torch.Tensor:
+        """Scores [B] from encoded candidates and references (row i with row i); ``lexical`` [B, k]: the pairs'
+        ``lexical_features`` when the config names any."""
         features = pair_features(cand.pooled, ref.pooled)
         if self.align_skip is None:
             return self.head(features).squeeze(-1)
         if cand.tokens is None or ref.tokens is None:
             raise ValueError("this regressor uses token alignment: encode with token states")
         align = greedy_alignment(cand.tokens, cand.mask, ref.tokens, ref.mask).to(features.dtype)
+        if self.config.lexical:
+            if lexical is None or lexical.shape != (len(features), len(self.config.lexical)):
+                raise ValueError(
+                    f"this regressor reads the lexical features {list(self.config.lexical)}: pass them as a "
+                    f"[{len(features)}, {len(self.config.lexical)}] tensor"
+                )
+            align = torch.cat([align, lexical.to(device=features.device, dtype=features.dtype)], dim=-1)
         return (self.head(torch.cat([features, align], dim=-1)) + self.align_skip(align)).squeeze(-1)
 
     def forward(
@@ -246,7 +303,10 @@ class SEScoreRegressor(nn.Module):
         states = self.encode(self.tokenize(encoded), encoder_grad)
         index = torch.as_tensor([row[t] for t in texts] if distinct else range(len(texts)), device=states.pooled.device)
         n = len(candidates)
-        return self.predict_states(states.rows(index[:n]), states.rows(index[n:]))
+        lexical = None
+        if self.config.lexical:
+            lexical = torch.from_numpy(lexical_features(self.config.lexical, candidates, references))
+        return self.predict_states(states.rows(index[:n]), states.rows(index[n:]), lexical)
 
     @torch.inference_mode()
     def encode_texts(
@@ -356,9 +416,11 @@ def scores_from_vectors(
     ref_rows: np.ndarray,
     batch_size: int = 1024,
     tokens: Sequence[torch.Tensor] | None = None,
+    lexical: np.ndarray | None = None,
 ) -> np.ndarray:
     """Head scores for pairs given by row indices into ``vectors`` (and ``tokens`` when the regressor aligns
-    tokens); the head is cheap, batches keep memory flat.
+    tokens, ``lexical`` [P, k] rows of ``lexical_features`` per pair when it reads any); the head is cheap,
+    batches keep memory flat.
 
     A pair's score must not depend on which other pairs share its call (chunked torchmetrics updates, DDP
     shards, batch sizes): token states are padded to bucket lengths fixed by the pair, and every batch is
@@ -371,6 +433,8 @@ def scores_from_vectors(
     aligned = regressor.config.alignment
     if aligned and tokens is None:
         raise ValueError("this regressor uses token alignment: pass the token states from encode_texts")
+    if regressor.config.lexical and (lexical is None or len(lexical) != len(cand_rows)):
+        raise ValueError("this regressor reads lexical features: pass lexical_features of every pair")
     if aligned:
         batch_size = min(batch_size, 128)
     batch_size = max(ROW_MULTIPLE, batch_size - batch_size % ROW_MULTIPLE)
@@ -384,7 +448,10 @@ def scores_from_vectors(
             if aligned:
                 cand.tokens, cand.mask = _padded(tokens, cr, vectors, lengths[0])
                 ref.tokens, ref.mask = _padded(tokens, rr, vectors, lengths[1])
-            out[pick] = regressor.predict_states(cand, ref).double().cpu().numpy()[: len(pick)]
+            extra = None
+            if regressor.config.lexical:
+                extra = torch.as_tensor(lexical[padded_pick], device=vectors.device)
+            out[pick] = regressor.predict_states(cand, ref, extra).double().cpu().numpy()[: len(pick)]
     return out
 
 
@@ -399,6 +466,8 @@ __all__ = [
     "build_head",
     "build_regressor",
     "greedy_alignment",
+    "LEXICAL_FEATURES",
+    "lexical_features",
     "load_base_encoder",
     "masked_mean",
     "pair_features",

@@ -75,6 +75,9 @@ class SEScoreModule(pl.LightningModule):
             of all layers, v1's start). With ``alignment`` the untrained model is F1 on the mixed states, so a large
             value starts it near BERTScore on the last layer, the baseline it has to beat. Initialisation only:
             the trained weights are in the checkpoint.
+        lexical: text-level features added to the head's input and to the alignment skip (weight 0 at the
+            start), from ``model.LEXICAL_FEATURES`` (``chrf``); needs ``alignment``. A learned combination of
+            SEScore with chrF trained on the synthetic triples only.
     """
 
     def __init__(
@@ -100,6 +103,7 @@ class SEScoreModule(pl.LightningModule):
         pair_scale: float = 0.05,
         rank_weight: float = 0.0,
         layer_mix_last_logit: float = 0.0,
+        lexical: tuple[str, ...] = (),
     ) -> None:
         super().__init__()
         if not 0.0 <= encoder_freeze_fraction <= 1.0:
@@ -117,7 +121,15 @@ class SEScoreModule(pl.LightningModule):
         else:
             lora = LoraSettings(lora_r, lora_alpha, lora_dropout, lora_target_modules) if lora_r else None
             self.config = RegressorConfig(
-                encoder, layer_mix, tuple(hidden_sizes), dropout, max_length, output_scale, lora, alignment
+                encoder,
+                layer_mix,
+                tuple(hidden_sizes),
+                dropout,
+                max_length,
+                output_scale,
+                lora,
+                alignment,
+                tuple(lexical),
             )
             self.regressor = build_regressor(self.config)
             if layer_mix_last_logit:

@@ -37,6 +37,13 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--tests", help="comma-separated test names (default: every test that needs no extra model)")
     p.add_argument("--limit", type=int, help="the first N items")
     p.add_argument(
+        "--sample",
+        type=positive_int,
+        help="N items drawn with --sample-seed from the usable items (after --limit), kept in file order: the "
+        "same items for every metric; the report records their ids",
+    )
+    p.add_argument("--sample-seed", type=int, default=0, help="seed of the --sample draw")
+    p.add_argument(
         "--seeds", default=",".join(map(str, DEFAULT_SEEDS)), help="comma-separated seeds of the noising tests"
     )
     p.add_argument("--gold-ref", type=int, default=0, help="which reference is the gold hypothesis")
@@ -140,6 +147,8 @@ def run(args: argparse.Namespace) -> dict:
         limit=args.limit,
         aggregation=args.aggregation,
         keep_last_sentence=args.keep_last_sentence,
+        sample=args.sample,
+        sample_seed=args.sample_seed,
     )
     srcs = [source_text(r.get("src")) for r in rows]
     try:

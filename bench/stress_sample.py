@@ -1,0 +1,181 @@
+"""Blind-spot suites of the README's recommended metrics on the same seeded 25 items per data set.
+
+Why: the full suites cost from minutes (chrF) to days (sentence-level MENLI on TED paragraphs, ~19 h for the
+three-way mix on TED-MT's 100 items) on a 2-core CPU, so the recommended metrics had never been run on common
+items. Here every metric of the README's results table, plus the packaged mix ``menli+sescore+lm-ratio``, runs
+``nlgmetrics-evaluate stress`` with its default settings on the same 25 items of each set (``--sample 25
+--sample-seed 0``). A run is resumable: its per-row scores (``scores.json``, keyed by hashes, no text) are kept
+every 500 rows and committed with the report, so a run cut off at the end of a working session continues in the
+next one from a clean checkout. Runs go cheapest first and none starts once ``--budget-minutes`` are spent.
+
+    python bench/stress_sample.py                        # every run not finished yet, within 60 minutes
+    python bench/stress_sample.py --sets wmt21_deen --metrics sescore --budget-minutes 30
+    python bench/stress_sample.py --status               # what is finished, what is partly scored, the costs
+
+The full-set command for one cell (a GPU or a long CPU run) is the same without ``--sample``:
+
+    nlgmetrics-evaluate stress --metric sescore --out runs/stress/wmt21_deen_sescore \\
+        --data $NLGMETRICS_DATA/multiref/multiref_wmt21_deen_2refs_allsys.jsonl
+
+Writes ``bench/results/stress/sample25/<set>/<metric>/report.{json,md}`` (rendered by ``bench/stress_table.py``)
+and ``bench/results/stress_sample25.{json,md}`` (status and cost of every cell).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.harness import REPO, data_dir, write_results  # noqa: E402
+from nlgmetrics.stress.report import passed_of_judged  # noqa: E402
+
+SAMPLE, SEED = 25, 0
+ROOT = REPO / "bench" / "results" / "stress" / "sample25"
+SETS = {  # name -> (file under the data folder, extra stress flags); cheapest first (TED items are paragraphs)
+    "wmt21_deen": ("multiref/multiref_wmt21_deen_2refs_allsys.jsonl", []),
+    "thumb_cnndm": ("judgments/summ_thumb_cnndm_10refs.jsonl", []),
+    "tedmt_zhen": ("multiref/multiref_tedmt_zhen_2refs.jsonl", []),
+}
+# the README results table's metrics (default settings), then the packaged MENLI mix; cheapest first
+METRICS = ["bleu", "chrf", "bertscore", "sescore", "menli", "menli+sescore+lm-ratio"]
+CHUNK = 500
+
+
+def folder(data_set: str, metric: str) -> Path:
+    return ROOT / data_set / metric
+
+
+def finished(data_set: str, metric: str) -> bool:
+    return (folder(data_set, metric) / "report.json").is_file()
+
+
+def costs(data_set: str, metric: str) -> dict:
+    """Rows and seconds over every run that scored this cell (``scores.costs.json`` adds them up)."""
+    path = folder(data_set, metric) / "scores.costs.json"
+    if not path.is_file():
+        return {}
+    total = {"rows": 0, "seconds": 0.0}
+    for entry in json.loads(path.read_text(encoding="utf-8")).values():
+        total["rows"] += int(entry.get("rows", 0))
+        total["seconds"] += float(entry.get("seconds", 0.0))
+    return total
+
+
+def run_cell(data_set: str, metric: str, data_root: Path) -> dict:
+    """One stress run (resumed where its scores stop); wall and CPU seconds of this sitting."""
+    path, extra = SETS[data_set]
+    out = folder(data_set, metric)
+    out.mkdir(parents=True, exist_ok=True)
+    command = [
+        sys.executable,
+        "evaluate.py",
+        "stress",
+        "--metric",
+        metric,
+        "--data",
+        str(data_root / path),
+        "--sample",
+        str(SAMPLE),
+        "--sample-seed",
+        str(SEED),
+        "--chunk",
+        str(CHUNK),
+        "--no-plots",
+        "--quiet",
+        "--out",
+        str(out.relative_to(REPO)),
+        *extra,
+    ]
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_before, started = usage.ru_utime + usage.ru_stime, time.time()
+    with open(out / "run.log", "a", encoding="utf-8") as log:
+        code = subprocess.run(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=log).returncode
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "set": data_set,
+        "metric": metric,
+        "exit": code,
+        "wall_seconds": round(time.time() - started, 1),
+        "cpu_seconds": round(usage.ru_utime + usage.ru_stime - cpu_before, 1),
+        "command": "nlgmetrics-evaluate " + " ".join(command[2:]).replace(str(data_root), "$NLGMETRICS_DATA"),
+    }
+
+
+def status_rows(sittings: list[dict]) -> list[dict]:
+    rows = []
+    for data_set in SETS:
+        for metric in METRICS:
+            cost = costs(data_set, metric)
+            report = folder(data_set, metric) / "report.json"
+            summary = (
+                json.loads(report.read_text(encoding="utf-8"))["summary"].get(metric, {}) if report.is_file() else {}
+            )
+            rows.append(
+                {
+                    "set": data_set,
+                    "metric": metric,
+                    "status": "finished" if report.is_file() else ("partly scored" if cost else "not run"),
+                    "passed": passed_of_judged(summary) if summary else "-",
+                    "rows scored": cost.get("rows", 0),
+                    "scoring seconds": round(cost.get("seconds", 0.0)),
+                    "wall seconds, all sittings": round(
+                        sum(s["wall_seconds"] for s in sittings if (s["set"], s["metric"]) == (data_set, metric))
+                    ),
+                }
+            )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from {', '.join(SETS)}")
+    parser.add_argument("--metrics", default=",".join(METRICS), help=f"comma-separated, from {', '.join(METRICS)}")
+    parser.add_argument("--budget-minutes", type=float, default=60.0, help="start no run after this much wall time")
+    parser.add_argument("--status", action="store_true", help="only write the status table")
+    args = parser.parse_args()
+    sets = [s for s in args.sets.split(",") if s]
+    metrics = [m for m in args.metrics.split(",") if m]
+    unknown = sorted(set(sets) - set(SETS)) + sorted(set(metrics) - set(METRICS))
+    if unknown:
+        raise SystemExit(f"unknown sets or metrics {unknown}; sets: {', '.join(SETS)}; metrics: {', '.join(METRICS)}")
+    sittings: list[dict] = []
+    started = time.time()
+    if not args.status:
+        root = data_dir()
+        for metric in [m for m in METRICS if m in metrics]:
+            for data_set in [s for s in SETS if s in sets]:
+                if finished(data_set, metric):
+                    continue
+                if time.time() - started > args.budget_minutes * 60:
+                    print(f"budget spent: {data_set} {metric} left for the next run", file=sys.stderr)
+                    continue
+                print(f"{data_set} {metric} ...", file=sys.stderr, flush=True)
+                sittings.append(run_cell(data_set, metric, root))
+                print(json.dumps(sittings[-1]), file=sys.stderr, flush=True)
+    previous = REPO / "bench" / "results" / "stress_sample25.json"
+    history = json.loads(previous.read_text(encoding="utf-8")).get("sittings", []) if previous.is_file() else []
+    write_results(
+        "stress_sample25",
+        {"sample": SAMPLE, "sample_seed": SEED, "sittings": history + sittings},
+        status_rows(history + sittings),
+        ["set", "metric", "status", "passed", "rows scored", "scoring seconds", "wall seconds, all sittings"],
+        f"Blind-spot suites on {SAMPLE} seeded items per set (--sample {SAMPLE} --sample-seed {SEED})",
+        [
+            "passed: tests passed of tests judged (a test is judged when it applies to 10 or more of the 25 items)",
+            "rows scored, scoring seconds: over every run that scored the cell (scores.costs.json), "
+            "resumed runs included; wall seconds, all sittings: every run of this script on the cell, summed "
+            "(model loading and the perturbations included)",
+            "a partly scored cell continues where it stopped: rerun this script",
+        ],
+    )
+
+
+if __name__ == "__main__":
+    main()
