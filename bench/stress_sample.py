@@ -5,8 +5,9 @@ three-way mix on TED-MT's 100 items) on a 2-core CPU, so the recommended metrics
 items. Here every metric of the README's results table, plus the packaged mix ``menli+sescore+lm-ratio``, runs
 ``nlgmetrics-evaluate stress`` with its default settings on the same 25 items of each set (``--sample 25
 --sample-seed 0``). A run is resumable: its per-row scores (``scores.json``, keyed by hashes, no text) are kept
-every 500 rows and committed with the report, so a run cut off at the end of a working session continues in the
-next one from a clean checkout. Runs go cheapest first and none starts once ``--budget-minutes`` are spent.
+every 500 rows and committed while the cell is unfinished, so a run cut off at the end of a working session
+continues in the next one from a clean checkout (a finished cell keeps its report and its cost ledger,
+``scores.costs.json``). Runs go cheapest first and none starts once ``--budget-minutes`` are spent.
 
     python bench/stress_sample.py                        # every run not finished yet, within 60 minutes
     python bench/stress_sample.py --sets wmt21_deen --metrics sescore --budget-minutes 30
@@ -98,6 +99,8 @@ def run_cell(data_set: str, metric: str, data_root: Path) -> dict:
     with open(out / "run.log", "a", encoding="utf-8") as log:
         code = subprocess.run(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=log).returncode
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if code == 0 and (out / "report.json").is_file():  # finished: the scores were the resumable state, not a result
+        (out / "scores.json").unlink(missing_ok=True)
     return {
         "set": data_set,
         "metric": metric,
