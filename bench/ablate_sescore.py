@@ -71,6 +71,12 @@ from ``packaged:nli-mpnet``, threshold calibrated by ``synthesize calibrate``), 
     python train.py synthesize --config configs/sescore/offline_en_v2_nli_mpnet.yaml --limit 1536 \
         --input runs/sescore/mpnet-v2/sentences.txt --output runs/sescore/synthesis_v2_nli_mpnet_1536
 
+and the retrieval lever's (offline_en_v2 plus SEScore2-style edits borrowed from each sentence's nearest neighbour
+among all 8,000 input lines):
+
+    python train.py synthesize --config configs/sescore/offline_en_v2_neighbours.yaml --limit 1536 \
+        --input runs/sescore/mpnet-v2/sentences.txt --output runs/sescore/synthesis_v2_neighbours_1536
+
 ``--screen LEVER:BASE`` (one per seed) applies the screening rule to those row pairs and records the verdict.
     python train.py synthesize --config configs/sescore/offline_en.yaml --limit 1536 \
         --input runs/sescore/inputs/news_wiki_en.txt --output runs/sescore/synthesis_offline_en_mix_1536
@@ -147,10 +153,16 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
         "runs/sescore/synthesis_v2_nli_mpnet_1536",
         [],
     ),
+    # issue 56: realistic errors in the SEScore2 way, retrieval edits from each sentence's nearest neighbour
+    "v2_neighbours": (
+        "v2 recipe + retrieval edits from nearest-neighbour sentences (offline_en_v2_neighbours.yaml)",
+        "runs/sescore/synthesis_v2_neighbours_1536",
+        [],
+    ),
 }
 # The default before mpnet-v2 (minilm-v2) averages three seeds, so its ablations are built the same way: each arm with
 # training seeds 14 and 15 as well (`<arm>_seed14`, `<arm>_seed15`), then half-way points and their ensemble.
-for _arm in ("no_rank", "no_severity", "no_rules", "v2_chrf", "v2_nli_mpnet"):
+for _arm in ("no_rank", "no_severity", "no_rules", "v2_chrf", "v2_nli_mpnet", "v2_neighbours"):
     _what, _data, _overrides = ARMS[_arm]
     for _seed in ("14", "15"):
         ARMS[f"{_arm}_seed{_seed}"] = (

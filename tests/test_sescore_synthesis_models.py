@@ -799,3 +799,78 @@ def test_sentences_from_judged_references_and_never_from_the_dev_mix(tmp_path: P
     bad.write_text(json.dumps({"item_id": 1, "hyp": "x"}), encoding="utf-8")
     assert main(["sentences", "--input", f"{bad}:refs", "--output", str(tmp_path / "b.txt"), *common]) == 2
     assert "row 1 has no 'refs' list" in capsys.readouterr().err
+
+
+def test_neighbour_edit_borrows_one_differing_chunk_by_its_seed() -> None:
+    """SEScore2-style retrieval edits: the chunk comes from the neighbour, the draw only from the seed, chunks wider
+    than max_span are never offered, identical sentences give no edit."""
+    import numpy as np
+
+    from sescore.synthesis.edits import apply_edit
+    from sescore.synthesis.neighbours import nearest_others, neighbour_edit
+    from sescore.synthesis.rules import RuleEdit
+    from sescore.synthesis.tokens import join_tokens, split_tokens
+
+    tokens = split_tokens("The minister said the new budget would be approved next week.")
+    neighbour = split_tokens("The president said the old budget will be approved next month.")
+    made = {neighbour_edit(tokens, neighbour, seed, 6) for seed in range(40)}
+    assert all(isinstance(e, RuleEdit) for e in made) and len(made) >= 3
+    for edit in made:
+        assert max(edit.length, len(edit.fill)) <= 6 and edit.operation in ("replace", "insert", "delete")
+        new = join_tokens(apply_edit(tokens, edit.operation, edit.start, edit.length, list(edit.fill)))
+        assert new != join_tokens(tokens) and all(t.text in [n.text for n in neighbour] for t in edit.fill)
+    assert neighbour_edit(tokens, neighbour, 7, 6) == neighbour_edit(tokens, neighbour, 7, 6)
+    assert neighbour_edit(tokens, tokens, 7, 6).startswith("not applicable")
+    far = split_tokens("Completely different words fill this whole other line instead today.")
+    assert neighbour_edit(tokens, far, 7, 2).startswith("not applicable")  # one wide chunk only
+    vectors = np.asarray([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 1.0]])
+    assert nearest_others(vectors).tolist() == [1, 0, 3, 2]
+    assert nearest_others(vectors[:1]).tolist() == [-1]
+
+
+def test_synthesis_with_neighbour_edits_keeps_the_invariants(tiny_dir: dict[str, Path], tmp_path: Path) -> None:
+    """Neighbour edits through the pipeline and the run: the section is required, hashed only when present, the
+    neighbours come from the whole input (so --limit rows equal the full run's), every applied edit is labelled."""
+    from tiny_models import build_bert
+
+    from sescore.synthesis.config import ConfigError, NeighboursConfig, validate
+    from sescore.synthesis.run import load_models
+
+    encoder = build_bert(tmp_path / "encoder", "encoder")
+    mix = {"neighbour": 3, "delete": 1}
+    with pytest.raises(ConfigError, match="neighbours:"):
+        validate(_config(tiny_dir, mix_single_edit=mix, mix_multi_edit=mix))
+    config = validate(
+        _config(
+            tiny_dir,
+            mix_single_edit=mix,
+            mix_multi_edit=mix,
+            neighbours=NeighboursConfig(encoder=str(encoder), max_span=4),
+            max_edits=3,
+            num_edits_lambda=2.0,
+        )
+    )
+    assert config.uses_neighbours() and config.fillers_in_use() == {}
+    assert config.hash() != replace(config, neighbours=None).hash()
+    near = [  # pairs of near neighbours, as a corpus of related sentences has them
+        "The minister said the old budget will be approved next month.",
+        "Police arrested two women after the robbery in the old town.",
+        "The company reported a small loss for the second year running.",
+        "Heavy snow caused delays in several towns along the coast.",
+        "He has been working as a nurse at the local hospital for five years.",
+    ]
+    lines = [line for pair in zip(SENTENCES[:5], near) for line in pair]
+    source = _write_input(tmp_path / "input.txt", lines)
+    full = run_synthesis(config, source, tmp_path / "full", models=load_models(config), progress=False)
+    run_synthesis(config, source, tmp_path / "limited", limit=4, models=load_models(config), progress=False)
+    assert full.summary["models"]["neighbours"].startswith(str(encoder))
+    from datasets import load_from_disk
+
+    rows = load_from_disk(str(tmp_path / "full")).to_list()
+    first = load_from_disk(str(tmp_path / "limited")).to_list()
+    assert _same_rows(first, rows[: len(first)])
+    applied = [h for r in rows for h in r["history"] if h["status"] == "applied" and h["kind"] == "neighbour"]
+    assert len(applied) >= 5 and all(h["filler"] == "neighbour" for h in applied)
+    for row in rows:
+        assert row["score"] == sum(h["severity"] for h in row["history"])
+        assert (row["candidate"] != row["reference"]) == (row["num_applied"] > 0)

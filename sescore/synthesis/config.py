@@ -37,6 +37,11 @@ RULE_PERTURBATIONS: dict[str, str] = {
     "rule_agreement": "menli_subject_verb",  # subject-verb disagreement (fluency)
 }
 EDIT_KINDS.update({kind: ("rule", None) for kind in RULE_PERTURBATIONS})
+# retrieval edits (SEScore2): one differing span of the sentence is replaced by (or gets) what its nearest neighbour
+# sentence of the input has there, so the new words are words real text uses in that context
+# (sescore/synthesis/neighbours.py)
+NEIGHBOUR_KIND = "neighbour"
+EDIT_KINDS[NEIGHBOUR_KIND] = ("rule", None)
 FILLER_ROLES = ("masked_lm", "seq2seq", "causal_lm")
 
 
@@ -97,6 +102,16 @@ class RulesConfig:
 
 
 @dataclass(frozen=True)
+class NeighboursConfig:
+    """Retrieval edits: the encoder that finds each sentence's nearest other sentence of the input file (cosine of
+    mean-pooled embeddings) and how wide one borrowed span may be."""
+
+    encoder: str = "packaged:minilm"
+    max_span: int = 6  # a differing span wider than this (either side) is never borrowed
+    batch_size: int = 64
+
+
+@dataclass(frozen=True)
 class SynthesisConfig:
     name: str = "paper_en"
     language: str = "en"
@@ -126,6 +141,7 @@ class SynthesisConfig:
     )
     severity: SeverityConfig = SeverityConfig()
     rules: RulesConfig | None = None  # needed when a mix gives a rule_* kind weight; null keeps old hashes
+    neighbours: NeighboursConfig | None = None  # needed when a mix gives 'neighbour' weight; null keeps old hashes
     sentences_per_call: int = 16  # variants of this many consecutive sentences share each model call
     long_lines: str = "truncate"  # truncate to the fillers' max_tokens, or skip
     bad_utf8: str = "error"  # error (naming the line) or skip
@@ -138,8 +154,9 @@ class SynthesisConfig:
     def hash(self) -> str:
         """Short digest of everything that can change a row (runtime keys excluded)."""
         payload = {k: v for k, v in to_dict(self).items() if k not in self.RUNTIME_KEYS}
-        if payload.get("rules") is None:  # recipes written before rule edits keep their hash
-            payload.pop("rules", None)
+        for section in ("rules", "neighbours"):  # recipes written before these sections keep their hash
+            if payload.get(section) is None:
+                payload.pop(section, None)
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
 
     def fillers_in_use(self) -> dict[str, FillerConfig]:
@@ -160,9 +177,13 @@ class SynthesisConfig:
             }
         )
 
+    def uses_neighbours(self) -> bool:
+        """Whether either mix gives neighbour (retrieval) edits weight: then the neighbour encoder is loaded."""
+        return any(mix.get(NEIGHBOUR_KIND, 0) > 0 for mix in (self.mix_single_edit, self.mix_multi_edit))
+
 
 # sections whose default is null (absent from older recipes) but that are built like the others when given
-_OPTIONAL_SECTIONS: dict[str, type] = {"rules": RulesConfig}
+_OPTIONAL_SECTIONS: dict[str, type] = {"rules": RulesConfig, "neighbours": NeighboursConfig}
 
 
 def to_dict(config: Any) -> dict[str, Any]:
@@ -193,6 +214,15 @@ def validate(config: SynthesisConfig) -> SynthesisConfig:
             config.rules is not None,
             f"the mixes use rule edits {config.rule_kinds_in_use()}; add a 'rules:' "
             "section (e.g. rules: {max_span: 6})",
+        )
+    need(
+        not config.uses_neighbours() or config.neighbours is not None,
+        "the mixes use neighbour edits; add a 'neighbours:' section (e.g. neighbours: {encoder: packaged:minilm})",
+    )
+    if config.neighbours is not None:
+        need(config.neighbours.max_span >= 1, f"neighbours.max_span must be >= 1, got {config.neighbours.max_span}")
+        need(
+            config.neighbours.batch_size >= 1, f"neighbours.batch_size must be >= 1, got {config.neighbours.batch_size}"
         )
     if config.rules is not None:
         need(config.rules.max_span >= 1, f"rules.max_span must be >= 1, got {config.rules.max_span}")
@@ -258,6 +288,8 @@ __all__ = [
     "RULE_PERTURBATIONS",
     "ConfigError",
     "FillerConfig",
+    "NEIGHBOUR_KIND",
+    "NeighboursConfig",
     "RulesConfig",
     "SeverityConfig",
     "SpanLength",

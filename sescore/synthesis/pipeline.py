@@ -14,9 +14,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from sescore.synthesis.budget import BudgetTable
-from sescore.synthesis.config import RULE_PERTURBATIONS, SynthesisConfig
+from sescore.synthesis.config import NEIGHBOUR_KIND, RULE_PERTURBATIONS, SynthesisConfig
 from sescore.synthesis.edits import apply_edit
 from sescore.synthesis.fillers import Filler, FillRequest
+from sescore.synthesis.neighbours import neighbour_edit
 from sescore.synthesis.planning import PlannedEdit, draw_edit, draw_num_edits, variant_rng
 from sescore.synthesis.rules import RuleContext, RuleEdit, rule_edits
 from sescore.synthesis.severity import entailment_both_ways, severities
@@ -34,18 +35,24 @@ class Sentence:
 
 @dataclass
 class SynthesisModels:
-    """Loaded fillers by name (``mlm``, ``seq2seq``), the NLI model (anything with ``predict_proba``) and, for
-    rule edits, the spaCy pipeline and lexicon."""
+    """Loaded fillers by name (``mlm``, ``seq2seq``), the NLI model (anything with ``predict_proba``), for rule
+    edits the spaCy pipeline and lexicon, and for neighbour edits the encoder (``neighbour_encoder``) and each
+    sentence's neighbour text by line number (``neighbours``, filled by the run once the input is read)."""
 
     fillers: dict[str, Filler]
     nli: Any
     rules: RuleContext | None = None
+    neighbour_encoder: Any = None
+    neighbours: dict[int, str | None] | None = None
 
     def hashes(self) -> dict[str, str]:
         out = {f"filler:{name}": f"{f.spec}@{f.hash}" for name, f in sorted(self.fillers.items())}
         out["nli"] = f"{getattr(self.nli, 'spec', '?')}@{getattr(self.nli, 'hash', '?')}"
         if self.rules is not None:
             out["rules"] = self.rules.describe()
+        if self.neighbour_encoder is not None:
+            encoder = self.neighbour_encoder
+            out["neighbours"] = f"{getattr(encoder, 'spec', '?')}@{getattr(encoder, 'hash', '?')}"
         return out
 
 
@@ -123,7 +130,9 @@ def synthesize_group(
         fills = [rule_fills.get(i, fill) for i, fill in enumerate(fills)]
         changed: list[tuple[_Variant, dict, list[Token], BudgetTable]] = []
         for (v, edit), fill in zip(edits, fills):
-            rule = "rule" if edit.kind in RULE_PERTURBATIONS else None
+            rule = (
+                "rule" if edit.kind in RULE_PERTURBATIONS else NEIGHBOUR_KIND if edit.kind == NEIGHBOUR_KIND else None
+            )
             role = models.fillers[edit.filler].role if edit.filler else rule
             new_tokens = apply_edit(v.tokens, edit.operation, edit.start, edit.length, fill)
             text = join_tokens(new_tokens)
@@ -175,25 +184,40 @@ def _resolve_rules(
     step: int,
     clock: Stopwatch,
 ) -> tuple[list[tuple[_Variant, PlannedEdit]], dict[int, list[Token]]]:
-    """Run the drawn rule edits (one spaCy pass); keep those the budget table accepts as ordinary edits.
+    """Run the drawn rule edits (one spaCy pass) and neighbour edits; keep those the budget table accepts as
+    ordinary edits.
 
     Returns the edits with each kept rule edit turned into its insert/replace/delete (same kind and seed) and
     the fills of those rule edits by position in the returned list; rejected rule edits are recorded.
     """
-    rule_positions = [i for i, (_, edit) in enumerate(edits) if edit.operation == "rule"]
-    if not rule_positions:
+    rule_positions = [i for i, (_, e) in enumerate(edits) if e.operation == "rule" and e.kind != NEIGHBOUR_KIND]
+    neighbour_positions = [i for i, (_, e) in enumerate(edits) if e.operation == "rule" and e.kind == NEIGHBOUR_KIND]
+    if not rule_positions and not neighbour_positions:
         return edits, {}
-    if models.rules is None or config.rules is None:
-        raise ValueError("rule edits need models.rules (spaCy + lexicon) and a 'rules:' config section")
-    with clock.measure("rules"):
-        made = rule_edits(
-            [edits[i][1].kind for i in rule_positions],
-            [edits[i][0].tokens for i in rule_positions],
-            [edits[i][1].fill_seed for i in rule_positions],
-            models.rules,
-            config.rules.max_span,
-        )
-    outcome: dict[int, RuleEdit | str] = dict(zip(rule_positions, made))
+    outcome: dict[int, RuleEdit | str] = {}
+    if rule_positions:
+        if models.rules is None or config.rules is None:
+            raise ValueError("rule edits need models.rules (spaCy + lexicon) and a 'rules:' config section")
+        with clock.measure("rules"):
+            made = rule_edits(
+                [edits[i][1].kind for i in rule_positions],
+                [edits[i][0].tokens for i in rule_positions],
+                [edits[i][1].fill_seed for i in rule_positions],
+                models.rules,
+                config.rules.max_span,
+            )
+        outcome.update(zip(rule_positions, made))
+    if neighbour_positions:
+        if models.neighbours is None or config.neighbours is None:
+            raise ValueError("neighbour edits need models.neighbours and a 'neighbours:' config section")
+        for i in neighbour_positions:
+            v, edit = edits[i]
+            neighbour = models.neighbours.get(v.sentence.index)
+            outcome[i] = (
+                "not applicable: no neighbour sentence"
+                if neighbour is None
+                else neighbour_edit(v.tokens, split_tokens(neighbour), edit.fill_seed, config.neighbours.max_span)
+            )
     kept: list[tuple[_Variant, PlannedEdit]] = []
     fills: dict[int, list[Token]] = {}
     for i, (v, edit) in enumerate(edits):
@@ -206,7 +230,8 @@ def _resolve_rules(
             kept.append((v, replace(edit, operation=result.operation, start=result.start, length=result.length)))
         else:
             # not applicable, too wide (rules.max_span) or overlapping an earlier edit: the step makes no edit
-            v.history.append(_step_record(step, edit.kind, None, "rule", "rejected", v.versions[-1]))
+            role = NEIGHBOUR_KIND if edit.kind == NEIGHBOUR_KIND else "rule"
+            v.history.append(_step_record(step, edit.kind, None, role, "rejected", v.versions[-1]))
     return kept, fills
 
 

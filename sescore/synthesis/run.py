@@ -37,7 +37,29 @@ def load_models(config: SynthesisConfig, device: str | None = None) -> Synthesis
         from sescore.synthesis.rules import load_rule_context
 
         rules = load_rule_context(config.rules)
-    return SynthesisModels(fillers=fillers, nli=load_nli(config.severity.nli, device=device), rules=rules)
+    encoder = None
+    if config.uses_neighbours():
+        from nlgmetrics.modelroles import load_encoder
+
+        encoder = load_encoder(config.neighbours.encoder, device=device)
+    nli = load_nli(config.severity.nli, device=device)
+    return SynthesisModels(fillers=fillers, nli=nli, rules=rules, neighbour_encoder=encoder)
+
+
+def attach_neighbours(config: SynthesisConfig, models: SynthesisModels, sentences: Sequence[Sentence]) -> None:
+    """Each sentence's nearest other sentence of the whole input (neighbour edits), unless already given.
+
+    The pool is every usable sentence of the input, past ``--limit`` too, so a sentence's neighbour (and hence its
+    rows) does not depend on the limit, the block or the shard.
+    """
+    if not config.uses_neighbours() or models.neighbours is not None:
+        return
+    from sescore.synthesis.neighbours import neighbour_texts
+
+    if models.neighbour_encoder is None:
+        raise ValueError("neighbour edits need models.neighbour_encoder (an encoder role model)")
+    found = neighbour_texts([s.text for s in sentences], models.neighbour_encoder, config.neighbours.batch_size)
+    models.neighbours = {s.index: text for s, text in zip(sentences, found)}
 
 
 def prepare_sentences(
@@ -176,6 +198,7 @@ def run_synthesis(
     models = models or load_models(config)
     load_seconds = time.perf_counter() - started
     sentences, keep = prepare_sentences(config, models, read, report, limit)
+    attach_neighbours(config, models, sentences)
     manifest = build_manifest(config, models, sentences[:keep], report, limit)
     store.check_or_write_manifest(output, manifest)
     blocks = plan_blocks(sentences, keep, config.block_size, config.sentences_per_call)
@@ -271,6 +294,7 @@ def merge_outputs(sources: Sequence[str | Path], output: str | Path, minor: int 
 
 __all__ = [
     "Group",
+    "attach_neighbours",
     "RunResult",
     "load_models",
     "merge_outputs",
