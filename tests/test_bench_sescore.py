@@ -89,7 +89,6 @@ def test_devmix_compares_checkpoints_with_bertscore_on_their_shared_encoder(tmp_
     import subprocess
 
     import pytest
-
     import yaml
 
     import bench.ablate_sescore as ablation
