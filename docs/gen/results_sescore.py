@@ -30,6 +30,7 @@ METRICS = [
 SHIPPED = {"sescore": "`minilm-v2`", "sescore_v1": "v1"}  # the runs reproduce_sescore.sh pairs with baselines
 HELDOUT_KEYS = ["tau_like", "kendall_b", "pearson", "system_pearson"]
 SYNTHESIS = "synthesis_offline_en_summary"
+SYNTHESIS_DEFAULT = "synthesis_mpnet_v2_summary"  # steps 1-2 of the default's recipe, rebuilt from a clean checkout
 SYNTHESIS_KEYS = [
     "variants",
     "max_edits",
@@ -209,13 +210,18 @@ def render(files: ResultFiles) -> Page:
     )
     for stem in [s for s in files.stems("sescore_*") if "details" in (files.load(s) or {})]:
         _ablation(page, files, stem)
-    summary = files.load(SYNTHESIS)
-    if summary is not None:
+    for stem, title in (
+        (SYNTHESIS, "The synthesis run behind v1's training data"),
+        (SYNTHESIS_DEFAULT, "The synthesis run behind the default's training data, rebuilt"),
+    ):
+        summary = files.load(stem)
+        if summary is None:
+            continue
         page.add(
-            "## The synthesis run behind v1's training data",
+            f"## {title}",
             "",
             f"`nlgmetrics-train synthesize --config {summary['config_name']}` (offline models), summarised from "
-            f"its `summary.json` (`{files.display(SYNTHESIS)}`).",
+            f"its `summary.json` (`{files.display(stem)}`)." + (f" {summary['note']}." if summary.get("note") else ""),
             "",
             synthesis_tables(summary),
             "",
@@ -223,9 +229,9 @@ def render(files: ResultFiles) -> Page:
         counts = summary.get("score_histogram")
         if counts:
             page.figure(
-                "sescore-synthesis-histogram",
-                "histogram of the synthetic scores",
-                lambda: histogram(counts, "Synthetic scores (sum of edit severities)", "score"),
+                "sescore-synthesis-histogram" if stem == SYNTHESIS else f"sescore-{stem.replace('_', '-')}-histogram",
+                "histogram of the synthetic scores" + ("" if stem == SYNTHESIS else f" ({stem})"),
+                lambda counts=counts: histogram(counts, "Synthetic scores (sum of edit severities)", "score"),
             )
     others = [s for s in ("sescore_darr_select", "sescore_v2_full_select") if files.path(s).is_file()]
     if others:

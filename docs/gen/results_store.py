@@ -52,9 +52,15 @@ class ResultFiles:
     def stems(self, pattern: str = "**/*") -> list[str]:
         """Sorted stems of the JSON files matching a glob pattern (without ``.json``) under the root.
 
-        ``*.stats.json`` files are normalisation ranges a benchmark saved for reuse, not results.
+        ``*.stats.json`` files are normalisation ranges a benchmark saved for reuse, not results; ``scores.json``
+        and ``scores.costs.json`` beside a stress report are a resumable run's per-row scores and its cost ledger.
         """
-        found = [p for p in self.root.glob(f"{pattern}.json") if p.is_file() and not p.name.endswith(".stats.json")]
+        skip = ("scores.json", "scores.costs.json")
+        found = [
+            p
+            for p in self.root.glob(f"{pattern}.json")
+            if p.is_file() and not p.name.endswith(".stats.json") and p.name not in skip
+        ]
         return sorted(str(p.relative_to(self.root).with_suffix("")).replace("\\", "/") for p in found)
 
     def unused(self) -> list[str]:
