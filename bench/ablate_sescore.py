@@ -100,7 +100,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
@@ -108,7 +107,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import REPO, write_results  # noqa: E402
+from bench.harness import REPO, children_cpu_seconds, write_results  # noqa: E402
 
 CONFIG = "configs/sescore/fit_offline_v2.yaml"
 V2_DATA = "runs/sescore/mpnet-v2/synthesis"  # steps 1-2 of the default's recipe (see the docstring)
@@ -213,12 +212,6 @@ def screen(pairs: list[tuple[str, str]], details: dict) -> dict:
     }
 
 
-def _children_cpu() -> float:
-    """User + system CPU seconds of this process's finished children (the train.py and evaluate.py runs)."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def fit_arm(arm: str, dataset: str, overrides: list[str], max_steps: int, val_every: int, root: Path) -> dict:
     """Train one arm unless it already finished; returns its status record."""
     done = root / f"{arm}.done.json"
@@ -252,7 +245,7 @@ def fit_arm(arm: str, dataset: str, overrides: list[str], max_steps: int, val_ev
         str(state.parent),
         *(["--ckpt_path", str(state)] if state.is_file() else []),
     ]
-    started, cpu_before = time.time(), _children_cpu()
+    started, cpu_before = time.time(), children_cpu_seconds()
     with open(root / f"{arm}.log", "a", encoding="utf-8") as log:
         status = subprocess.run(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT).returncode
     record = {
@@ -260,7 +253,7 @@ def fit_arm(arm: str, dataset: str, overrides: list[str], max_steps: int, val_ev
         "status": "fit" if status == 0 else f"fit failed (exit {status}, see {arm}.log)",
         "command": " ".join(command[1:]),
         "seconds": round(time.time() - started, 1),
-        "cpu_seconds": round(_children_cpu() - cpu_before, 1),
+        "cpu_seconds": round(children_cpu_seconds() - cpu_before, 1),
     }
     if status == 0:
         done.write_text(json.dumps(record, indent=1))

@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -300,6 +301,13 @@ def machine() -> dict:
         "cpus": os.cpu_count(),
         "processor": cpu_model(),
     }
+
+
+def children_cpu_seconds() -> float:
+    """User + system CPU seconds of this process's finished child processes: the cost of a subprocess run (a
+    train.py fit, an evaluate.py stress run) as the difference of two readings around it."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def load_average() -> float:

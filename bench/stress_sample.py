@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
@@ -34,7 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import REPO, data_dir, write_results  # noqa: E402
+from bench.harness import REPO, children_cpu_seconds, data_dir, write_results  # noqa: E402
 from nlgmetrics.stress.report import passed_of_judged  # noqa: E402
 
 SAMPLE, SEED = 25, 0
@@ -94,11 +93,9 @@ def run_cell(data_set: str, metric: str, data_root: Path) -> dict:
         str(out.relative_to(REPO)),
         *extra,
     ]
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu_before, started = usage.ru_utime + usage.ru_stime, time.time()
+    cpu_before, started = children_cpu_seconds(), time.time()
     with open(out / "run.log", "a", encoding="utf-8") as log:
         code = subprocess.run(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=log).returncode
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     if code == 0 and (out / "report.json").is_file():  # finished: the scores were the resumable state, not a result
         (out / "scores.json").unlink(missing_ok=True)
     return {
@@ -106,7 +103,7 @@ def run_cell(data_set: str, metric: str, data_root: Path) -> dict:
         "metric": metric,
         "exit": code,
         "wall_seconds": round(time.time() - started, 1),
-        "cpu_seconds": round(usage.ru_utime + usage.ru_stime - cpu_before, 1),
+        "cpu_seconds": round(children_cpu_seconds() - cpu_before, 1),
         "command": "nlgmetrics-evaluate " + " ".join(command[2:]).replace(str(data_root), "$NLGMETRICS_DATA"),
     }
 

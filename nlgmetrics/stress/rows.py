@@ -89,8 +89,13 @@ def stress_rows(
         import numpy as np
 
         keep = np.sort(np.random.default_rng(sample_seed).choice(len(rows), size=sample, replace=False)).tolist()
-        setup["sample"] = {"items": sample, "seed": sample_seed, "of": len(rows), "item_ids": None}
+        usable = len(rows)
         gold, refs, rows = [gold[i] for i in keep], [refs[i] for i in keep], [rows[i] for i in keep]
-        setup["sample"]["item_ids"] = [r.get("item_id") for r in rows]
+        setup["sample"] = {
+            "items": sample,
+            "seed": sample_seed,
+            "of": usable,
+            "item_ids": [r.get("item_id") for r in rows],
+        }
     setup.update({"items": len(rows), "limit": limit, "keep_last_sentence": keep_last_sentence})
     return gold, refs, rows, setup

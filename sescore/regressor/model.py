@@ -20,7 +20,7 @@ changes its weights and a checkpoint loads its own weights into it, which must n
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -32,9 +32,18 @@ from nlgmetrics.modelroles.lora import LORA_TARGETS, require_attention_adapters
 from nlgmetrics.truncation import note_batch
 from sescore.regressor.scale import check_scale
 
-# text-level features a regressor can add to its head (RegressorConfig.lexical); each maps (candidate, reference)
-# to [0, 1]
-LEXICAL_FEATURES = ("chrf",)
+
+def _chrf(candidates: Sequence[str], references: Sequence[str]) -> list[float]:
+    """sacrebleu's sentence chrF (character 6-grams, beta 2) of each pair, divided by 100."""
+    import sacrebleu
+
+    chrf = sacrebleu.CHRF()
+    return [chrf.sentence_score(c, [r]).score / 100.0 for c, r in zip(candidates, references)]
+
+
+# text-level features a regressor can add to its head (RegressorConfig.lexical): name -> (candidates, references)
+# -> one value on [0, 1] per pair
+LEXICAL_FEATURES: dict[str, Callable[[Sequence[str], Sequence[str]], list[float]]] = {"chrf": _chrf}
 
 # LoRA on the attention projections and feed-forward of every transformer block (BERT/RoBERTa/XLM-R and MPNet
 # naming, nlgmetrics.modelroles.lora); the pooler is left out because SEScore pools the token states itself.
@@ -110,8 +119,8 @@ def lexical_features(names: Sequence[str], candidates: Sequence[str], references
     """[N, len(names)] float32 text-level similarities of candidate i and reference i, each on [0, 1].
 
     Args:
-        names: features from ``LEXICAL_FEATURES``; ``chrf`` is sacrebleu's sentence chrF (character 6-grams,
-            beta 2) divided by 100.
+        names: keys of ``LEXICAL_FEATURES``; ``chrf`` is sacrebleu's sentence chrF (character 6-grams, beta 2)
+            divided by 100.
         candidates: the candidate texts.
         references: one reference per candidate.
 
@@ -120,14 +129,12 @@ def lexical_features(names: Sequence[str], candidates: Sequence[str], references
     """
     if len(candidates) != len(references):
         raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
+    unknown = [name for name in names if name not in LEXICAL_FEATURES]
+    if unknown:
+        raise ValueError(f"unknown lexical features {unknown}; known: {', '.join(LEXICAL_FEATURES)}")
     out = np.zeros((len(candidates), len(names)), dtype=np.float32)
     for column, name in enumerate(names):
-        if name != "chrf":
-            raise ValueError(f"unknown lexical feature '{name}'; known: {', '.join(LEXICAL_FEATURES)}")
-        import sacrebleu
-
-        chrf = sacrebleu.CHRF()
-        out[:, column] = [chrf.sentence_score(c, [r]).score / 100.0 for c, r in zip(candidates, references)]
+        out[:, column] = LEXICAL_FEATURES[name](candidates, references)
     return out
 
 
