@@ -4,10 +4,12 @@ Why: the full suites cost from minutes (chrF) to days (sentence-level MENLI on T
 three-way mix on TED-MT's 100 items) on a 2-core CPU, so the recommended metrics had never been run on common
 items. Here every metric of the README's results table, plus the packaged mix ``menli+sescore+lm-ratio``, runs
 ``nlgmetrics-evaluate stress`` with its default settings on the same 25 items of each set (``--sample 25
---sample-seed 0``). A run is resumable: its per-row scores (``scores.json``, keyed by hashes, no text) are kept
-every 500 rows and committed while the cell is unfinished, so a run cut off at the end of a working session
-continues in the next one from a clean checkout (a finished cell keeps its report and its cost ledger,
-``scores.costs.json``). Runs go cheapest first and none starts once ``--budget-minutes`` are spent.
+--sample-seed 0``). A run is resumable: its per-row scores (``scores.json``, and a mix's per-part ``parts.json``;
+keyed by hashes, no text) are kept every 500 rows and committed while the cell is unfinished, so a run cut off at
+the end of a working session continues in the next one from a clean checkout (a finished cell keeps its report and
+its cost ledgers, ``*.costs.json``). The mix reuses the ``menli`` cell's rows for its MENLI part (``--reuse-scores``),
+so that cell's scores are kept until the set's mix is finished too. Runs go cheapest first and none starts once
+``--budget-minutes`` are spent.
 
     python bench/stress_sample.py                        # every run not finished yet, within 60 minutes
     python bench/stress_sample.py --sets wmt21_deen --metrics sescore --budget-minutes 30
@@ -46,6 +48,10 @@ SETS = {  # name -> (file under the data folder, extra stress flags); cheapest f
 # the README results table's metrics (default settings), then the packaged MENLI mix; cheapest first
 METRICS = ["bleu", "chrf", "bertscore", "sescore", "menli", "menli+sescore+lm-ratio"]
 CHUNK = 500
+# a cell whose mix parts another cell's scores supply (``--reuse-scores``): the MENLI part of the mix is the
+# ``menli`` cell's metric, so on a set where that cell's scores are still kept the mix does not score MENLI again
+REUSES = {"menli+sescore+lm-ratio": ["menli"]}
+STATE = ("scores.json", "parts.json")  # a cell's resumable state; its cost ledgers (*.costs.json) are kept
 
 
 def folder(data_set: str, metric: str) -> Path:
@@ -93,11 +99,13 @@ def run_cell(data_set: str, metric: str, data_root: Path) -> dict:
         str(out.relative_to(REPO)),
         *extra,
     ]
+    for lender in REUSES.get(metric, []):
+        if (folder(data_set, lender) / "scores.json").is_file():
+            command += ["--reuse-scores", str((folder(data_set, lender) / "scores.json").relative_to(REPO))]
     cpu_before, started = children_cpu_seconds(), time.time()
     with open(out / "run.log", "a", encoding="utf-8") as log:
         code = subprocess.run(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=log).returncode
-    if code == 0 and (out / "report.json").is_file():  # finished: the scores were the resumable state, not a result
-        (out / "scores.json").unlink(missing_ok=True)
+    tidy(data_set)
     return {
         "set": data_set,
         "metric": metric,
@@ -106,6 +114,16 @@ def run_cell(data_set: str, metric: str, data_root: Path) -> dict:
         "cpu_seconds": round(children_cpu_seconds() - cpu_before, 1),
         "command": "nlgmetrics-evaluate " + " ".join(command[2:]).replace(str(data_root), "$NLGMETRICS_DATA"),
     }
+
+
+def tidy(data_set: str) -> None:
+    """Delete the resumable state of the set's finished cells (their scores were state, not results), except the
+    scores an unfinished cell of the set still reuses."""
+    lent = {lender for metric, lenders in REUSES.items() if not finished(data_set, metric) for lender in lenders}
+    for metric in METRICS:
+        if finished(data_set, metric) and metric not in lent:
+            for name in STATE:
+                (folder(data_set, metric) / name).unlink(missing_ok=True)
 
 
 def status_rows(sittings: list[dict]) -> list[dict]:

@@ -61,10 +61,14 @@ class ScoreCache:
 
     Args:
         path: the score file (created on the first save); its cost ledger is ``<stem>.costs.json`` beside it.
+        reuse: other stores, read only: a row missing here whose score one of them holds under the same name is
+            copied from it instead of scored (e.g. a MENLI mix's MENLI part from a finished ``menli`` run on the
+            same rows); the ledger counts such rows as ``reused``, not as scored.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, reuse: Sequence["ScoreCache"] = ()) -> None:
         self.path = Path(path)
+        self.reuse = list(reuse)
         self.costs_path = self.path.with_name(self.path.stem + ".costs.json")
         self.scores: dict[str, dict[str, float]] = _read_json(self.path, "score store") if self.path.exists() else {}
         self.costs: dict[str, dict[str, float]] = (
@@ -131,11 +135,26 @@ class ScoreCache:
                 for h, r, s in zip(hyps, refs, srcs if srcs is not None else [None] * len(hyps))
             ]
             first: dict[str, int] = {}  # one row per key: a row repeated in this call is scored once
+            others = [store.scores[name] for store in self.reuse if name in store.scores]  # read now: they grow
+            reused = 0
             for i, k in enumerate(keys):
                 if k not in table:
-                    first.setdefault(k, i)
+                    found = next((other[k] for other in others if k in other), None)
+                    if found is not None:
+                        table[k] = found
+                        reused += 1
+                    else:
+                        first.setdefault(k, i)
+            if reused:
+                ledger = self.costs.setdefault(name, {})
+                ledger["reused"] = ledger.get("reused", 0) + reused
+                self.save()
             todo = list(first.values())
-            say(f"{shown}: {sum(k in table for k in keys)} stored, {len(todo)} to score")
+            say(
+                f"{shown}: {sum(k in table for k in keys)} stored"
+                + (f" ({reused} reused from other stores)" if reused else "")
+                + f", {len(todo)} to score"
+            )
             step = chunk or max(len(todo), 1)
             started = time.perf_counter()
             for start in range(0, len(todo), step):

@@ -636,6 +636,44 @@ def test_stress_scores_a_set_normalised_combination_in_one_call_and_stores_it_on
     assert "norm:stored" in signature and signature in json.loads((out / "scores.json").read_text())
 
 
+def test_stress_mix_parts_are_stored_apart_and_reused_from_another_runs_scores(capsys, tmp_path, tiny, monkeypatch):
+    """A storable mix scores each part through <out>/parts.json; --reuse-scores lends it a menli run's rows, so
+    MENLI is not scored again, and the mix's scores equal those of a run that scored every part itself."""
+    from menli import MENLIScorer
+
+    data = _multiref(tmp_path)
+    common = ["--data", str(data), "--tests", "truncation", "--seeds", "1", "--min-applied", "3", "--quiet"]
+    common += ["--nli-model", str(tiny["nli"]), "--no-plots"]
+    stats = tmp_path / "stats.json"
+    stats.write_text(json.dumps({"nli": {"low": 0.0, "high": 1.0}, "metric": {"low": 0.0, "high": 100.0}}))
+    mix = ["--metric", "menli+chrf", "--weight", "0.3", "--normalization", str(stats)]
+    calls = []
+    original = MENLIScorer.score
+    monkeypatch.setattr(
+        MENLIScorer, "score", lambda self, h, r, s=None: calls.append(len(h)) or original(self, h, r, s)
+    )
+    code, stdout, _ = run(capsys, "stress", "--metric", "menli", "--out", str(tmp_path / "menli"), *common)
+    assert code == 0 and sum(calls) > 0
+    menli_signature = json.loads(stdout[-1])["setup"]["scoring"]["menli"]["signature"]
+    calls.clear()
+    code, stdout, _ = run(capsys, "stress", *mix, "--out", str(tmp_path / "alone"), *common)
+    assert code == 0 and sum(calls) > 0  # nothing to reuse: MENLI scored inside the mix
+    alone = json.loads(stdout[-1])
+    parts = json.loads((tmp_path / "alone" / "parts.json").read_text())
+    assert menli_signature in parts and len(parts) == 2  # MENLI and chrF, each under its own signature
+    calls.clear()
+    reuse = ["--reuse-scores", str(tmp_path / "menli" / "scores.json")]
+    code, stdout, _ = run(capsys, "stress", *mix, "--out", str(tmp_path / "lent"), *common, *reuse)
+    assert code == 0 and calls == []  # every MENLI row came from the menli run
+    lent = json.loads(stdout[-1])
+    assert lent["tests"] == alone["tests"]
+    ledger = lent["setup"]["scoring_parts"][menli_signature]
+    assert ledger["reused"] == len(parts[menli_signature]) and "rows" not in ledger
+
+    code, _, stderr = run(capsys, "stress", *mix, "--out", str(tmp_path / "x"), *common, "--reuse-scores", "nope.json")
+    assert code != 0 and any("--reuse-scores nope.json: no such score store" in line for line in stderr)
+
+
 def test_stress_too_few_items_are_shown_not_judged_and_a_stored_report_can_be_rejudged(capsys, tmp_path):
     out = tmp_path / "stress"
     code, stdout, _ = run(

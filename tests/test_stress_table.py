@@ -27,3 +27,28 @@ def test_every_cell_names_a_committed_report_or_says_not_run():
     for name in stress_table.TABLES:
         table = stress_table.render(name)
         assert table.count("\n") == len(stress_table.TABLES[name]["rows"]) + 1
+
+
+def test_stress_sample_keeps_a_finished_cells_scores_while_the_sets_mix_still_reuses_them(tmp_path, monkeypatch):
+    from bench import stress_sample
+
+    monkeypatch.setattr(stress_sample, "ROOT", tmp_path)
+    mix = "menli+sescore+lm-ratio"
+    for metric in ("chrf", "menli", mix):
+        cell = stress_sample.folder("tedmt_zhen", metric)
+        cell.mkdir(parents=True)
+        for name in ("scores.json", "scores.costs.json", "parts.json"):
+            (cell / name).write_text("{}")
+    for metric in ("chrf", "menli"):
+        (stress_sample.folder("tedmt_zhen", metric) / "report.json").write_text("{}")
+
+    def left(metric):
+        return sorted(p.name for p in stress_sample.folder("tedmt_zhen", metric).iterdir())
+
+    stress_sample.tidy("tedmt_zhen")
+    assert left("chrf") == ["report.json", "scores.costs.json"]  # finished, lent to nobody: state deleted
+    assert "scores.json" in left("menli")  # finished, but the unfinished mix still reads its rows
+    assert "scores.json" in left(mix) and "parts.json" in left(mix)  # unfinished: its state is what resumes
+    (stress_sample.folder("tedmt_zhen", mix) / "report.json").write_text("{}")
+    stress_sample.tidy("tedmt_zhen")
+    assert left("menli") == left(mix) == ["report.json", "scores.costs.json"]

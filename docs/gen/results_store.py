@@ -53,9 +53,10 @@ class ResultFiles:
         """Sorted stems of the JSON files matching a glob pattern (without ``.json``) under the root.
 
         ``*.stats.json`` files are normalisation ranges a benchmark saved for reuse, not results; ``scores.json``
-        and ``scores.costs.json`` beside a stress report are a resumable run's per-row scores and its cost ledger.
+        and ``scores.costs.json`` beside a stress report are a resumable run's per-row scores and its cost ledger
+        (``parts.json``, ``parts.costs.json``: the same for a mix's parts).
         """
-        skip = ("scores.json", "scores.costs.json")
+        skip = ("scores.json", "scores.costs.json", "parts.json", "parts.costs.json")
         found = [
             p
             for p in self.root.glob(f"{pattern}.json")

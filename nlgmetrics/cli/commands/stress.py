@@ -62,6 +62,15 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=4096,
         help="rows scored between saves of <out>/scores.json (a rerun with the same --out resumes there)",
     )
+    p.add_argument(
+        "--reuse-scores",
+        action="append",
+        default=[],
+        metavar="SCORES_JSON",
+        help="the scores.json of another stress run on the same items (repeatable): rows it holds under the same "
+        "metric signature are copied, not scored, for a metric and for each part of a MENLI mix (a mix run "
+        "after a menli run scores MENLI once)",
+    )
     p.add_argument("--no-plots", action="store_true", help=NO_PLOTS_HELP)
     add_metric_options(p, several=True)
     return p
@@ -77,10 +86,31 @@ def add_min_applied(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _stress_metric(name: str, args: argparse.Namespace, prf: dict) -> tuple[Any, str | None]:
+def _existing(path: str) -> Path:
+    if not Path(path).is_file():
+        raise ValueError(f"--reuse-scores {path}: no such score store (the scores.json of a stress run)")
+    return Path(path)
+
+
+class _StoredPart:
+    """A mix's part whose row scores go through a score store; everything else is the part's own."""
+
+    def __init__(self, part: Any, parts: Any) -> None:
+        self._part = part
+        self._score = parts.metric(part.signature(), part.score, None, log=None)
+
+    def score(self, hyps: Any, refs: Any, srcs: Any = None) -> list[float]:
+        return self._score(hyps, refs, srcs)
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self._part, attribute)
+
+
+def _stress_metric(name: str, args: argparse.Namespace, prf: dict, parts: Any) -> tuple[Any, str | None]:
     """A registered metric as a stress metric, or one of the stress-only BERTScore variants bertscore-p/-r/-f, with
     the signature its stored scores are keyed by (weights hashed: another checkpoint never reuses them); None for a
-    metric whose row scores depend on the rows scored with it (a MENLI mix with set normalisation)."""
+    metric whose row scores depend on the rows scored with it (a MENLI mix with set normalisation). A storable
+    MENLI mix scores each part through ``parts`` (a score store), so a part scored before is not scored again."""
     if name in PRF_VARIANTS:
         if "scorer" not in prf:
             from nlgmetrics.baselines.embedding import token_embeddings
@@ -99,6 +129,9 @@ def _stress_metric(name: str, args: argparse.Namespace, prf: dict) -> tuple[Any,
     if getattr(scorer, "batch_dependent", False):
         return (lambda h, r, s: scorer.score(h, r, s)), None
     signature = scorer.signature()
+    if hasattr(scorer, "menli") and hasattr(scorer, "partners"):  # a MENLI mix with stored ranges
+        scorer.menli = _StoredPart(scorer.menli, parts)
+        scorer.partners = [_StoredPart(part, parts) for part in scorer.partners]
     if name.startswith("py:"):  # your own function: its module's code is part of the key, so an edit rescores
         signature += f"|code:{_code_hash(scorer.fn)}"
     return (lambda h, r, s: scorer.score(h, r, s)), signature
@@ -152,14 +185,18 @@ def run(args: argparse.Namespace) -> dict:
     )
     srcs = [source_text(r.get("src")) for r in rows]
     try:
-        store = ScoreCache(Path(args.out) / "scores.json")
+        others = [ScoreCache(_existing(path)) for path in args.reuse_scores]
+        store = ScoreCache(Path(args.out) / "scores.json", reuse=others)
+        # a mix's parts, each under its own signature: shared between the mixes of this run, and read from the
+        # metrics of this run and of --reuse-scores stores (a part's signature is that metric's own)
+        parts = ScoreCache(Path(args.out) / "parts.json", reuse=[store, *others])
     except ValueError as error:
         raise InputError(str(error)) from error
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
     prf: dict = {}
     metrics, signatures = {}, {}
     for name in names:
-        fn, signatures[name] = _stress_metric(name, args, prf)
+        fn, signatures[name] = _stress_metric(name, args, prf, parts)
         if signatures[name] is None:  # scored in one call, as its normalisation needs; nothing stored
             if log:
                 log(
@@ -190,5 +227,7 @@ def run(args: argparse.Namespace) -> dict:
         else {"scores": "not stored (set normalisation: one call over all rows)"}
         for name in names
     }
+    if parts.costs:  # a mix's parts: what each cost inside the mix's own seconds above, and what was reused
+        report["setup"]["scoring_parts"] = {"scores": "parts.json", **parts.costs}
     write_report(report, args.out, plots=not args.no_plots)
     return report
