@@ -31,6 +31,9 @@ SHIPPED = {"sescore": "`minilm-v2`", "sescore_v1": "v1"}  # the runs reproduce_s
 HELDOUT_KEYS = ["tau_like", "kendall_b", "pearson", "system_pearson"]
 SYNTHESIS = "synthesis_offline_en_summary"
 SYNTHESIS_DEFAULT = "synthesis_mpnet_v2_summary"  # steps 1-2 of the default's recipe, rebuilt from a clean checkout
+SYNTHESIS_LEVERS = [  # the data of screened recipe levers (docs/guides/experiments.md), beside the default's
+    ("synthesis_v2_neighbours_summary", "The synthesis run of the retrieval-edit lever (SEScore2-style neighbours)"),
+]
 SYNTHESIS_KEYS = [
     "variants",
     "max_edits",
@@ -213,6 +216,7 @@ def render(files: ResultFiles) -> Page:
     for stem, title in (
         (SYNTHESIS, "The synthesis run behind v1's training data"),
         (SYNTHESIS_DEFAULT, "The synthesis run behind the default's training data, rebuilt"),
+        *SYNTHESIS_LEVERS,
     ):
         summary = files.load(stem)
         if summary is None:
