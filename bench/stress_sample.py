@@ -99,9 +99,9 @@ def run_cell(data_set: str, metric: str, data_root: Path) -> dict:
         str(out.relative_to(REPO)),
         *extra,
     ]
-    for lender in REUSES.get(metric, []):
-        if (folder(data_set, lender) / "scores.json").is_file():
-            command += ["--reuse-scores", str((folder(data_set, lender) / "scores.json").relative_to(REPO))]
+    lent = [folder(data_set, lender) / "scores.json" for lender in REUSES.get(metric, [])]
+    for scores in [path for path in lent if path.is_file()]:
+        command += ["--reuse-scores", str(scores.relative_to(REPO))]
     cpu_before, started = children_cpu_seconds(), time.time()
     with open(out / "run.log", "a", encoding="utf-8") as log:
         code = subprocess.run(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=log).returncode

@@ -91,12 +91,12 @@ class ScoreCache:
         return dict(self.counters()) if self.counters else {}
 
     def _record(self, name: str, rows: int, seconds: float, before: dict[str, int]) -> None:
+        self._add(name, rows=rows, seconds=seconds, **{k: v - before.get(k, 0) for k, v in self._counted().items()})
+
+    def _add(self, name: str, **amounts: float) -> None:
+        """Add amounts to ``name``'s running totals in the ledger."""
         ledger = self.costs.setdefault(name, {})
-        for key, value in [
-            ("rows", rows),
-            ("seconds", seconds),
-            *((k, v - before.get(k, 0)) for k, v in self._counted().items()),
-        ]:
+        for key, value in amounts.items():
             ledger[key] = round(ledger.get(key, 0) + value, 1)
 
     def metric(
@@ -146,8 +146,7 @@ class ScoreCache:
                     else:
                         first.setdefault(k, i)
             if reused:
-                ledger = self.costs.setdefault(name, {})
-                ledger["reused"] = ledger.get("reused", 0) + reused
+                self._add(name, reused=reused)
                 self.save()
             todo = list(first.values())
             say(
