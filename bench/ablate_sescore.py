@@ -78,8 +78,13 @@ among all 8,000 input lines):
         --input runs/sescore/mpnet-v2/sentences.txt --output runs/sescore/synthesis_v2_neighbours_1536
 
 ``--screen LEVER:BASE`` (one per seed) applies the screening rule to those row pairs and records the verdict.
-    python train.py synthesize --config configs/sescore/offline_en.yaml --limit 1536 \
-        --input runs/sescore/inputs/news_wiki_en.txt --output runs/sescore/synthesis_offline_en_mix_1536
+A lever on the v2 data needs no synthesis, and under the amendment of docs/guides/experiments.md its bases may be
+the committed rows of an earlier lever run on the same CPU model (``--screen-base``), so it costs two fits:
+
+    python bench/ablate_sescore.py --arms v2_nli_inputs,v2_nli_inputs_seed14 --interpolate own:v2_nli_inputs:0.5 \
+        --interpolate own:v2_nli_inputs_seed14:0.5 --screen v2_nli_inputs_own_w0.5:v2_own_w0.5 \
+        --screen v2_nli_inputs_seed14_own_w0.5:v2_seed14_own_w0.5 --screen-base sescore_lever_chrf_select \
+        --no-shipped --name sescore_lever_nli_inputs_select
 
 The in-domain arm ``v2_thumb`` synthesises the same way from the references of the THumB CNN/DM stress set
 (not in the dev mix; 11 of its 1,000 references are also SummEval references):
@@ -146,6 +151,13 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
     # issue 56: the learned combination, trained on synthetic triples only: sentence chrF as a head input beside
     # the alignment's P/R/F1 (and in its skip, starting at weight 0)
     "v2_chrf": ("v2 recipe + chrF as a head input (model.lexical [chrf])", V2_DATA, ["--model.lexical", "[chrf]"]),
+    # issue 56: the same combination with an NLI model's view of the pair: P(entailment), P(contradiction) in both
+    # directions from the labeller's model (nli-minilm), frozen, beside P/R/F1 (and in the skip, starting at 0)
+    "v2_nli_inputs": (
+        "v2 recipe + NLI probabilities of packaged:nli-minilm as head inputs (model.nli)",
+        V2_DATA,
+        ["--model.nli", "packaged:nli-minilm"],
+    ),
     # issue 56: severity from the stronger NLI model; the same sentences and synthesis seed, another labeller
     "v2_nli_mpnet": (
         "v2 recipe with severity labels from packaged:nli-mpnet (offline_en_v2_nli_mpnet.yaml)",
@@ -161,7 +173,7 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
 }
 # The default before mpnet-v2 (minilm-v2) averages three seeds, so its ablations are built the same way: each arm with
 # training seeds 14 and 15 as well (`<arm>_seed14`, `<arm>_seed15`), then half-way points and their ensemble.
-for _arm in ("no_rank", "no_severity", "no_rules", "v2_chrf", "v2_nli_mpnet", "v2_neighbours"):
+for _arm in ("no_rank", "no_severity", "no_rules", "v2_chrf", "v2_nli_inputs", "v2_nli_mpnet", "v2_neighbours"):
     _what, _data, _overrides = ARMS[_arm]
     for _seed in ("14", "15"):
         ARMS[f"{_arm}_seed{_seed}"] = (
@@ -182,6 +194,40 @@ OWN_START = ["--model.encoder_lr", "0", "--model.head_lr", "1e-30"]
 SCREEN_MEAN = 0.010
 
 
+def committed_bases(name: str, bases: list[str], details: dict, half: str) -> dict:
+    """Base rows of an earlier result file for ``--screen`` (the amendment of docs/guides/experiments.md).
+
+    Why: refitting the baseline beside every lever costs two MiniLM fits, and the chrF run's baseline rows
+    reproduced an earlier session's to within 0.0002. A committed row stands in only on the same half and the same
+    CPU model (bfloat16 and kernel choices differ between CPUs); rows this run scored itself always win.
+
+    Args:
+        name: a file stem under bench/results (``sescore_lever_chrf_select``).
+        bases: the base row names ``--screen`` asks for.
+        details: this run's scored rows (not changed).
+        half: this run's dev-mix half.
+
+    Returns:
+        The missing base rows by name, each as the earlier file holds it.
+    """
+    from bench.harness import machine
+
+    path = REPO / "bench" / "results" / f"{name}.json"
+    if not path.is_file():
+        raise SystemExit(f"--screen-base {name}: no {path.relative_to(REPO)}")
+    earlier = json.loads(path.read_text(encoding="utf-8"))
+    if earlier.get("half") != half:
+        raise SystemExit(f"--screen-base {name}: scored on the {earlier.get('half')} half, this run on the {half} half")
+    here, there = machine()["processor"], (earlier.get("machine") or {}).get("processor")
+    if here != there:
+        raise SystemExit(f"--screen-base {name}: measured on '{there}', this machine is '{here}'; refit the base arms")
+    wanted = [b for b in dict.fromkeys(bases) if b not in details]
+    missing = [b for b in wanted if b not in earlier.get("details", {})]
+    if missing:
+        raise SystemExit(f"--screen-base {name}: has no rows {missing}")
+    return {b: earlier["details"][b] for b in wanted}
+
+
 def screen(pairs: list[tuple[str, str]], details: dict) -> dict:
     """The screening verdict for (lever row, base row) pairs, one per training seed.
 
@@ -194,7 +240,7 @@ def screen(pairs: list[tuple[str, str]], details: dict) -> dict:
     """
     missing = [name for pair in pairs for name in pair if name not in details]
     if missing:
-        raise SystemExit(f"--screen: no scored row {sorted(set(missing))} in this run")
+        raise SystemExit(f"--screen: no scored row {sorted(set(missing))} in this run (or --screen-base)")
     rows = [
         {
             "lever": lever,
@@ -363,6 +409,13 @@ def main() -> None:
         f"{SCREEN_MEAN:+.3f} on average and by more than 0 for every pair; repeatable",
     )
     parser.add_argument(
+        "--screen-base",
+        default=None,
+        metavar="RESULT",
+        help="take --screen base rows this run does not score from bench/results/RESULT.json (same half and CPU "
+        "model only; the amendment of docs/guides/experiments.md), e.g. sescore_lever_chrf_select",
+    )
+    parser.add_argument(
         "--no-shipped",
         action="store_true",
         help="leave out the shipped checkpoints' rows (scoring mpnet-v2 on the select half costs ~10 minutes)",
@@ -520,7 +573,18 @@ def main() -> None:
         )
     result = {"half": args.half, "max_steps": args.max_steps, "val_every": args.val_every, "details": details}
     if args.screen:
-        result["screen"] = screen([tuple(spec.split(":", 1)) for spec in args.screen], details)
+        pairs = [tuple(spec.split(":", 1)) for spec in args.screen]
+        borrowed = {}
+        if args.screen_base:
+            borrowed = committed_bases(args.screen_base, [base for _, base in pairs], details, args.half)
+        result["screen"] = screen(pairs, {**details, **borrowed})
+        if borrowed:
+            source = f"bench/results/{args.screen_base}.json"
+            result["screen"]["bases_from"] = {"file": source, "rows": sorted(borrowed)}
+            notes.append(
+                f"screening bases {', '.join(sorted(borrowed))}: committed rows of {args.screen_base} (same half, "
+                "same CPU model), not refitted in this run"
+            )
         verdict = result["screen"]
         notes.append(
             "screening: "

@@ -16,7 +16,7 @@ import numpy as np
 
 from nlgmetrics.inputs import check_pairs
 from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, forward_precision, running_model
-from sescore.regressor.model import lexical_features, scores_from_vectors
+from sescore.regressor.model import scores_from_vectors
 from sescore.regressor.scale import bound_to_range
 
 if TYPE_CHECKING:
@@ -63,17 +63,14 @@ def sescore_scores(
         return np.zeros(0, dtype=np.float64)
     unique = list(dict.fromkeys(list(hyps) + [r for rs in ref_lists for r in rs]))
     row = {text: i for i, text in enumerate(unique)}
-    with forward_precision(regressor.device, precision):  # int8: the regressor's copy with an int8 encoder
-        vectors, tokens = running_model(regressor).encode_texts(unique, batch_size, progress=progress)
     owner = np.asarray([i for i, rs in enumerate(ref_lists) for _ in rs], dtype=np.int64)
     cand_rows = np.asarray([row[hyps[i]] for i in owner], dtype=np.int64)
     ref_rows = np.asarray([row[r] for rs in ref_lists for r in rs], dtype=np.int64)
-    lexical = None
-    if regressor.config.lexical:
-        lexical = lexical_features(
-            regressor.config.lexical, [unique[i] for i in cand_rows], [unique[i] for i in ref_rows]
-        )
-    pair_scores = scores_from_vectors(regressor, vectors, cand_rows, ref_rows, tokens=tokens or None, lexical=lexical)
+    with forward_precision(regressor.device, precision):  # int8: the regressor's copy with an int8 encoder
+        vectors, tokens = running_model(regressor).encode_texts(unique, batch_size, progress=progress)
+        # lexical and NLI pair features (None when the checkpoint reads none); the NLI model runs in ``precision``
+        extra = regressor.pair_inputs([unique[i] for i in cand_rows], [unique[i] for i in ref_rows])
+    pair_scores = scores_from_vectors(regressor, vectors, cand_rows, ref_rows, tokens=tokens or None, extra=extra)
     pair_scores = bound_to_range(pair_scores, regressor.config.output_scale)  # monotone: rankings unchanged
     out = np.full(len(hyps), -np.inf)
     np.maximum.at(out, owner, pair_scores)

@@ -83,6 +83,48 @@ def test_screening_rule_needs_the_mean_and_every_seed():
         screen([("lever", "missing")], rows(lever=0.0))
 
 
+def test_committed_base_rows_stand_in_only_on_the_same_half_and_cpu(tmp_path, monkeypatch):
+    """--screen-base: a base row this run did not score comes from an earlier result file, but only from one
+    scored on the same half on the same CPU model; a row this run scored is never replaced."""
+    import json
+
+    import pytest
+
+    import bench.ablate_sescore as ablate
+    import bench.harness as harness
+
+    here = harness.machine()["processor"]
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    monkeypatch.setattr(ablate, "REPO", tmp_path)
+
+    def write(name, half, processor):
+        body = {
+            "half": half,
+            "machine": {"processor": processor},
+            "details": {"v2_own_w0.5": {"mean": {"difference": 0.004}}},
+        }
+        (tmp_path / "bench" / "results" / f"{name}.json").write_text(json.dumps(body))
+
+    write("same", "select", here)
+    scored = {"lever_own_w0.5": {"mean": {"difference": 0.02}}}
+    borrowed = ablate.committed_bases("same", ["v2_own_w0.5"], scored, "select")
+    assert borrowed == {"v2_own_w0.5": {"mean": {"difference": 0.004}}}
+    verdict = ablate.screen([("lever_own_w0.5", "v2_own_w0.5")], {**scored, **borrowed})
+    assert verdict["mean_delta"] == pytest.approx(0.016)
+    own = {"v2_own_w0.5": {"mean": {"difference": 0.01}}}
+    assert ablate.committed_bases("same", ["v2_own_w0.5"], own, "select") == {}  # this run's row wins
+    write("other_cpu", "select", here + " (another model)")
+    with pytest.raises(SystemExit, match="refit the base arms"):
+        ablate.committed_bases("other_cpu", ["v2_own_w0.5"], scored, "select")
+    write("report", "report", here)
+    with pytest.raises(SystemExit, match="report half"):
+        ablate.committed_bases("report", ["v2_own_w0.5"], scored, "select")
+    with pytest.raises(SystemExit, match="has no rows"):
+        ablate.committed_bases("same", ["v2_seed14_own_w0.5"], scored, "select")
+    with pytest.raises(SystemExit, match="no bench/results/absent.json"):
+        ablate.committed_bases("absent", ["v2_own_w0.5"], scored, "select")
+
+
 def test_devmix_compares_checkpoints_with_bertscore_on_their_shared_encoder(tmp_path, monkeypatch):
     """The scoring half of an arm: one evaluate.py devmix call naming every member and their one encoder; an
     ensemble of checkpoints on different encoders is refused before anything runs."""

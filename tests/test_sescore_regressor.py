@@ -491,9 +491,63 @@ def test_lexical_chrf_feature_starts_at_zero_weight_trains_and_survives_export(t
         RegressorConfig(lexical=("chrf",))
     with pytest.raises(ValueError, match="unknown lexical features"):
         RegressorConfig(alignment=True, lexical=("bleurt",))
-    with pytest.raises(ValueError, match="reads the lexical features"):
+    with pytest.raises(ValueError, match="reads the pair features"):
         states = regressor.encode(regressor.tokenize(["a", "b"]), False)
         regressor.predict_states(states.rows(slice(0, 1)), states.rows(slice(1, 2)))
+
+
+def test_nli_features_start_at_zero_weight_train_and_are_checked_on_load(tiny, dataset_dir, dev_file, tmp_path):
+    """NLI probabilities as head inputs (the learned combination of issue 56): four features in a fixed order,
+    the untrained model is still F1 of the alignment, training moves their skip weights, an export names the NLI
+    model and its hash, reloads and scores the same, and a checkpoint whose NLI weights changed is refused."""
+    import yaml
+
+    from nlgmetrics.nli.model import load_nli
+    from sescore.functional import sescore_scores
+    from sescore.regressor.card import write_model_card
+    from sescore.regressor.checkpoint import CheckpointError, export_checkpoint, load_checkpoint
+    from sescore.regressor.model import NLI_FEATURES, RegressorConfig, nli_features
+
+    nli_path = str(tiny["nli"])
+    nli = load_nli(nli_path, "cpu")
+    hyps = ["the cat runs .", "a dog sees the house", "house", "the cat runs ."]
+    refs = ["the cat runs .", "a dog sees the big house", "the house is red", ["x y", "the cat runs ."]]
+    features = nli_features(nli, ["a dog sees the house", "house"], ["a dog sees the big house", "the house"])
+    forward = nli.predict_proba(["a dog sees the big house"], ["a dog sees the house"])[0]
+    backward = nli.predict_proba(["a dog sees the house"], ["a dog sees the big house"])[0]
+    assert features.shape == (2, len(NLI_FEATURES)) == (2, 4)
+    np.testing.assert_allclose(features[0], [forward[0], forward[2], backward[0], backward[2]], rtol=1e-6)
+
+    plain = _module(tiny["encoder"], layer_mix=False, alignment=True).regressor.eval()
+    module = _module(tiny["encoder"], layer_mix=False, alignment=True, nli=nli_path, encoder_freeze_fraction=0.0)
+    assert module.regressor.config.extra_inputs == 4
+    np.testing.assert_allclose(
+        sescore_scores(module.regressor.eval(), hyps, refs), sescore_scores(plain, hyps, refs), atol=1e-6
+    )
+    module.regressor.train()
+    _trainer(limit_train_batches=4, limit_val_batches=2).fit(module, _small_data(dataset_dir, dev_file))
+    regressor = module.regressor.eval()
+    assert bool(regressor.align_skip.weight[0, 3:].ne(0).all())  # every NLI input moved
+    scores = sescore_scores(regressor, hyps, refs)
+    np.testing.assert_allclose(sescore_scores(regressor, hyps[1:2], refs[1:2]), scores[1:2], atol=1e-6)
+    folder = export_checkpoint(regressor, tmp_path / "nli")
+    hparams = yaml.safe_load((folder / "hparams.yaml").read_text())
+    assert hparams["regressor"]["nli"] == nli_path and hparams["nli_hash"] == regressor.nli_hash
+    card = write_model_card(folder).read_text(encoding="utf-8")
+    assert f"NLI entailment/contradiction probabilities of `{nli_path}`" in card and regressor.nli_hash in card
+    reloaded = load_checkpoint(folder)
+    assert reloaded.config.nli == nli_path
+    np.testing.assert_array_equal(sescore_scores(reloaded, hyps, refs), scores)
+    assert "nli" not in plain.config.to_dict()  # checkpoints without the feature keep their old hparams
+
+    hparams["nli_hash"] = "0" * 12  # the named NLI model is no longer the one it was trained with
+    (folder / "hparams.yaml").write_text(yaml.safe_dump(hparams))
+    with pytest.raises(CheckpointError, match="NLI features of"):
+        load_checkpoint(folder)
+    with pytest.raises(ValueError, match="need alignment: true"):
+        RegressorConfig(nli=nli_path)
+    with pytest.raises(ValueError, match="must name an NLI model"):
+        RegressorConfig(alignment=True, nli=" ")
 
 
 def test_bound_to_range_keeps_the_middle_and_the_order():

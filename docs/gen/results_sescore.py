@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from results_markdown import Lines, Page, collapsible, generic, interval, signed
+from results_markdown import Lines, Page, bullets, collapsible, generic, interval, machine, signed, table
 from results_menli import EVALUATE, fmt3
 from results_plots import forest, histogram
 from results_store import ResultFiles
@@ -34,6 +34,7 @@ SYNTHESIS_DEFAULT = "synthesis_mpnet_v2_summary"  # steps 1-2 of the default's r
 SYNTHESIS_LEVERS = [  # the data of screened recipe levers (docs/guides/experiments.md), beside the default's
     ("synthesis_v2_neighbours_summary", "The synthesis run of the retrieval-edit lever (SEScore2-style neighbours)"),
 ]
+LABELLERS = "severity_labellers"  # bench/labeller_agreement.py
 SYNTHESIS_KEYS = [
     "variants",
     "max_edits",
@@ -237,6 +238,22 @@ def render(files: ResultFiles) -> Page:
                 "histogram of the synthetic scores" + ("" if stem == SYNTHESIS else f" ({stem})"),
                 lambda counts=counts: histogram(counts, "Synthetic scores (sum of edit severities)", "score"),
             )
+    labellers = files.load(LABELLERS)
+    if labellers is not None:
+        page.add(
+            "## Severity labellers",
+            "",
+            "The NLI models that grade synthetic edits minor or major, on seeded pairs of the shared NLI test sets "
+            "and on the edits both synthesis runs applied to the same text (`python bench/labeller_agreement.py`, "
+            f"`{files.display(LABELLERS)}`).",
+            "",
+            *table(labellers["rows"], labellers.get("columns")),
+            "",
+            *bullets(labellers.get("notes")),
+            "",
+            machine(labellers),
+            "",
+        )
     others = [s for s in ("sescore_darr_select", "sescore_v2_full_select") if files.path(s).is_file()]
     if others:
         page.add("## Other dev-mix checks", "")

@@ -92,6 +92,13 @@ def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[st
             if regressor.get("alignment")
             else ""
         )
+        + (f", reading the pair features {', '.join(regressor['lexical'])}" if regressor.get("lexical") else "")
+        + (
+            f", reading NLI entailment/contradiction probabilities of `{regressor['nli']}` in both directions "
+            f"(weight hash `{hparams.get('nli_hash')}`, checked on load)"
+            if regressor.get("nli")
+            else ""
+        )
         + ".",
         f"Weights: `{weights.get('file')}` ({size_bytes / 2**20:.1f} MB, {weights.get('contents')}, stored as "
         f"{weights.get('dtype')}); loading never unpickles.",

@@ -73,6 +73,7 @@ def export_checkpoint(regressor: SEScoreRegressor, out_dir: str | Path, record: 
         "model_class": MODEL_CLASS,
         "encoder": regressor.config.encoder,
         "encoder_hash": regressor.encoder_hash,
+        **({"nli_hash": regressor.nli_hash} if regressor.config.nli is not None else {}),
         "regressor": regressor.config.to_dict(),
         "output_scale": describe(regressor.config.output_scale),
         "weights": {
@@ -330,6 +331,18 @@ def pack_ensemble(
     return out
 
 
+def _check_weights(path: Path, role: str, value: str, stored: str, what: str, key: str) -> None:
+    """The weights ``value`` resolves to for ``role`` must be the ones the checkpoint was trained with: an adapter
+    or a head over other weights gives confident nonsense."""
+    actual = fingerprint(resolve(role, value).location)
+    if actual != stored:
+        raise CheckpointError(
+            f"SEScore checkpoint {path} was trained with {what} '{value}' (weight hash {stored}), but that value "
+            f"now resolves to weights with hash {actual}; point {key} in {HPARAMS_NAME} at the original weights "
+            "or retrain"
+        )
+
+
 def _checked_state(path: Path) -> tuple[RegressorConfig, dict[str, Any]]:
     """The config and stored tensors of a checkpoint folder, after every check that needs no model."""
     from safetensors import SafetensorError
@@ -344,13 +357,11 @@ def _checked_state(path: Path) -> tuple[RegressorConfig, dict[str, Any]]:
         ) from error
     if config.encoder != raw["encoder"]:
         raise CheckpointError(f"SEScore checkpoint {path}: 'encoder' and 'regressor.encoder' disagree")
-    actual = fingerprint(resolve("encoder", config.encoder).location)
-    if actual != raw["encoder_hash"]:
-        raise CheckpointError(
-            f"SEScore checkpoint {path} was trained on encoder '{config.encoder}' with weight hash "
-            f"{raw['encoder_hash']}, but that value now resolves to weights with hash {actual}; "
-            "point 'encoder' in hparams.yaml at the original weights or retrain"
-        )
+    _check_weights(path, "encoder", config.encoder, raw["encoder_hash"], "encoder", "'encoder'")
+    if config.nli is not None:
+        if "nli_hash" not in raw:
+            raise CheckpointError(f"SEScore checkpoint {path}: reads NLI features but {HPARAMS_NAME} has no 'nli_hash'")
+        _check_weights(path, "nli", config.nli, raw["nli_hash"], "NLI features of", "'regressor.nli'")
     try:
         state = load_file(str(path / WEIGHTS_NAME))
     except FileNotFoundError as error:

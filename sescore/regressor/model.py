@@ -13,6 +13,13 @@ model where BERTScore on the same encoder is, and training learns how much each 
 Embeddings forgive a wrong name or number that a character n-gram overlap does not; trained on synthetic triples
 alone, the head learns how much of each signal a given edit deserves (a learned combination, no human labels).
 
+``nli`` adds an NLI model's view of the pair the same way: P(entailment) and P(contradiction) with the reference as
+premise and with the candidate as premise (four inputs). A negation or a swapped role keeps almost every token and
+character of a sentence, so alignment and chrF barely move, while entailment does; MENLI's finding is that NLI
+and similarity metrics fail on different inputs. The NLI model is frozen and not stored in the checkpoint: the
+checkpoint names it (and the hash of its weights, checked on load), and its probabilities of a pair are computed
+once per distinct pair and remembered (``nlgmetrics.nli.cache.PairCache``), so repeated dev checks cost nothing.
+
 The encoder is always loaded fresh from its folder (never through the shared ``modelroles`` cache): training
 changes its weights and a checkpoint loads its own weights into it, which must not leak into other metrics.
 """
@@ -45,6 +52,14 @@ def _chrf(candidates: Sequence[str], references: Sequence[str]) -> list[float]:
 # -> one value on [0, 1] per pair
 LEXICAL_FEATURES: dict[str, Callable[[Sequence[str], Sequence[str]], list[float]]] = {"chrf": _chrf}
 
+# the inputs RegressorConfig.nli adds, in order (P of the label, premise -> hypothesis)
+NLI_FEATURES = (
+    "entailment(reference -> candidate)",
+    "contradiction(reference -> candidate)",
+    "entailment(candidate -> reference)",
+    "contradiction(candidate -> reference)",
+)
+
 # LoRA on the attention projections and feed-forward of every transformer block (BERT/RoBERTa/XLM-R and MPNet
 # naming, nlgmetrics.modelroles.lora); the pooler is left out because SEScore pools the token states itself.
 DEFAULT_LORA_TARGETS = LORA_TARGETS
@@ -73,6 +88,7 @@ class RegressorConfig:
     lora: LoraSettings | None = None
     alignment: bool = False
     lexical: tuple[str, ...] = ()
+    nli: str | None = None
 
     def __post_init__(self) -> None:
         check_scale(self.output_scale)
@@ -85,6 +101,11 @@ class RegressorConfig:
         if lexical and not self.alignment:
             raise ValueError("lexical features join the alignment skip: they need alignment: true")
         object.__setattr__(self, "lexical", lexical)
+        if self.nli is not None:
+            if not isinstance(self.nli, str) or not self.nli.strip():
+                raise ValueError(f"nli must name an NLI model (a role value: packaged:nli-minilm...), not {self.nli!r}")
+            if not self.alignment:
+                raise ValueError("NLI features join the alignment skip: they need alignment: true")
         if not self.hidden_sizes or any(int(h) < 1 for h in self.hidden_sizes):
             raise ValueError(f"hidden_sizes must be positive integers, got {list(self.hidden_sizes)}")
         if not 0.0 <= self.dropout < 1.0:
@@ -100,7 +121,14 @@ class RegressorConfig:
             body["lexical"] = list(self.lexical)
         else:  # checkpoints without lexical features keep the hparams they had before the option existed
             del body["lexical"]
+        if self.nli is None:  # likewise for NLI features
+            del body["nli"]
         return body
+
+    @property
+    def extra_inputs(self) -> int:
+        """How many pair features (lexical, then NLI) join the alignment's P/R/F1."""
+        return len(self.lexical) + (len(NLI_FEATURES) if self.nli is not None else 0)
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> "RegressorConfig":
@@ -135,6 +163,30 @@ def lexical_features(names: Sequence[str], candidates: Sequence[str], references
     out = np.zeros((len(candidates), len(names)), dtype=np.float32)
     for column, name in enumerate(names):
         out[:, column] = LEXICAL_FEATURES[name](candidates, references)
+    return out
+
+
+def nli_features(nli: Any, candidates: Sequence[str], references: Sequence[str], batch_size: int = 64) -> np.ndarray:
+    """[N, 4] float32 NLI probabilities of each pair, in the order of ``NLI_FEATURES``.
+
+    Args:
+        nli: anything with ``NLIModel.predict_proba`` (a loaded NLI model, or a ``PairCache`` in front of one).
+        candidates: the candidate texts.
+        references: one reference per candidate.
+        batch_size: NLI pairs per batch (speed only: a pair's probabilities do not depend on its batch).
+
+    Returns:
+        P(entailment), P(contradiction) with the reference as premise, then with the candidate as premise.
+    """
+    if len(candidates) != len(references):
+        raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
+    out = np.zeros((len(candidates), len(NLI_FEATURES)), dtype=np.float32)
+    if not len(candidates):
+        return out
+    forward = nli.predict_proba(list(references), list(candidates), batch_size=batch_size, desc="NLI r->c")
+    backward = nli.predict_proba(list(candidates), list(references), batch_size=batch_size, desc="NLI c->r")
+    out[:, 0], out[:, 1] = forward[:, 0], forward[:, 2]
+    out[:, 2], out[:, 3] = backward[:, 0], backward[:, 2]
     return out
 
 
@@ -205,6 +257,11 @@ def build_head(in_features: int, hidden_sizes: Sequence[int], dropout: float) ->
     return nn.Sequential(*layers)
 
 
+# one memo of NLI pair probabilities per (NLI model, device), shared by every regressor of the process: a training
+# run's dev checks and the checkpoints an ablation scores on the same rows ask for the same pairs
+_NLI_MEMOS: dict[tuple[str, str], Any] = {}
+
+
 class SEScoreRegressor(nn.Module):
     """Encoder + optional layer mix + head. ``tokenizer`` is kept alongside (it is not a module)."""
 
@@ -218,13 +275,14 @@ class SEScoreRegressor(nn.Module):
         self.num_layers = int(base_config.num_hidden_layers)
         self.hidden_size = int(base_config.hidden_size)
         self.layer_mix = ScalarMix(self.num_layers + 1) if config.layer_mix else None
-        extra = (3 if config.alignment else 0) + len(config.lexical)
+        extra = (3 if config.alignment else 0) + config.extra_inputs
         self.head = build_head(4 * self.hidden_size + extra, config.hidden_sizes, config.dropout)
         self.align_skip: nn.Linear | None = None
+        self._nli: Any = None  # the frozen NLI model behind a pair memo, loaded on first use (not a submodule)
         if config.alignment:
-            self.align_skip = nn.Linear(3 + len(config.lexical), 1)
+            self.align_skip = nn.Linear(3 + config.extra_inputs, 1)
             with torch.no_grad():  # start exactly as F1 of the greedy alignment; the head adds what it learns
-                start = torch.zeros(1, 3 + len(config.lexical))
+                start = torch.zeros(1, 3 + config.extra_inputs)
                 start[0, 2] = 1.0
                 self.align_skip.weight.copy_(start)
                 self.align_skip.bias.zero_()
@@ -234,6 +292,42 @@ class SEScoreRegressor(nn.Module):
     @property
     def device(self) -> torch.device:
         return next(self.head.parameters()).device
+
+    @property
+    def nli_hash(self) -> str | None:
+        """Hash of the NLI weights ``config.nli`` resolves to (None without NLI features); stored on export and
+        checked on load, as the encoder's is."""
+        if self.config.nli is None:
+            return None
+        from nlgmetrics.modelroles import resolve
+
+        return fingerprint(resolve("nli", self.config.nli).location)
+
+    def nli_model(self) -> Any:
+        """The NLI model of ``config.nli`` behind a memo of pair probabilities (loaded on first call)."""
+        if self.config.nli is None:
+            raise ValueError("this regressor has no NLI features (config.nli is not set)")
+        if self._nli is None:
+            key = (self.config.nli, self.device.type)
+            if key not in _NLI_MEMOS:
+                from nlgmetrics.nli.cache import PairCache
+                from nlgmetrics.nli.model import load_nli
+
+                _NLI_MEMOS[key] = PairCache(load_nli(self.config.nli, device=self.device.type))
+            self._nli = _NLI_MEMOS[key]
+        return self._nli
+
+    def pair_inputs(self, candidates: Sequence[str], references: Sequence[str]) -> np.ndarray | None:
+        """[N, config.extra_inputs] float32 pair features (lexical, then NLI) of pair i, or None when the config
+        names none. Deterministic per pair: what else is in the call does not change a row."""
+        if not self.config.extra_inputs:
+            return None
+        parts = []
+        if self.config.lexical:
+            parts.append(lexical_features(self.config.lexical, candidates, references))
+        if self.config.nli is not None:
+            parts.append(nli_features(self.nli_model(), candidates, references))
+        return np.concatenate(parts, axis=1)
 
     def tokenize(self, texts: Sequence[str], pad_to: int | None = None) -> dict[str, torch.Tensor]:
         """Token tensors; ``pad_to`` pads every row to that length (scoring: see ``bucketed_batches``)."""
@@ -273,22 +367,24 @@ class SEScoreRegressor(nn.Module):
             mask = mask & ~special.bool()
         return TextStates(pooled, torch.nn.functional.normalize(hidden, dim=-1), mask)
 
-    def predict_states(self, cand: TextStates, ref: TextStates, lexical: torch.Tensor | None = None) -> torch.Tensor:
-        """Scores [B] from encoded candidates and references (row i with row i); ``lexical`` [B, k]: the pairs'
-        ``lexical_features`` when the config names any."""
+    def predict_states(self, cand: TextStates, ref: TextStates, extra: torch.Tensor | None = None) -> torch.Tensor:
+        """Scores [B] from encoded candidates and references (row i with row i); ``extra`` [B, k]: the pairs'
+        ``pair_inputs`` when the config names any."""
         features = pair_features(cand.pooled, ref.pooled)
         if self.align_skip is None:
             return self.head(features).squeeze(-1)
         if cand.tokens is None or ref.tokens is None:
             raise ValueError("this regressor uses token alignment: encode with token states")
         align = greedy_alignment(cand.tokens, cand.mask, ref.tokens, ref.mask).to(features.dtype)
-        if self.config.lexical:
-            if lexical is None or lexical.shape != (len(features), len(self.config.lexical)):
+        width = self.config.extra_inputs
+        if width:
+            if extra is None or extra.shape != (len(features), width):
+                names = [*self.config.lexical, *(NLI_FEATURES if self.config.nli else ())]
                 raise ValueError(
-                    f"this regressor reads the lexical features {list(self.config.lexical)}: pass them as a "
-                    f"[{len(features)}, {len(self.config.lexical)}] tensor"
+                    f"this regressor reads the pair features {names}: pass its pair_inputs as a "
+                    f"[{len(features)}, {width}] tensor"
                 )
-            align = torch.cat([align, lexical.to(device=features.device, dtype=features.dtype)], dim=-1)
+            align = torch.cat([align, extra.to(device=features.device, dtype=features.dtype)], dim=-1)
         return (self.head(torch.cat([features, align], dim=-1)) + self.align_skip(align)).squeeze(-1)
 
     def forward(
@@ -310,10 +406,10 @@ class SEScoreRegressor(nn.Module):
         states = self.encode(self.tokenize(encoded), encoder_grad)
         index = torch.as_tensor([row[t] for t in texts] if distinct else range(len(texts)), device=states.pooled.device)
         n = len(candidates)
-        lexical = None
-        if self.config.lexical:
-            lexical = torch.from_numpy(lexical_features(self.config.lexical, candidates, references))
-        return self.predict_states(states.rows(index[:n]), states.rows(index[n:]), lexical)
+        extra = self.pair_inputs(candidates, references)
+        return self.predict_states(
+            states.rows(index[:n]), states.rows(index[n:]), None if extra is None else torch.from_numpy(extra)
+        )
 
     @torch.inference_mode()
     def encode_texts(
@@ -423,11 +519,11 @@ def scores_from_vectors(
     ref_rows: np.ndarray,
     batch_size: int = 1024,
     tokens: Sequence[torch.Tensor] | None = None,
-    lexical: np.ndarray | None = None,
+    extra: np.ndarray | None = None,
 ) -> np.ndarray:
     """Head scores for pairs given by row indices into ``vectors`` (and ``tokens`` when the regressor aligns
-    tokens, ``lexical`` [P, k] rows of ``lexical_features`` per pair when it reads any); the head is cheap,
-    batches keep memory flat.
+    tokens, ``extra`` [P, k] rows of ``pair_inputs`` per pair when it reads any); the head is cheap, batches keep
+    memory flat.
 
     A pair's score must not depend on which other pairs share its call (chunked torchmetrics updates, DDP
     shards, batch sizes): token states are padded to bucket lengths fixed by the pair, and every batch is
@@ -440,8 +536,8 @@ def scores_from_vectors(
     aligned = regressor.config.alignment
     if aligned and tokens is None:
         raise ValueError("this regressor uses token alignment: pass the token states from encode_texts")
-    if regressor.config.lexical and (lexical is None or len(lexical) != len(cand_rows)):
-        raise ValueError("this regressor reads lexical features: pass lexical_features of every pair")
+    if regressor.config.extra_inputs and (extra is None or len(extra) != len(cand_rows)):
+        raise ValueError("this regressor reads pair features: pass pair_inputs of every pair")
     if aligned:
         batch_size = min(batch_size, 128)
     batch_size = max(ROW_MULTIPLE, batch_size - batch_size % ROW_MULTIPLE)
@@ -455,10 +551,8 @@ def scores_from_vectors(
             if aligned:
                 cand.tokens, cand.mask = _padded(tokens, cr, vectors, lengths[0])
                 ref.tokens, ref.mask = _padded(tokens, rr, vectors, lengths[1])
-            extra = None
-            if regressor.config.lexical:
-                extra = torch.as_tensor(lexical[padded_pick], device=vectors.device)
-            out[pick] = regressor.predict_states(cand, ref, extra).double().cpu().numpy()[: len(pick)]
+            rows = None if extra is None else torch.as_tensor(extra[padded_pick], device=vectors.device)
+            out[pick] = regressor.predict_states(cand, ref, rows).double().cpu().numpy()[: len(pick)]
     return out
 
 
@@ -476,6 +570,8 @@ __all__ = [
     "LEXICAL_FEATURES",
     "lexical_features",
     "load_base_encoder",
+    "NLI_FEATURES",
+    "nli_features",
     "masked_mean",
     "pair_features",
     "scores_from_vectors",

@@ -78,6 +78,9 @@ class SEScoreModule(pl.LightningModule):
         lexical: text-level features added to the head's input and to the alignment skip (weight 0 at the
             start), from ``model.LEXICAL_FEATURES`` (``chrf``); needs ``alignment``. A learned combination of
             SEScore with chrF trained on the synthetic triples only.
+        nli: an NLI model (role value, e.g. ``packaged:nli-minilm``) whose entailment and contradiction
+            probabilities, both directions, join the head's input and the alignment skip like ``lexical``; needs
+            ``alignment``. The NLI model stays frozen; the checkpoint names it and the hash of its weights.
     """
 
     def __init__(
@@ -104,6 +107,7 @@ class SEScoreModule(pl.LightningModule):
         rank_weight: float = 0.0,
         layer_mix_last_logit: float = 0.0,
         lexical: tuple[str, ...] = (),
+        nli: str | None = None,
     ) -> None:
         super().__init__()
         if not 0.0 <= encoder_freeze_fraction <= 1.0:
@@ -130,6 +134,7 @@ class SEScoreModule(pl.LightningModule):
                 lora,
                 alignment,
                 tuple(lexical),
+                nli,
             )
             self.regressor = build_regressor(self.config)
             if layer_mix_last_logit:
