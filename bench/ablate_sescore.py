@@ -78,6 +78,13 @@ among all 8,000 input lines):
         --input runs/sescore/mpnet-v2/sentences.txt --output runs/sescore/synthesis_v2_neighbours_1536
 
 ``--screen LEVER:BASE`` (one per seed) applies the screening rule to those row pairs and records the verdict.
+The domain arm (``v2_news``: the same recipe on news sentences only, against v2's news + WikiText) reads
+
+    python train.py synthesize sentences --input ../shared/data/corpus/news_en.txt --take 1536 --min-words 4 \
+        --output runs/sescore/inputs/news_only_en.txt
+    python train.py synthesize --config configs/sescore/offline_en_v2.yaml --limit 1536 \
+        --input runs/sescore/inputs/news_only_en.txt --output runs/sescore/synthesis_v2_news_1536
+
 A lever on the v2 data needs no synthesis, and under the amendment of docs/guides/experiments.md its bases may be
 the committed rows of an earlier lever run on the same CPU model (``--screen-base``), so it costs two fits:
 
@@ -164,6 +171,13 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
         "runs/sescore/synthesis_v2_nli_mpnet_1536",
         [],
     ),
+    # issue 56: the second domain, isolated. The v2 data interleave news and WikiText sentences (768 of each in
+    # the first 1,536 lines); this arm synthesises from the first 1,536 news sentences alone, same recipe and seed
+    "v2_news": (
+        "v2 recipe on 1,536 news sentences only (no WikiText)",
+        "runs/sescore/synthesis_v2_news_1536",
+        [],
+    ),
     # issue 56: realistic errors in the SEScore2 way, retrieval edits from each sentence's nearest neighbour
     "v2_neighbours": (
         "v2 recipe + retrieval edits from nearest-neighbour sentences (offline_en_v2_neighbours.yaml)",
@@ -173,7 +187,16 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
 }
 # The default before mpnet-v2 (minilm-v2) averages three seeds, so its ablations are built the same way: each arm with
 # training seeds 14 and 15 as well (`<arm>_seed14`, `<arm>_seed15`), then half-way points and their ensemble.
-for _arm in ("no_rank", "no_severity", "no_rules", "v2_chrf", "v2_nli_inputs", "v2_nli_mpnet", "v2_neighbours"):
+for _arm in (
+    "no_rank",
+    "no_severity",
+    "no_rules",
+    "v2_chrf",
+    "v2_nli_inputs",
+    "v2_nli_mpnet",
+    "v2_neighbours",
+    "v2_news",
+):
     _what, _data, _overrides = ARMS[_arm]
     for _seed in ("14", "15"):
         ARMS[f"{_arm}_seed{_seed}"] = (

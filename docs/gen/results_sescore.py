@@ -33,6 +33,7 @@ SYNTHESIS = "synthesis_offline_en_summary"
 SYNTHESIS_DEFAULT = "synthesis_mpnet_v2_summary"  # steps 1-2 of the default's recipe, rebuilt from a clean checkout
 SYNTHESIS_LEVERS = [  # the data of screened recipe levers (docs/guides/experiments.md), beside the default's
     ("synthesis_v2_neighbours_summary", "The synthesis run of the retrieval-edit lever (SEScore2-style neighbours)"),
+    ("synthesis_v2_nli_mpnet_summary", "The synthesis run of the severity lever (labels from nli-mpnet)"),
 ]
 LABELLERS = "severity_labellers"  # bench/labeller_agreement.py
 SYNTHESIS_KEYS = [
