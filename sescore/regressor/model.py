@@ -278,7 +278,6 @@ class SEScoreRegressor(nn.Module):
         extra = (3 if config.alignment else 0) + config.extra_inputs
         self.head = build_head(4 * self.hidden_size + extra, config.hidden_sizes, config.dropout)
         self.align_skip: nn.Linear | None = None
-        self._nli: Any = None  # the frozen NLI model behind a pair memo, loaded on first use (not a submodule)
         if config.alignment:
             self.align_skip = nn.Linear(3 + config.extra_inputs, 1)
             with torch.no_grad():  # start exactly as F1 of the greedy alignment; the head adds what it learns
@@ -307,15 +306,13 @@ class SEScoreRegressor(nn.Module):
         """The NLI model of ``config.nli`` behind a memo of pair probabilities (loaded on first call)."""
         if self.config.nli is None:
             raise ValueError("this regressor has no NLI features (config.nli is not set)")
-        if self._nli is None:
-            key = (self.config.nli, self.device.type)
-            if key not in _NLI_MEMOS:
-                from nlgmetrics.nli.cache import PairCache
-                from nlgmetrics.nli.model import load_nli
+        key = (self.config.nli, self.device.type)
+        if key not in _NLI_MEMOS:  # not a submodule: the frozen NLI model is never trained or saved
+            from nlgmetrics.nli.cache import PairCache
+            from nlgmetrics.nli.model import load_nli
 
-                _NLI_MEMOS[key] = PairCache(load_nli(self.config.nli, device=self.device.type))
-            self._nli = _NLI_MEMOS[key]
-        return self._nli
+            _NLI_MEMOS[key] = PairCache(load_nli(self.config.nli, device=self.device.type))
+        return _NLI_MEMOS[key]
 
     def pair_inputs(self, candidates: Sequence[str], references: Sequence[str]) -> np.ndarray | None:
         """[N, config.extra_inputs] float32 pair features (lexical, then NLI) of pair i, or None when the config
