@@ -119,7 +119,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import REPO, children_cpu_seconds, write_results  # noqa: E402
+from bench.harness import REPO, children_cpu_seconds, cpu_model, write_results  # noqa: E402
 
 CONFIG = "configs/sescore/fit_offline_v2.yaml"
 V2_DATA = "runs/sescore/mpnet-v2/synthesis"  # steps 1-2 of the default's recipe (see the docstring)
@@ -233,15 +233,13 @@ def committed_bases(name: str, bases: list[str], details: dict, half: str) -> di
     Returns:
         The missing base rows by name, each as the earlier file holds it.
     """
-    from bench.harness import machine
-
     path = REPO / "bench" / "results" / f"{name}.json"
     if not path.is_file():
         raise SystemExit(f"--screen-base {name}: no {path.relative_to(REPO)}")
     earlier = json.loads(path.read_text(encoding="utf-8"))
     if earlier.get("half") != half:
         raise SystemExit(f"--screen-base {name}: scored on the {earlier.get('half')} half, this run on the {half} half")
-    here, there = machine()["processor"], (earlier.get("machine") or {}).get("processor")
+    here, there = cpu_model(), (earlier.get("machine") or {}).get("processor")
     if here != there:
         raise SystemExit(f"--screen-base {name}: measured on '{there}', this machine is '{here}'; refit the base arms")
     wanted = [b for b in dict.fromkeys(bases) if b not in details]
