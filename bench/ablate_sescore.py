@@ -93,6 +93,22 @@ the committed rows of an earlier lever run on the same CPU model (``--screen-bas
         --screen v2_nli_inputs_seed14_own_w0.5:v2_seed14_own_w0.5 --screen-base sescore_lever_chrf_select \
         --no-shipped --name sescore_lever_nli_inputs_select
 
+The steps lever (``v2_steps2x``: two epochs of the same triples, 1,460 steps) is screened the same way; its fits
+take about twice as long as the baseline's:
+
+    python bench/ablate_sescore.py --arms v2_steps2x,v2_steps2x_seed14 --interpolate own:v2_steps2x:0.5 \
+        --interpolate own:v2_steps2x_seed14:0.5 --screen v2_steps2x_own_w0.5:v2_own_w0.5 \
+        --screen v2_steps2x_seed14_own_w0.5:v2_seed14_own_w0.5 --screen-base sescore_lever_chrf_select \
+        --no-shipped --name sescore_lever_steps2x_select
+
+The second screen of a lever whose fits moved more than its half-way rows (amendment 2 of
+docs/guides/experiments.md): fresh seeds 15 and 16, lever and baseline refitted in one session, the fits as
+exported (no interpolation):
+
+    python bench/ablate_sescore.py --arms v2_seed15,v2_seed16,v2_nli_inputs_seed15,v2_nli_inputs_seed16 \
+        --screen v2_nli_inputs_seed15:v2_seed15 --screen v2_nli_inputs_seed16:v2_seed16 \
+        --no-shipped --name sescore_lever_nli_inputs_fresh_select
+
 The in-domain arm ``v2_thumb`` synthesises the same way from the references of the THumB CNN/DM stress set
 (not in the dev mix; 11 of its 1,000 references are also SummEval references):
 
@@ -112,6 +128,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -138,6 +155,8 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
     # rows can differ by training randomness alone, which the item bootstrap does not see
     "v2_seed14": ("v2 recipe, training seed 14", V2_DATA, ["--seed_everything", "14", "--data.shuffle_seed", "14"]),
     "v2_seed15": ("v2 recipe, training seed 15", V2_DATA, ["--seed_everything", "15", "--data.shuffle_seed", "15"]),
+    # fresh seeds for a second screen (amendment 2 of docs/guides/experiments.md), unseen by the first
+    "v2_seed16": ("v2 recipe, training seed 16", V2_DATA, ["--seed_everything", "16", "--data.shuffle_seed", "16"]),
     "v2_thumb": (
         "v2 recipe on 1,536 sentences of THumB CNN/DM references (news summaries: SummEval's domain)",
         "runs/sescore/synthesis_offline_en_v2_thumb_1536",
@@ -178,6 +197,10 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
         "runs/sescore/synthesis_v2_news_1536",
         [],
     ),
+    # issue 56: more steps on the same data, the part of the "more data and steps" lever this CPU can afford in
+    # float32 (bfloat16, which would make it cheap, needs AVX512-BF16 or AMX): two epochs of the v2 triples, twice
+    # the optimizer steps of the run (STEPS_FACTOR), each epoch in a new seeded order
+    "v2_steps2x": ("v2 recipe, two epochs (twice the steps)", V2_DATA, ["--trainer.max_epochs", "2"]),
     # issue 56: realistic errors in the SEScore2 way, retrieval edits from each sentence's nearest neighbour
     "v2_neighbours": (
         "v2 recipe + retrieval edits from nearest-neighbour sentences (offline_en_v2_neighbours.yaml)",
@@ -186,7 +209,8 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
     ),
 }
 # The default before mpnet-v2 (minilm-v2) averages three seeds, so its ablations are built the same way: each arm with
-# training seeds 14 and 15 as well (`<arm>_seed14`, `<arm>_seed15`), then half-way points and their ensemble.
+# training seeds 14 and 15 as well (`<arm>_seed14`, `<arm>_seed15`), then half-way points and their ensemble; seed 16
+# is the second screen's fresh seed beside 15.
 for _arm in (
     "no_rank",
     "no_severity",
@@ -196,14 +220,24 @@ for _arm in (
     "v2_nli_mpnet",
     "v2_neighbours",
     "v2_news",
+    "v2_steps2x",
 ):
     _what, _data, _overrides = ARMS[_arm]
-    for _seed in ("14", "15"):
+    for _seed in ("14", "15", "16"):
         ARMS[f"{_arm}_seed{_seed}"] = (
             f"{_what}, training seed {_seed}",
             _data,
             [*_overrides, "--seed_everything", _seed, "--data.shuffle_seed", _seed],
         )
+STEPS_FACTOR = {"v2_steps2x": 2}  # arms (and their seed variants) trained for this multiple of the run's --max-steps
+
+
+def arm_steps(arm: str, max_steps: int) -> int:
+    """The optimizer steps of one arm: the run's ``--max-steps`` times the factor of the arm or its seed family."""
+    family = arm.rsplit("_seed", 1)[0]
+    return max_steps * STEPS_FACTOR.get(arm, STEPS_FACTOR.get(family, 1))
+
+
 V1 = "sescore/checkpoints/minilm-news"  # the first shipped checkpoint (result files before minilm-v2: "shipped")
 MINILM_V2 = "sescore/checkpoints/minilm-v2"  # the default before mpnet-v2: an ensemble folder (result files: "default")
 DEFAULT = "sescore/checkpoints/mpnet-v2"  # the shipped default: v2_mpnet_own_w0.5 stored as float16
@@ -249,6 +283,18 @@ def committed_bases(name: str, bases: list[str], details: dict, half: str) -> di
     return {b: earlier["details"][b] for b in wanted}
 
 
+def set_deltas(lever: dict, base: dict) -> dict[str, float]:
+    """Per dev-mix set, the lever row's tau-like minus the base row's: where a lever helps or hurts (e.g. MT or
+    only the other sets). BERTScore's rows are the same for both, so this is also the change of the set's
+    difference against BERTScore."""
+    base_tau = {entry["set"]: entry["tau_like_a"] for entry in base.get("sets", [])}
+    return {
+        entry["set"]: entry["tau_like_a"] - base_tau[entry["set"]]
+        for entry in lever.get("sets", [])
+        if entry["set"] in base_tau
+    }
+
+
 def screen(pairs: list[tuple[str, str]], details: dict) -> dict:
     """The screening verdict for (lever row, base row) pairs, one per training seed.
 
@@ -267,13 +313,16 @@ def screen(pairs: list[tuple[str, str]], details: dict) -> dict:
             "lever": lever,
             "base": base,
             "delta": details[lever]["mean"]["difference"] - details[base]["mean"]["difference"],
+            "sets": set_deltas(details[lever], details[base]),
         }
         for lever, base in pairs
     ]
     mean = sum(r["delta"] for r in rows) / len(rows)
+    names = [name for name in rows[0]["sets"] if all(name in r["sets"] for r in rows)]
     return {
         "pairs": rows,
         "mean_delta": mean,
+        "mean_sets": {name: sum(r["sets"][name] for r in rows) / len(rows) for name in names},
         "rule": f"mean delta >= {SCREEN_MEAN:+.3f} and every delta > 0 (docs/guides/experiments.md)",
         "passes": bool(mean >= SCREEN_MEAN and all(r["delta"] > 0 for r in rows)),
     }
@@ -451,6 +500,11 @@ def main() -> None:
         raise SystemExit(f"unknown arms {unknown}; arms are {', '.join(ARMS)}")
     root = REPO / args.root
     root.mkdir(parents=True, exist_ok=True)
+    # arms with NLI inputs (--model.nli) train and are scored on the same pairs in several processes: they share one
+    # pair file per NLI model (sescore.regressor.model.nli_pair_file); a folder set by the caller wins
+    from sescore.regressor.model import NLI_PAIRS_ENV
+
+    os.environ.setdefault(NLI_PAIRS_ENV, str(root / "nli_pairs"))
 
     rows, details = [], {}
     candidates = [
@@ -487,7 +541,7 @@ def main() -> None:
         )
     for arm in arms:
         what, dataset, overrides = ARMS[arm]
-        record = fit_arm(arm, dataset, overrides, args.max_steps, args.val_every, root)
+        record = fit_arm(arm, dataset, overrides, arm_steps(arm, args.max_steps), args.val_every, root)
         candidates.append((arm, what, str(root / arm), record))
     for spec in args.interpolate:
         from sescore.regressor.checkpoint import interpolate_checkpoints
@@ -575,6 +629,11 @@ def main() -> None:
         f"each arm: {args.max_steps} optimizer steps of {CONFIG} with its overrides, best export by the "
         f"dev-mix select-half tau-like checked every {args.val_every} batches",
     ]
+    longer = [
+        f"{arm} {arm_steps(arm, args.max_steps)}" for arm in arms if arm_steps(arm, args.max_steps) != args.max_steps
+    ]
+    if longer:
+        notes.append("optimizer steps of the arms trained longer: " + ", ".join(longer))
     notes.append(
         "fit seconds, fit CPU seconds: wall and CPU (user + system) time of the train.py run that finished the fit "
         "(a resumed fit counts its last run only; an arm fitted by an earlier run of this script shows that run's "
@@ -612,6 +671,10 @@ def main() -> None:
             + ", ".join(f"{r['lever']} - {r['base']} {r['delta']:+.4f}" for r in verdict["pairs"])
             + f"; mean {verdict['mean_delta']:+.4f}; rule {verdict['rule']}: "
             + ("passes" if verdict["passes"] else "does not pass")
+        )
+        notes.append(
+            "screening per set, mean over the pairs (lever minus base tau-like): "
+            + ", ".join(f"{name} {delta:+.4f}" for name, delta in verdict["mean_sets"].items())
         )
     write_results(
         args.name or f"sescore_ablation_{args.half}",

@@ -14,6 +14,17 @@ def test_arms_name_existing_configs_and_overrides():
         assert all(flag.startswith("--") for flag in overrides[::2]), arm
 
 
+def test_longer_arms_train_their_multiple_of_the_steps_with_the_epochs_to_match():
+    from bench.ablate_sescore import STEPS_FACTOR, arm_steps
+
+    assert arm_steps("v2", 730) == arm_steps("v2_seed14", 730) == 730
+    for arm, factor in STEPS_FACTOR.items():
+        for name in (arm, f"{arm}_seed14", f"{arm}_seed15"):
+            assert arm_steps(name, 730) == 730 * factor, name
+            overrides = ARMS[name][2]  # one epoch is ~730 steps of the v2 data: the arm must allow `factor` epochs
+            assert int(overrides[overrides.index("--trainer.max_epochs") + 1]) >= factor, name
+
+
 def test_missing_dataset_is_reported_and_a_finished_arm_is_not_retrained(tmp_path):
     record = fit_arm("x", "runs/does/not/exist", [], 1, 1, tmp_path)
     assert record["status"].startswith("not run: dataset") and not list(tmp_path.iterdir())
@@ -81,6 +92,25 @@ def test_screening_rule_needs_the_mean_and_every_seed():
     assert not screen(pairs, rows(lever=0.018, base=0.01, lever14=0.011, base14=0.01))["passes"]  # mean 0.0045
     with pytest.raises(SystemExit, match="no scored row"):
         screen([("lever", "missing")], rows(lever=0.0))
+
+
+def test_screening_reports_where_a_lever_helps_per_set():
+    import pytest
+
+    from bench.ablate_sescore import screen
+
+    def row(mean, **taus):
+        return {"mean": {"difference": mean}, "sets": [{"set": k, "tau_like_a": v} for k, v in taus.items()]}
+
+    details = {
+        "lever": row(0.02, ted=0.10, webnlg=0.30),
+        "base": row(0.01, ted=0.05, webnlg=0.31, summeval=0.2),  # a set only one row has is left out
+        "lever14": row(0.02, ted=0.02, webnlg=0.33),
+        "base14": row(0.01, ted=0.01, webnlg=0.30),
+    }
+    verdict = screen([("lever", "base"), ("lever14", "base14")], details)
+    assert verdict["pairs"][0]["sets"] == pytest.approx({"ted": 0.05, "webnlg": -0.01})
+    assert verdict["mean_sets"] == pytest.approx({"ted": 0.03, "webnlg": 0.01})
 
 
 def test_committed_base_rows_stand_in_only_on_the_same_half_and_cpu(tmp_path, monkeypatch):

@@ -550,6 +550,38 @@ def test_nli_features_start_at_zero_weight_train_and_are_checked_on_load(tiny, d
         RegressorConfig(alignment=True, nli=" ")
 
 
+def test_nli_pairs_are_kept_in_a_file_for_the_next_process(tiny, tmp_path, monkeypatch):
+    """With $NLGMETRICS_NLI_PAIRS a later process (here: the process-wide memo emptied) reads the pairs an
+    earlier one scored from the NLI model's file and never calls the model for them; unset, nothing is written."""
+    import sescore.regressor.model as model_module
+
+    hyps = ["the cat runs .", "a dog sees the house", "the cat runs ."]
+    refs = ["the cat sat .", "a dog sees the big house", "the cat sat ."]
+    folder = tmp_path / "pairs"
+    monkeypatch.setattr(model_module, "_NLI_MEMOS", {})
+    monkeypatch.setenv(model_module.NLI_PAIRS_ENV, str(folder))
+    first = _module(tiny["encoder"], layer_mix=False, alignment=True, nli=str(tiny["nli"])).regressor
+    features = first.pair_inputs(hyps, refs)
+    path = model_module.nli_pair_file(first.nli_model().hash)
+    assert path.parent == folder and len(path.read_text().splitlines()) == 1 + 2 * 2  # header, 2 pairs x 2 ways
+
+    monkeypatch.setattr(model_module, "_NLI_MEMOS", {})  # a new process: only the file remembers
+    second = _module(tiny["encoder"], layer_mix=False, alignment=True, nli=str(tiny["nli"])).regressor
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("the NLI model was called for a pair the file holds")
+
+    with monkeypatch.context() as patch:  # the loaded NLI model may be shared: patched for this check only
+        patch.setattr(second.nli_model().nli, "predict_proba", no_model)
+        np.testing.assert_array_equal(second.pair_inputs(hyps, refs), features)
+
+    monkeypatch.delenv(model_module.NLI_PAIRS_ENV)
+    monkeypatch.setattr(model_module, "_NLI_MEMOS", {})
+    third = _module(tiny["encoder"], layer_mix=False, alignment=True, nli=str(tiny["nli"])).regressor
+    np.testing.assert_allclose(third.pair_inputs(hyps, refs), features, atol=1e-6)
+    assert model_module.nli_pair_file("abc") is None and len(path.read_text().splitlines()) == 5
+
+
 def test_bound_to_range_keeps_the_middle_and_the_order():
     """SEScore's declared range is a promise: overshooting heads are squashed smoothly, strictly monotone, and
     scores away from the ends are returned unchanged (so rankings and every Kendall statistic stay the same)."""

@@ -3,6 +3,7 @@ and the offline synthesis run its training data came from."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Mapping
 
 from results_markdown import Lines, Page, bullets, collapsible, generic, interval, machine, signed, table
@@ -34,6 +35,7 @@ SYNTHESIS_DEFAULT = "synthesis_mpnet_v2_summary"  # steps 1-2 of the default's r
 SYNTHESIS_LEVERS = [  # the data of screened recipe levers (docs/guides/experiments.md), beside the default's
     ("synthesis_v2_neighbours_summary", "The synthesis run of the retrieval-edit lever (SEScore2-style neighbours)"),
     ("synthesis_v2_nli_mpnet_summary", "The synthesis run of the severity lever (labels from nli-mpnet)"),
+    ("synthesis_v2_news_summary", "The synthesis run of the domain lever (news sentences only)"),
 ]
 LABELLERS = "severity_labellers"  # bench/labeller_agreement.py
 SYNTHESIS_KEYS = [
@@ -148,6 +150,29 @@ def synthesis_tables(summary: Mapping[str, Any]) -> Lines:
     return lines
 
 
+def _screen_sets(files: ResultFiles, doc: Mapping[str, Any]) -> dict[str, float]:
+    """Per dev-mix set, the screened pairs' mean of lever minus base tau-like: where a lever helps (MT, or only
+    the other sets). Files written before the screen recorded it are computed from their rows; base rows a run
+    borrowed (``--screen-base``) are read from the file it names."""
+    from bench.ablate_sescore import set_deltas
+
+    verdict = doc["screen"]
+    if "mean_sets" in verdict:
+        return verdict["mean_sets"]
+    rows = dict(doc.get("details", {}))
+    source = verdict.get("bases_from", {}).get("file")
+    if source:
+        rows = {**(files.load(Path(source).stem) or {}).get("details", {}), **rows}
+    pairs = [
+        set_deltas(rows[p["lever"]], rows[p["base"]])
+        for p in verdict["pairs"]
+        if p["lever"] in rows and p["base"] in rows
+    ]
+    if not pairs or len(pairs) != len(verdict["pairs"]):
+        return {}
+    return {name: sum(pair[name] for pair in pairs) / len(pairs) for name in pairs[0] if all(name in p for p in pairs)}
+
+
 def _ablation(page: Page, files: ResultFiles, stem: str) -> None:
     doc = files.load(stem)
     arms = [(arm, result) for arm, result in doc.get("details", {}).items() if "mean" in result]
@@ -170,6 +195,14 @@ def _ablation(page: Page, files: ResultFiles, stem: str) -> None:
             + ("**passes**." if verdict["passes"] else "**does not pass**."),
             "",
         )
+        per_set = _screen_sets(files, doc)
+        if per_set:
+            page.add(
+                "Per set, mean over the seeds (lever minus base tau-like): "
+                + ", ".join(f"{name} {signed(delta, 4)}" for name, delta in per_set.items())
+                + ".",
+                "",
+            )
     page.add(
         collapsible(f"{stem}: every arm", generic({k: v for k, v in doc.items() if k not in ("details", "screen")}))
     )

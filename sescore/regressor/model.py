@@ -26,7 +26,9 @@ changes its weights and a checkpoint loads its own weights into it, which must n
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -260,6 +262,24 @@ def build_head(in_features: int, hidden_sizes: Sequence[int], dropout: float) ->
 # one memo of NLI pair probabilities per (NLI model, device), shared by every regressor of the process: a training
 # run's dev checks and the checkpoints an ablation scores on the same rows ask for the same pairs
 _NLI_MEMOS: dict[tuple[str, str], Any] = {}
+# a folder that keeps those probabilities across processes (one JSON Lines file per NLI model, named by its weights'
+# hash): the fits of several seeds train on the same pairs, and every checkpoint scored on the dev mix asks for
+# the same dev pairs, so without it each process pays the NLI model again (~350 s per MiniLM fit, ~450 s per
+# dev-mix scoring on 2 CPU cores). One process at a time may write a folder.
+NLI_PAIRS_ENV = "NLGMETRICS_NLI_PAIRS"
+
+
+def nli_pair_file(nli_hash: str) -> Path | None:
+    """The pair file of an NLI model under ``$NLGMETRICS_NLI_PAIRS``, or None when the variable is unset.
+
+    Args:
+        nli_hash: the hash of the NLI model's weights (``NLIModel.hash``); a file holds one model's pairs.
+
+    Returns:
+        ``<folder>/<hash[:16]>.jsonl`` (created on first use by ``PairCache``), or None.
+    """
+    folder = os.environ.get(NLI_PAIRS_ENV, "").strip()
+    return Path(folder) / f"{nli_hash[:16]}.jsonl" if folder else None
 
 
 class SEScoreRegressor(nn.Module):
@@ -303,7 +323,8 @@ class SEScoreRegressor(nn.Module):
         return fingerprint(resolve("nli", self.config.nli).location)
 
     def nli_model(self) -> Any:
-        """The NLI model of ``config.nli`` behind a memo of pair probabilities (loaded on first call)."""
+        """The NLI model of ``config.nli`` behind a memo of pair probabilities (loaded on first call), kept in a
+        file when ``$NLGMETRICS_NLI_PAIRS`` names a folder (``nli_pair_file``)."""
         if self.config.nli is None:
             raise ValueError("this regressor has no NLI features (config.nli is not set)")
         key = (self.config.nli, self.device.type)
@@ -311,7 +332,8 @@ class SEScoreRegressor(nn.Module):
             from nlgmetrics.nli.cache import PairCache
             from nlgmetrics.nli.model import load_nli
 
-            _NLI_MEMOS[key] = PairCache(load_nli(self.config.nli, device=self.device.type))
+            nli = load_nli(self.config.nli, device=self.device.type)
+            _NLI_MEMOS[key] = PairCache(nli, path=nli_pair_file(nli.hash))
         return _NLI_MEMOS[key]
 
     def pair_inputs(self, candidates: Sequence[str], references: Sequence[str]) -> np.ndarray | None:
