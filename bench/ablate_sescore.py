@@ -295,6 +295,12 @@ def set_deltas(lever: dict, base: dict) -> dict[str, float]:
     }
 
 
+def mean_set_deltas(pairs: list[dict[str, float]]) -> dict[str, float]:
+    """The mean over screened pairs of their ``set_deltas``, for the sets every pair has."""
+    names = [name for name in pairs[0] if all(name in pair for pair in pairs)] if pairs else []
+    return {name: sum(pair[name] for pair in pairs) / len(pairs) for name in names}
+
+
 def screen(pairs: list[tuple[str, str]], details: dict) -> dict:
     """The screening verdict for (lever row, base row) pairs, one per training seed.
 
@@ -318,11 +324,10 @@ def screen(pairs: list[tuple[str, str]], details: dict) -> dict:
         for lever, base in pairs
     ]
     mean = sum(r["delta"] for r in rows) / len(rows)
-    names = [name for name in rows[0]["sets"] if all(name in r["sets"] for r in rows)]
     return {
         "pairs": rows,
         "mean_delta": mean,
-        "mean_sets": {name: sum(r["sets"][name] for r in rows) / len(rows) for name in names},
+        "mean_sets": mean_set_deltas([r["sets"] for r in rows]),
         "rule": f"mean delta >= {SCREEN_MEAN:+.3f} and every delta > 0 (docs/guides/experiments.md)",
         "passes": bool(mean >= SCREEN_MEAN and all(r["delta"] > 0 for r in rows)),
     }
@@ -629,9 +634,8 @@ def main() -> None:
         f"each arm: {args.max_steps} optimizer steps of {CONFIG} with its overrides, best export by the "
         f"dev-mix select-half tau-like checked every {args.val_every} batches",
     ]
-    longer = [
-        f"{arm} {arm_steps(arm, args.max_steps)}" for arm in arms if arm_steps(arm, args.max_steps) != args.max_steps
-    ]
+    steps = {arm: arm_steps(arm, args.max_steps) for arm in arms}
+    longer = [f"{arm} {n}" for arm, n in steps.items() if n != args.max_steps]
     if longer:
         notes.append("optimizer steps of the arms trained longer: " + ", ".join(longer))
     notes.append(

@@ -154,7 +154,7 @@ def _screen_sets(files: ResultFiles, doc: Mapping[str, Any]) -> dict[str, float]
     """Per dev-mix set, the screened pairs' mean of lever minus base tau-like: where a lever helps (MT, or only
     the other sets). Files written before the screen recorded it are computed from their rows; base rows a run
     borrowed (``--screen-base``) are read from the file it names."""
-    from bench.ablate_sescore import set_deltas
+    from bench.ablate_sescore import mean_set_deltas, set_deltas
 
     verdict = doc["screen"]
     if "mean_sets" in verdict:
@@ -168,9 +168,7 @@ def _screen_sets(files: ResultFiles, doc: Mapping[str, Any]) -> dict[str, float]
         for p in verdict["pairs"]
         if p["lever"] in rows and p["base"] in rows
     ]
-    if not pairs or len(pairs) != len(verdict["pairs"]):
-        return {}
-    return {name: sum(pair[name] for pair in pairs) / len(pairs) for name in pairs[0] if all(name in p for p in pairs)}
+    return mean_set_deltas(pairs) if len(pairs) == len(verdict["pairs"]) else {}
 
 
 def _ablation(page: Page, files: ResultFiles, stem: str) -> None:

@@ -49,6 +49,19 @@ def read_pair_record(line: str) -> tuple[str, list[float]]:
     return key, probs
 
 
+def pair_file(folder: str | Path, nli_hash: str) -> Path:
+    """The pair file of one NLI model in a folder of pair files, named by its weights' hash.
+
+    Args:
+        folder: the folder that holds the files (one per NLI model).
+        nli_hash: the hash of the model's weights (``NLIModel.hash``).
+
+    Returns:
+        ``<folder>/<hash[:16]>.jsonl``.
+    """
+    return Path(folder) / f"{nli_hash[:16]}.jsonl"
+
+
 def model_identity(nli: Any) -> dict[str, Any]:
     """What the probabilities depend on: the weights' hash, the calibration temperature and the truncation window."""
     return {name: getattr(nli, name, None) for name in ("hash", "temperature", "max_length")}

@@ -21,7 +21,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from nlgmetrics.nli.cache import PairCache
+from nlgmetrics.nli.cache import PairCache, pair_file
 
 NO_LABEL = -100  # cross-entropy's ignore_index: the pair is learned from the teacher only
 
@@ -88,7 +88,7 @@ def teacher_probabilities(
     """
     from tqdm.auto import tqdm
 
-    cache = PairCache(teacher, max_pairs=max(1, chunk), path=Path(cache_dir) / f"{teacher.hash[:16]}.jsonl")
+    cache = PairCache(teacher, max_pairs=max(1, chunk), path=pair_file(cache_dir, teacher.hash))
     premises = [r["premise"] for r in rows]
     hypotheses = [r["hypothesis"] for r in rows]
     pending = [k for k in dict.fromkeys(zip(premises, hypotheses)) if not cache.stored(*k)]

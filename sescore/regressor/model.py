@@ -276,10 +276,12 @@ def nli_pair_file(nli_hash: str) -> Path | None:
         nli_hash: the hash of the NLI model's weights (``NLIModel.hash``); a file holds one model's pairs.
 
     Returns:
-        ``<folder>/<hash[:16]>.jsonl`` (created on first use by ``PairCache``), or None.
+        ``nlgmetrics.nli.cache.pair_file`` of the folder (created on first use by ``PairCache``), or None.
     """
+    from nlgmetrics.nli.cache import pair_file
+
     folder = os.environ.get(NLI_PAIRS_ENV, "").strip()
-    return Path(folder) / f"{nli_hash[:16]}.jsonl" if folder else None
+    return pair_file(folder, nli_hash) if folder else None
 
 
 class SEScoreRegressor(nn.Module):
