@@ -109,6 +109,15 @@ exported (no interpolation):
         --screen v2_nli_inputs_seed15:v2_seed15 --screen v2_nli_inputs_seed16:v2_seed16 \
         --no-shipped --name sescore_lever_nli_inputs_fresh_select
 
+A lever that passes its second screen is confirmed on MPNet as exported (step 2 of the rule; ``--confirm`` reads
+the bar, ``mpnet-v2``'s select-half row, from its committed file). An MPNet fit takes longer than a working session
+allows, so it runs in pieces: ``--budget-minutes`` ends the run's fitting after that long with the state saved
+(exit 75, nothing scored); the same command continues, and scores once the fit is finished:
+
+    python bench/ablate_sescore.py --arms v2_mpnet_nli_inputs --budget-minutes 70 --no-shipped \
+        --confirm v2_mpnet_nli_inputs=sescore_ablation_mpnet_select:v2_mpnet_own_w0.5 \
+        --name sescore_lever_nli_inputs_mpnet_select
+
 The in-domain arm ``v2_thumb`` synthesises the same way from the references of the THumB CNN/DM stress set
 (not in the dev mix; 11 of its 1,000 references are also SummEval references):
 
@@ -137,6 +146,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness import REPO, children_cpu_seconds, cpu_model, write_results  # noqa: E402
+from nlgmetrics.resume import PieceEnded  # noqa: E402
 
 CONFIG = "configs/sescore/fit_offline_v2.yaml"
 V2_DATA = "runs/sescore/mpnet-v2/synthesis"  # steps 1-2 of the default's recipe (see the docstring)
@@ -173,6 +183,12 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
         "v2 recipe on packaged:mpnet (all-mpnet-base-v2, 12 layers, 768-d) instead of MiniLM",
         V2_DATA,
         ["--model.encoder", "packaged:mpnet"],
+    ),
+    # issue 56, step 2 of the rule (confirmation on MPNet) for the NLI-inputs lever, which passed its second screen
+    "v2_mpnet_nli_inputs": (
+        "v2 recipe on packaged:mpnet + NLI probabilities of packaged:nli-minilm as head inputs (model.nli)",
+        V2_DATA,
+        ["--model.encoder", "packaged:mpnet", "--model.nli", "packaged:nli-minilm"],
     ),
     # issue 56: the learned combination, trained on synthetic triples only: sentence chrF as a head input beside
     # the alignment's P/R/F1 (and in its skip, starting at weight 0)
@@ -249,6 +265,7 @@ DEFAULT = "sescore/checkpoints/mpnet-v2"  # the shipped default: v2_mpnet_own_w0
 OWN_START = ["--model.encoder_lr", "0", "--model.head_lr", "1e-30"]
 # the screening rule of docs/guides/experiments.md (issue 56), fixed before its arms ran
 SCREEN_MEAN = 0.010
+CONFIRM_NOT_BETTER = 0.05  # step 2: the lever on MPNet must also be "not better" in under 5% of resamples
 
 
 def committed_bases(name: str, bases: list[str], details: dict, half: str) -> dict:
@@ -333,8 +350,57 @@ def screen(pairs: list[tuple[str, str]], details: dict) -> dict:
     }
 
 
-def fit_arm(arm: str, dataset: str, overrides: list[str], max_steps: int, val_every: int, root: Path) -> dict:
-    """Train one arm unless it already finished; returns its status record."""
+def confirm(lever: str, bar_spec: str, details: dict, half: str) -> dict:
+    """Step 2 of the rule (confirmation on MPNet): the lever's row against a committed bar row.
+
+    Why: the bar is the number the rule names (``mpnet-v2``'s select-half mix difference, measured as
+    ``v2_mpnet_own_w0.5`` in ``sescore_ablation_mpnet_select``), read from its file rather than typed in.
+
+    Args:
+        lever: a row this run scored.
+        bar_spec: ``RESULT:ROW``, a row of ``bench/results/RESULT.json`` on the same half.
+        details: this run's scored rows.
+        half: this run's dev-mix half.
+
+    Returns:
+        Both differences, the lever's not-better share, the rule and whether the lever becomes the candidate.
+    """
+    name, _, row = bar_spec.partition(":")
+    path = REPO / "bench" / "results" / f"{name}.json"
+    if not row or not path.is_file():
+        raise SystemExit(f"--confirm {lever}={bar_spec}: write LEVER=RESULT:ROW with a file bench/results/RESULT.json")
+    earlier = json.loads(path.read_text(encoding="utf-8"))
+    if earlier.get("half") != half or row not in earlier.get("details", {}):
+        raise SystemExit(f"--confirm: {name} has no {half}-half row {row}")
+    if lever not in details:
+        raise SystemExit(f"--confirm: no scored row {lever} in this run")
+    mean, bar = details[lever]["mean"], earlier["details"][row]["mean"]
+    return {
+        "lever": lever,
+        "difference": mean["difference"],
+        "not_better": mean["share_a_not_better"],
+        "bar": {"file": f"bench/results/{name}.json", "row": row, "difference": bar["difference"]},
+        "rule": f"difference > the bar's and not better in under {CONFIRM_NOT_BETTER:.0%} of resamples "
+        "(docs/guides/experiments.md, step 2)",
+        "passes": bool(mean["difference"] > bar["difference"] and mean["share_a_not_better"] < CONFIRM_NOT_BETTER),
+    }
+
+
+def fit_arm(
+    arm: str,
+    dataset: str,
+    overrides: list[str],
+    max_steps: int,
+    val_every: int,
+    root: Path,
+    piece_minutes: float | None = None,
+) -> dict:
+    """Train one arm unless it already finished; returns its status record.
+
+    With ``piece_minutes`` the fit runs for at most that long (``--resume.stop_after_minutes``) and a piece that
+    ends before the last step returns status ``piece ended``; the next call continues it. Every run's cost goes
+    to ``<arm>.pieces.json`` and the finished record sums them, so an arm fitted in pieces states its whole cost.
+    """
     done = root / f"{arm}.done.json"
     if done.exists():
         return json.loads(done.read_text())
@@ -364,18 +430,32 @@ def fit_arm(arm: str, dataset: str, overrides: list[str], max_steps: int, val_ev
         arm,
         "--resume.dirpath",
         str(state.parent),
-        *(["--ckpt_path", str(state)] if state.is_file() else []),
+        *(["--resume.stop_after_minutes", f"{piece_minutes:g}"] if piece_minutes is not None else []),
     ]
+    resumed = state.is_file()
     started, cpu_before = time.time(), children_cpu_seconds()
     with open(root / f"{arm}.log", "a", encoding="utf-8") as log:
-        status = subprocess.run(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT).returncode
+        run = [*command, *(["--ckpt_path", str(state)] if resumed else [])]
+        status = subprocess.run(run, cwd=REPO, stdout=log, stderr=subprocess.STDOUT).returncode
+    piece = {
+        "seconds": round(time.time() - started, 1),
+        "cpu_seconds": round(children_cpu_seconds() - cpu_before, 1),
+        "exit": status,
+        "resumed": resumed,
+    }
+    ledger = root / f"{arm}.pieces.json"
+    pieces = [*(json.loads(ledger.read_text()) if ledger.is_file() else []), piece]
+    ledger.write_text(json.dumps(pieces, indent=1))
     record = {
         "arm": arm,
         "status": "fit" if status == 0 else f"fit failed (exit {status}, see {arm}.log)",
         "command": " ".join(command[1:]),
-        "seconds": round(time.time() - started, 1),
-        "cpu_seconds": round(children_cpu_seconds() - cpu_before, 1),
+        "seconds": round(sum(p["seconds"] for p in pieces), 1),
+        "cpu_seconds": round(sum(p["cpu_seconds"] for p in pieces), 1),
+        "runs": len(pieces),
     }
+    if status == PieceEnded.EXIT_STATUS:
+        record["status"] = f"piece ended ({piece_minutes:g} minutes); rerun the same command to continue"
     if status == 0:
         done.write_text(json.dumps(record, indent=1))
     return record
@@ -495,6 +575,21 @@ def main() -> None:
         action="store_true",
         help="leave out the shipped checkpoints' rows (scoring mpnet-v2 on the select half costs ~10 minutes)",
     )
+    parser.add_argument(
+        "--confirm",
+        default=None,
+        metavar="LEVER=RESULT:ROW",
+        help="step 2 of the rule of docs/guides/experiments.md: row LEVER becomes the candidate when its mix "
+        "difference is larger than ROW's of bench/results/RESULT.json and its not-better share under 5%%, e.g. "
+        "v2_mpnet_nli_inputs=sescore_ablation_mpnet_select:v2_mpnet_own_w0.5",
+    )
+    parser.add_argument(
+        "--budget-minutes",
+        type=float,
+        default=None,
+        help="fit for at most this long in this run: a fit still going then saves its state and stops (exit 75, "
+        "nothing scored or written); the same command continues it (an MPNet arm in pieces of a working session)",
+    )
     parser.add_argument("--name", default=None, help="result file stem (default sescore_ablation_<half>)")
     parser.add_argument("--root", default="runs/sescore/ablation")
     parser.add_argument("--cache", default="runs/devmix_cache")
@@ -544,9 +639,26 @@ def main() -> None:
                 {"status": "untrained"},
             )
         )
+    deadline = time.time() + 60.0 * args.budget_minutes if args.budget_minutes is not None else None
+
+    def budget() -> float | None:
+        """Minutes left for the next fit (None: no budget); a spent budget ends the run like a piece."""
+        if deadline is None:
+            return None
+        left = (deadline - time.time()) / 60.0
+        if left <= 0:
+            stop_for_budget("the budget was spent before the next fit started")
+        return left
+
+    def stop_for_budget(why: str) -> None:
+        print(f"{why}: nothing scored or written; rerun the same command to continue", file=sys.stderr)
+        raise SystemExit(PieceEnded.EXIT_STATUS)
+
     for arm in arms:
         what, dataset, overrides = ARMS[arm]
-        record = fit_arm(arm, dataset, overrides, arm_steps(arm, args.max_steps), args.val_every, root)
+        record = fit_arm(arm, dataset, overrides, arm_steps(arm, args.max_steps), args.val_every, root, budget())
+        if record["status"].startswith("piece ended"):
+            stop_for_budget(f"{arm}: the fit's piece ended after {record['runs']} run(s), {record['seconds']:.0f} s")
         candidates.append((arm, what, str(root / arm), record))
     for spec in args.interpolate:
         from sescore.regressor.checkpoint import interpolate_checkpoints
@@ -558,7 +670,7 @@ def main() -> None:
                 raise SystemExit(f"--interpolate own:{trained}: 'own' needs an arm name, one of {', '.join(ARMS)}")
             _, dataset, overrides = ARMS[trained]
             start = f"{trained}_start"
-            record = fit_arm(start, dataset, [*overrides, *OWN_START], 1, 1, root)
+            record = fit_arm(start, dataset, [*overrides, *OWN_START], 1, 1, root, budget())
             if record["status"] != "fit":
                 raise SystemExit(f"{start}: {record['status']}")
         for weight in [float(x) for x in weights.split(",") if x.strip()]:
@@ -639,10 +751,12 @@ def main() -> None:
     if longer:
         notes.append("optimizer steps of the arms trained longer: " + ", ".join(longer))
     notes.append(
-        "fit seconds, fit CPU seconds: wall and CPU (user + system) time of the train.py run that finished the fit "
-        "(a resumed fit counts its last run only; an arm fitted by an earlier run of this script shows that run's "
-        "numbers); score seconds: wall time of the dev-mix scoring (its BERTScore rows come from the cache after the "
-        "first row); 2 threads on the CPU named under Machine"
+        "fit seconds, fit CPU seconds: wall and CPU (user + system) time of the train.py runs of the fit, summed "
+        "over the runs this script recorded (pieces and resumes; a fit record without a run count, from before "
+        "the ledger, counts its last run only, and a run killed together with this script is not counted); an "
+        "arm fitted by an earlier run of this script shows that run's numbers; score seconds: wall time of the "
+        "dev-mix scoring (its BERTScore rows come from the cache after the first row); 2 threads on the CPU named "
+        "under Machine"
     )
     if args.interpolate:
         notes.append(
@@ -679,6 +793,14 @@ def main() -> None:
         notes.append(
             "screening per set, mean over the pairs (lever minus base tau-like): "
             + ", ".join(f"{name} {delta:+.4f}" for name, delta in verdict["mean_sets"].items())
+        )
+    if args.confirm:
+        lever, _, bar_spec = args.confirm.partition("=")
+        verdict = result["confirm"] = confirm(lever, bar_spec, details, args.half)
+        notes.append(
+            f"confirmation: {lever} {verdict['difference']:+.4f} (not better {verdict['not_better']:.1%}) against "
+            f"{verdict['bar']['row']} {verdict['bar']['difference']:+.4f} of {verdict['bar']['file']}; rule "
+            f"{verdict['rule']}: " + ("becomes the candidate" if verdict["passes"] else "does not pass")
         )
     write_results(
         args.name or f"sescore_ablation_{args.half}",

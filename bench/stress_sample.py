@@ -13,6 +13,7 @@ so that cell's scores are kept until the set's mix is finished too. Runs go chea
 
     python bench/stress_sample.py                        # every run not finished yet, within 60 minutes
     python bench/stress_sample.py --sets wmt21_deen --metrics sescore --budget-minutes 30
+    python bench/stress_sample.py --sets tedmt_zhen --budget-minutes 70 --stop-running   # one session's piece
     python bench/stress_sample.py --status               # what is finished, what is partly scored, the costs
 
 The full-set command for one cell (a GPU or a long CPU run) is the same without ``--sample``:
@@ -48,6 +49,9 @@ SETS = {  # name -> (file under the data folder, extra stress flags); cheapest f
 # the README results table's metrics (default settings), then the packaged MENLI mix; cheapest first
 METRICS = ["bleu", "chrf", "bertscore", "sescore", "menli", "menli+sescore+lm-ratio"]
 CHUNK = 500
+# rows between saves per set where CHUNK takes too long: TED-MT's paragraphs, so that a sitting stopped at its
+# budget (--stop-running) loses minutes, not a quarter of an hour
+CHUNKS = {"tedmt_zhen": 100}
 # a cell whose mix parts another cell's scores supply (``--reuse-scores``): the MENLI part of the mix is the
 # ``menli`` cell's metric, so on a set where that cell's scores are still kept the mix does not score MENLI again
 REUSES = {"menli+sescore+lm-ratio": ["menli"]}
@@ -74,8 +78,13 @@ def costs(data_set: str, metric: str) -> dict:
     return total
 
 
-def run_cell(data_set: str, metric: str, data_root: Path) -> dict:
-    """One stress run (resumed where its scores stop); wall and CPU seconds of this sitting."""
+def run_cell(data_set: str, metric: str, data_root: Path, seconds_left: float | None = None) -> dict:
+    """One stress run (resumed where its scores stop); wall and CPU seconds of this sitting.
+
+    With ``seconds_left`` the run is stopped (SIGTERM) when they are spent: the chunks it saved are kept, the rows
+    scored since its last save are lost (``CHUNKS``: TED-MT saves more often), and the next sitting
+    continues.
+    """
     path, extra = SETS[data_set]
     out = folder(data_set, metric)
     out.mkdir(parents=True, exist_ok=True)
@@ -92,7 +101,7 @@ def run_cell(data_set: str, metric: str, data_root: Path) -> dict:
         "--sample-seed",
         str(SEED),
         "--chunk",
-        str(CHUNK),
+        str(CHUNKS.get(data_set, CHUNK)),
         "--no-plots",
         "--quiet",
         "--out",
@@ -104,7 +113,13 @@ def run_cell(data_set: str, metric: str, data_root: Path) -> dict:
         command += ["--reuse-scores", str(scores.relative_to(REPO))]
     cpu_before, started = children_cpu_seconds(), time.time()
     with open(out / "run.log", "a", encoding="utf-8") as log:
-        code = subprocess.run(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=log).returncode
+        process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            code: int | str = process.wait(timeout=seconds_left)
+        except subprocess.TimeoutExpired:
+            process.terminate()
+            process.wait()
+            code = "stopped: budget spent"
     tidy(data_set)
     return {
         "set": data_set,
@@ -156,6 +171,12 @@ def main() -> None:
     parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from {', '.join(SETS)}")
     parser.add_argument("--metrics", default=",".join(METRICS), help=f"comma-separated, from {', '.join(METRICS)}")
     parser.add_argument("--budget-minutes", type=float, default=60.0, help="start no run after this much wall time")
+    parser.add_argument(
+        "--stop-running",
+        action="store_true",
+        help="also stop the run under way when the budget is spent (its saved chunks are kept), so a sitting fits a "
+        "working session; without it the budget only stops new runs from starting",
+    )
     parser.add_argument("--status", action="store_true", help="only write the status table")
     args = parser.parse_args()
     sets = [s for s in args.sets.split(",") if s]
@@ -175,7 +196,8 @@ def main() -> None:
                     print(f"budget spent: {data_set} {metric} left for the next run", file=sys.stderr)
                     continue
                 print(f"{data_set} {metric} ...", file=sys.stderr, flush=True)
-                sittings.append(run_cell(data_set, metric, root))
+                left = args.budget_minutes * 60 - (time.time() - started)
+                sittings.append(run_cell(data_set, metric, root, left if args.stop_running else None))
                 print(json.dumps(sittings[-1]), file=sys.stderr, flush=True)
     previous = REPO / "bench" / "results" / "stress_sample25.json"
     history = json.loads(previous.read_text(encoding="utf-8")).get("sittings", []) if previous.is_file() else []

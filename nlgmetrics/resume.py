@@ -25,6 +25,7 @@ import json
 import math
 import random
 import sys
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -263,6 +264,27 @@ def weights_digest(state: dict[str, torch.Tensor], keys: list[str]) -> str:
     return digest.hexdigest()
 
 
+class PieceEnded(Exception):
+    """A fit stopped on purpose after its time budget (``ResumeState(stop_after_minutes=...)``), state saved.
+
+    Args:
+        step: the optimizer step the state was saved at.
+        path: the resume state to continue from (``--ckpt_path``).
+        minutes: the piece's budget.
+    """
+
+    # the exit status of ``train.py`` for it: sysexits' EX_TEMPFAIL ("try again later"); 0 is a finished run and
+    # 143 a terminated one
+    EXIT_STATUS = 75
+
+    def __init__(self, step: int, path: Path, minutes: float) -> None:
+        super().__init__(
+            f"piece ended after its {minutes:g} minutes at step {step}: rerun the same command with --ckpt_path "
+            f"{path} to continue"
+        )
+        self.step, self.path, self.minutes = step, path, minutes
+
+
 class ResumeState(pl.Callback):
     """Save the whole training state to ``<dirpath>/last.safetensors`` every ``every_n_train_steps`` steps.
 
@@ -273,17 +295,33 @@ class ResumeState(pl.Callback):
     the state keeps their sha256 so that a different base is refused by name on resume instead of training on.
     This keeps a LoRA state at the size of what trains (me5-small: ~0.5 GB of frozen weights otherwise, each save).
 
+    A fit longer than one working stretch runs in pieces: with ``stop_after_minutes`` the run saves its state once
+    that much time of this process has passed (at the first step after which no validation follows) and raises
+    ``PieceEnded`` (``train.py fit`` exits with status 75); the same command with ``--ckpt_path`` continues it, and
+    the pieces end where one uninterrupted run ends.
+
     Args:
         dirpath: folder of the resume state (never inside a shipped checkpoint); default ``<log_dir>/resume``.
         every_n_train_steps: optimizer steps between saves.
+        stop_after_minutes: end this process's piece of the fit after this many minutes of training (``None``: run
+            to the end). Needs saving on (``every_n_train_steps`` above 0).
     """
 
-    def __init__(self, dirpath: str | None = None, every_n_train_steps: int = 100) -> None:
+    def __init__(
+        self, dirpath: str | None = None, every_n_train_steps: int = 100, stop_after_minutes: float | None = None
+    ) -> None:
         if every_n_train_steps < 0:
             raise ValueError(f"every_n_train_steps must be >= 0, got {every_n_train_steps}")
+        if stop_after_minutes is not None and (stop_after_minutes < 0 or not math.isfinite(stop_after_minutes)):
+            raise ValueError(f"stop_after_minutes must be a finite number >= 0, got {stop_after_minutes}")
+        if stop_after_minutes is not None and not every_n_train_steps:
+            raise ValueError("stop_after_minutes needs a resume state to continue from: every_n_train_steps > 0")
         if dirpath is not None:
             refuse_shipped_output(dirpath, "resume.dirpath")
         self.dirpath, self.every_n_train_steps = dirpath, every_n_train_steps
+        self.stop_after_minutes = stop_after_minutes
+        self.stopped_at: int | None = None  # the step this process's piece ended at, when the budget ended it
+        self._piece_started = time.monotonic()
         self._loader_state: dict[str, Any] | None = None
         self._last_saved_step = -1
         self._due = False
@@ -308,6 +346,7 @@ class ResumeState(pl.Callback):
             )
 
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
+        self._piece_started, self.stopped_at = time.monotonic(), None
         if self._loader_state is not None:
             loader = trainer.train_dataloader
             if isinstance(loader, ResumableDataLoader):
@@ -322,12 +361,31 @@ class ResumeState(pl.Callback):
             self._due = True
         # a state saved just before a validation run would, on resume, skip that run (Lightning counts it as done)
         # and miss what it changed (the best export so far): save after the next step instead
-        if not self._due or step == self._last_saved_step or _validation_follows(trainer, batch_idx):
+        if _validation_follows(trainer, batch_idx):
             return
-        self._save(trainer)
-        self._last_saved_step, self._due = step, False
-        if trainer.is_global_zero:
-            print(f"resume state at step {step}: {self.path.resolve()}", file=sys.stderr, flush=True)
+        if self._due and step != self._last_saved_step:
+            self._save(trainer)
+            self._last_saved_step, self._due = step, False
+            if trainer.is_global_zero:
+                print(f"resume state at step {step}: {self.path.resolve()}", file=sys.stderr, flush=True)
+        if self.stop_after_minutes is not None and self._piece_over(trainer):
+            self._end_piece(trainer, step)
+
+    def _piece_over(self, trainer: pl.Trainer) -> bool:
+        """Whether this process's time is up (rank 0's clock decides, so every rank stops at the same step)."""
+        over = time.monotonic() - self._piece_started >= 60.0 * float(self.stop_after_minutes or 0.0)
+        return bool(trainer.strategy.broadcast(over, src=0))
+
+    def _end_piece(self, trainer: pl.Trainer, step: int) -> None:
+        if step >= (trainer.max_steps if trainer.max_steps > 0 else math.inf):
+            return  # the run ends here anyway: that is not a piece
+        if step != self._last_saved_step:
+            self._save(trainer)
+            self._last_saved_step, self._due = step, False
+        self.stopped_at = step
+        # an exception, not ``trainer.should_stop``: Lightning validates once more before an early stop, which the
+        # uninterrupted run would not do (an extra dev check, and maybe another best export)
+        raise PieceEnded(step, self.path.resolve(), float(self.stop_after_minutes or 0.0))
 
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """The final state too, so a finished run can be continued for more epochs."""
@@ -379,7 +437,7 @@ class ResumeState(pl.Callback):
 
     def on_exception(self, trainer: pl.Trainer, pl_module: pl.LightningModule, exception: BaseException) -> None:
         """Ctrl-C or a crash: say where the run can continue from (Lightning exits without the CLI's message)."""
-        if not trainer.is_global_zero:
+        if not trainer.is_global_zero or isinstance(exception, PieceEnded):  # a piece's end says it itself
             return
         if self._last_saved_step < 0:
             print(

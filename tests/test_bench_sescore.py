@@ -61,6 +61,71 @@ def test_a_killed_fit_continues_from_its_resume_state(tmp_path, monkeypatch):
     assert not (root / "z.done.json").exists()
 
 
+def test_a_fit_in_pieces_stops_on_its_budget_and_states_the_cost_of_every_piece(tmp_path, monkeypatch):
+    import subprocess
+
+    import bench.ablate_sescore as ablation
+    from nlgmetrics.resume import PieceEnded
+
+    dataset = tmp_path / "data"
+    dataset.mkdir()
+    (dataset / "state.json").write_text("{}")
+    root = tmp_path / "ablation"
+    (root / "p.resume").mkdir(parents=True)
+    (root / "p.resume" / "last.safetensors").write_bytes(b"state")
+    statuses, commands = [PieceEnded.EXIT_STATUS, PieceEnded.EXIT_STATUS, 0], []
+
+    def fake_run(command, **kwargs):
+        commands.append(command)
+        return subprocess.CompletedProcess(command, statuses[len(commands) - 1])
+
+    monkeypatch.setattr(ablation.subprocess, "run", fake_run)
+    for minutes in (70, 70):
+        record = fit_arm("p", str(dataset), [], 10, 5, root, piece_minutes=minutes)
+        assert record["status"].startswith("piece ended") and not (root / "p.done.json").exists()
+        assert commands[-1][commands[-1].index("--resume.stop_after_minutes") + 1] == "70"
+    done = fit_arm("p", str(dataset), [], 10, 5, root)
+    assert done["status"] == "fit" and "--resume.stop_after_minutes" not in commands[-1]
+    ledger = json.loads((root / "p.pieces.json").read_text())
+    assert [piece["exit"] for piece in ledger] == [PieceEnded.EXIT_STATUS, PieceEnded.EXIT_STATUS, 0] and done[
+        "runs"
+    ] == 3
+    assert done["seconds"] == round(sum(piece["seconds"] for piece in ledger), 1)
+    assert "--ckpt_path" not in done["command"], "the record names the fit, not one run's resume point"
+    assert json.loads((root / "p.done.json").read_text()) == done
+
+
+def test_a_spent_budget_ends_the_ablation_before_anything_is_scored(tmp_path, monkeypatch, capsys):
+    import sys
+
+    import pytest
+
+    import bench.ablate_sescore as ablation
+    from nlgmetrics.resume import PieceEnded
+    from sescore.regressor.model import NLI_PAIRS_ENV
+
+    monkeypatch.setenv(NLI_PAIRS_ENV, str(tmp_path / "pairs"))  # main() sets it for its fits; not for other tests
+    scored = []
+    monkeypatch.setattr(ablation, "devmix", lambda *args: scored.append(args))
+    monkeypatch.setattr(ablation, "write_results", lambda *args: scored.append(args))
+    monkeypatch.setattr(
+        ablation,
+        "fit_arm",
+        lambda arm, *args: {"arm": arm, "status": "piece ended (1 minutes)", "runs": 1, "seconds": 60},
+    )
+    argv = ["ablate_sescore.py", "--arms", "v2", "--no-shipped", "--budget-minutes", "1", "--root", str(tmp_path)]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit) as stop:
+        ablation.main()
+    assert stop.value.code == PieceEnded.EXIT_STATUS and not scored
+    assert "v2: the fit's piece ended" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "argv", [*argv[:-4], "--budget-minutes", "0", "--root", str(tmp_path)])
+    with pytest.raises(SystemExit) as stop:
+        ablation.main()
+    assert stop.value.code == PieceEnded.EXIT_STATUS and not scored
+    assert "spent before the next fit started" in capsys.readouterr().err
+
+
 def test_devcheck_peer_orders_pairs_longest_first_as_the_check_it_replaced():
     """bench/bench_sescore_devcheck.py's peer: every pair by length, longest first, ties in input order (the toolkit's
     check keeps each item's pairs together instead)."""
@@ -190,3 +255,24 @@ def test_devmix_compares_checkpoints_with_bertscore_on_their_shared_encoder(tmp_
     with pytest.raises(SystemExit, match="compared with BERTScore on its encoder"):
         ablation.devmix([str(tmp_path / "a"), str(tmp_path / "c")], "select", "cache")
     assert len(calls) == 1
+
+
+def test_confirmation_needs_a_larger_difference_than_the_bar_and_under_five_percent_not_better():
+    """Step 2 of the issue-56 rule, against the committed mpnet-v2 row it names (+0.0235 on the select half)."""
+    import pytest
+
+    from bench.ablate_sescore import confirm
+
+    bar = "sescore_ablation_mpnet_select:v2_mpnet_own_w0.5"
+
+    def row(difference: float, not_better: float) -> dict:
+        return {"lever": {"mean": {"difference": difference, "share_a_not_better": not_better}}}
+
+    verdict = confirm("lever", bar, row(0.030, 0.040), "select")
+    assert verdict["passes"] and verdict["bar"]["difference"] == pytest.approx(0.0235, abs=5e-5)
+    assert not confirm("lever", bar, row(0.030, 0.050), "select")["passes"], "5% itself is not under 5%"
+    assert not confirm("lever", bar, row(0.020, 0.010), "select")["passes"]
+    with pytest.raises(SystemExit, match="report-half row"):
+        confirm("lever", bar, row(0.030, 0.040), "report")
+    with pytest.raises(SystemExit, match="LEVER=RESULT:ROW"):
+        confirm("lever", "sescore_ablation_mpnet_select", row(0.030, 0.040), "select")

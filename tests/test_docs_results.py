@@ -165,3 +165,35 @@ def test_readme_compare_example_is_what_the_command_prints(tmp_path):
     header = next(i for i, line in enumerate(written) if line.startswith("| A | B |"))  # the pairs' table
     rows = [line for line in written[header + 2 :] if line.startswith("| ")]
     assert rows and all(row in lines for row in rows), table.read_text()
+
+
+def test_a_confirmation_verdict_is_written_on_the_sescore_page(tmp_path):
+    import results_sescore
+
+    confirm = {
+        "lever": "v2_mpnet_nli_inputs",
+        "difference": 0.031,
+        "not_better": 0.042,
+        "bar": {
+            "file": "bench/results/sescore_ablation_mpnet_select.json",
+            "row": "v2_mpnet_own_w0.5",
+            "difference": 0.0235,
+        },
+        "rule": "difference > the bar's and not better in under 5% of resamples (docs/guides/experiments.md, step 2)",
+        "passes": True,
+    }
+    row = {**_devmix(0.031), "half": "select"}
+    _write(
+        tmp_path,
+        "sescore_lever_x_mpnet_select",
+        {"half": "select", "details": {"v2_mpnet_nli_inputs": row}, "confirm": confirm},
+    )
+    text = results_sescore.render(ResultFiles(tmp_path)).text()
+    assert "`v2_mpnet_nli_inputs` +0.0310, not better in 4.2% of resamples, against `v2_mpnet_own_w0.5` +0.0235" in text
+    assert "**becomes the candidate**" in text and "[the rule](../guides/experiments.md)" in text
+    _write(
+        tmp_path,
+        "sescore_lever_x_mpnet_select",
+        {"half": "select", "details": {}, "confirm": {**confirm, "passes": False}},
+    )
+    assert "**does not pass**" in results_sescore.render(ResultFiles(tmp_path)).text()

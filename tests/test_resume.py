@@ -232,6 +232,40 @@ def test_crashed_fit_resumes_to_the_uninterrupted_weights(tiny, tmp_path, capsys
     )
     assert not list(tmp_path.rglob("*.ckpt")), "no pickled checkpoint is ever written"
 
+    # the same fit in pieces (--resume.stop_after_minutes): a budget of 0 minutes ends each piece after its first
+    # step that no dev check follows; a piece exits with its own status, and the pieces end where one run ends
+    from nlgmetrics.resume import PieceEnded
+
+    state = tmp_path / "pieces-resume" / "last.safetensors"
+    capsys.readouterr()
+    ended = PieceEnded.EXIT_STATUS
+    assert _fit(tiny, dataset_dir, dev, tmp_path, "pieces", ["--resume.stop_after_minutes", "0"]) == ended
+    assert "piece ended after its 0 minutes at step 1" in capsys.readouterr().err
+    assert load_state(state)["global_step"] == 1
+    budget = ["--resume.stop_after_minutes", "0", "--ckpt_path", str(state)]
+    assert _fit(tiny, dataset_dir, dev, tmp_path, "pieces", budget) == ended
+    assert load_state(state)["global_step"] == 2
+    assert _fit(tiny, dataset_dir, dev, tmp_path, "pieces", ["--ckpt_path", str(state)]) == 0
+    pieces = load_state(state)
+    assert pieces["global_step"] == 26
+    for key, value in straight["state_dict"].items():
+        assert torch.allclose(pieces["state_dict"][key], value, atol=1e-6), key
+    runs = sorted((tmp_path / "runs").rglob("metrics.csv"))[3:]  # the pieces' (a piece without a dev check has none)
+    assert logs[0] == [step for f in runs for step in _validation_steps(f)], "no dev check added, none lost"
+    assert (
+        read_hparams(tmp_path / "pieces")["record"]["global_step"]
+        == read_hparams(tmp_path / "straight")["record"]["global_step"]
+    )
+
+
+def test_a_piece_budget_needs_a_state_to_continue_from():
+    from nlgmetrics.resume import ResumeState
+
+    with pytest.raises(ValueError, match="every_n_train_steps > 0"):
+        ResumeState(every_n_train_steps=0, stop_after_minutes=30)
+    with pytest.raises(ValueError, match="stop_after_minutes must be"):
+        ResumeState(stop_after_minutes=-1)
+
 
 # 6 steps per epoch with validation at each epoch's end: the state due at step 6 is saved at 7 (first of epoch 2)
 @pytest.mark.parametrize("crash_step,saved_step", [(7, 7), (9, 8)])

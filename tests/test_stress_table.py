@@ -52,3 +52,27 @@ def test_stress_sample_keeps_a_finished_cells_scores_while_the_sets_mix_still_re
     (stress_sample.folder("tedmt_zhen", mix) / "report.json").write_text("{}")
     stress_sample.tidy("tedmt_zhen")
     assert left("menli") == left(mix) == ["report.json", "scores.costs.json"]
+
+
+def test_stress_sample_stops_the_run_under_way_when_its_budget_is_spent(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+    import time
+
+    from bench import stress_sample
+
+    monkeypatch.setattr(stress_sample, "REPO", tmp_path)
+    monkeypatch.setattr(stress_sample, "ROOT", tmp_path / "sample25")
+    launched, popen = [], subprocess.Popen
+
+    def slow_run(command, **kwargs):  # stands in for a TED-MT MENLI cell: far longer than the budget
+        launched.append(command)
+        return popen([sys.executable, "-c", "import time; time.sleep(60)"], **kwargs)
+
+    monkeypatch.setattr(stress_sample.subprocess, "Popen", slow_run)
+    started = time.time()
+    sitting = stress_sample.run_cell("tedmt_zhen", "menli", tmp_path, seconds_left=0.5)
+    assert sitting["exit"] == "stopped: budget spent" and time.time() - started < 30
+    command = launched[0]
+    assert command[command.index("--chunk") + 1] == "100", "TED-MT saves every 100 rows"
+    assert command.count("--chunk") == 1

@@ -201,8 +201,21 @@ def _ablation(page: Page, files: ResultFiles, stem: str) -> None:
                 + ".",
                 "",
             )
+    confirmed = doc.get("confirm")
+    if confirmed:  # step 2 of the rule: the lever on MPNet against the committed mpnet-v2 row
+        rule = confirmed["rule"].replace("docs/guides/experiments.md", "[the rule](../guides/experiments.md)")
+        bar = confirmed["bar"]
+        page.add(
+            f"Confirmation ({rule}): `{confirmed['lever']}` {signed(confirmed['difference'], 4)}, not better in "
+            f"{confirmed['not_better']:.1%} of resamples, against `{bar['row']}` {signed(bar['difference'], 4)} "
+            f"(`{bar['file']}`): " + ("**becomes the candidate**." if confirmed["passes"] else "**does not pass**."),
+            "",
+        )
     page.add(
-        collapsible(f"{stem}: every arm", generic({k: v for k, v in doc.items() if k not in ("details", "screen")}))
+        collapsible(
+            f"{stem}: every arm",
+            generic({k: v for k, v in doc.items() if k not in ("details", "screen", "confirm")}),
+        )
     )
 
 

@@ -54,6 +54,13 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 143
         raise
+    except Exception as error:
+        from nlgmetrics.resume import PieceEnded  # Lightning loads only when a command raised
+
+        if isinstance(error, PieceEnded):  # a fit in pieces (--resume.stop_after_minutes): not done, not failed
+            print(str(error), file=sys.stderr)
+            return PieceEnded.EXIT_STATUS
+        raise
     except KeyboardInterrupt:
         print(
             "interrupted: rerun the same command to resume (synthesize); for fit add --ckpt_path with the last "
