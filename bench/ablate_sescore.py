@@ -268,6 +268,12 @@ SCREEN_MEAN = 0.010
 CONFIRM_NOT_BETTER = 0.05  # step 2: the lever on MPNet must also be "not better" in under 5% of resamples
 
 
+def committed_result(name: str) -> dict | None:
+    """The committed result file ``bench/results/<name>.json``, or None when there is none."""
+    path = REPO / "bench" / "results" / f"{name}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
 def committed_bases(name: str, bases: list[str], details: dict, half: str) -> dict:
     """Base rows of an earlier result file for ``--screen`` (the amendment of docs/guides/experiments.md).
 
@@ -284,10 +290,9 @@ def committed_bases(name: str, bases: list[str], details: dict, half: str) -> di
     Returns:
         The missing base rows by name, each as the earlier file holds it.
     """
-    path = REPO / "bench" / "results" / f"{name}.json"
-    if not path.is_file():
-        raise SystemExit(f"--screen-base {name}: no {path.relative_to(REPO)}")
-    earlier = json.loads(path.read_text(encoding="utf-8"))
+    earlier = committed_result(name)
+    if earlier is None:
+        raise SystemExit(f"--screen-base {name}: no bench/results/{name}.json")
     if earlier.get("half") != half:
         raise SystemExit(f"--screen-base {name}: scored on the {earlier.get('half')} half, this run on the {half} half")
     here, there = cpu_model(), (earlier.get("machine") or {}).get("processor")
@@ -366,10 +371,9 @@ def confirm(lever: str, bar_spec: str, details: dict, half: str) -> dict:
         Both differences, the lever's not-better share, the rule and whether the lever becomes the candidate.
     """
     name, _, row = bar_spec.partition(":")
-    path = REPO / "bench" / "results" / f"{name}.json"
-    if not row or not path.is_file():
+    earlier = committed_result(name) if row else None
+    if earlier is None:
         raise SystemExit(f"--confirm {lever}={bar_spec}: write LEVER=RESULT:ROW with a file bench/results/RESULT.json")
-    earlier = json.loads(path.read_text(encoding="utf-8"))
     if earlier.get("half") != half or row not in earlier.get("details", {}):
         raise SystemExit(f"--confirm: {name} has no {half}-half row {row}")
     if lever not in details:
@@ -446,16 +450,18 @@ def fit_arm(
     ledger = root / f"{arm}.pieces.json"
     pieces = [*(json.loads(ledger.read_text()) if ledger.is_file() else []), piece]
     ledger.write_text(json.dumps(pieces, indent=1))
+    if status == PieceEnded.EXIT_STATUS:
+        outcome = f"piece ended ({piece_minutes:g} minutes); rerun the same command to continue"
+    else:
+        outcome = "fit" if status == 0 else f"fit failed (exit {status}, see {arm}.log)"
     record = {
         "arm": arm,
-        "status": "fit" if status == 0 else f"fit failed (exit {status}, see {arm}.log)",
+        "status": outcome,
         "command": " ".join(command[1:]),
         "seconds": round(sum(p["seconds"] for p in pieces), 1),
         "cpu_seconds": round(sum(p["cpu_seconds"] for p in pieces), 1),
         "runs": len(pieces),
     }
-    if status == PieceEnded.EXIT_STATUS:
-        record["status"] = f"piece ended ({piece_minutes:g} minutes); rerun the same command to continue"
     if status == 0:
         done.write_text(json.dumps(record, indent=1))
     return record

@@ -320,7 +320,6 @@ class ResumeState(pl.Callback):
             refuse_shipped_output(dirpath, "resume.dirpath")
         self.dirpath, self.every_n_train_steps = dirpath, every_n_train_steps
         self.stop_after_minutes = stop_after_minutes
-        self.stopped_at: int | None = None  # the step this process's piece ended at, when the budget ended it
         self._piece_started = time.monotonic()
         self._loader_state: dict[str, Any] | None = None
         self._last_saved_step = -1
@@ -346,7 +345,7 @@ class ResumeState(pl.Callback):
             )
 
     def on_train_start(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
-        self._piece_started, self.stopped_at = time.monotonic(), None
+        self._piece_started = time.monotonic()
         if self._loader_state is not None:
             loader = trainer.train_dataloader
             if isinstance(loader, ResumableDataLoader):
@@ -363,35 +362,36 @@ class ResumeState(pl.Callback):
         # and miss what it changed (the best export so far): save after the next step instead
         if _validation_follows(trainer, batch_idx):
             return
-        if self._due and step != self._last_saved_step:
-            self._save(trainer)
-            self._last_saved_step, self._due = step, False
-            if trainer.is_global_zero:
-                print(f"resume state at step {step}: {self.path.resolve()}", file=sys.stderr, flush=True)
+        if self._due and self._save_at(trainer, step) and trainer.is_global_zero:
+            print(f"resume state at step {step}: {self.path.resolve()}", file=sys.stderr, flush=True)
         if self.stop_after_minutes is not None and self._piece_over(trainer):
             self._end_piece(trainer, step)
 
     def _piece_over(self, trainer: pl.Trainer) -> bool:
         """Whether this process's time is up (rank 0's clock decides, so every rank stops at the same step)."""
-        over = time.monotonic() - self._piece_started >= 60.0 * float(self.stop_after_minutes or 0.0)
+        over = time.monotonic() - self._piece_started >= 60.0 * float(self.stop_after_minutes)
         return bool(trainer.strategy.broadcast(over, src=0))
 
     def _end_piece(self, trainer: pl.Trainer, step: int) -> None:
         if step >= (trainer.max_steps if trainer.max_steps > 0 else math.inf):
             return  # the run ends here anyway: that is not a piece
-        if step != self._last_saved_step:
-            self._save(trainer)
-            self._last_saved_step, self._due = step, False
-        self.stopped_at = step
+        self._save_at(trainer, step)
         # an exception, not ``trainer.should_stop``: Lightning validates once more before an early stop, which the
         # uninterrupted run would not do (an extra dev check, and maybe another best export)
-        raise PieceEnded(step, self.path.resolve(), float(self.stop_after_minutes or 0.0))
+        raise PieceEnded(step, self.path.resolve(), float(self.stop_after_minutes))
 
     def on_train_end(self, trainer: pl.Trainer, pl_module: pl.LightningModule) -> None:
         """The final state too, so a finished run can be continued for more epochs."""
-        if self.every_n_train_steps and trainer.global_step != self._last_saved_step:
-            self._save(trainer)
-            self._last_saved_step, self._due = trainer.global_step, False
+        if self.every_n_train_steps:
+            self._save_at(trainer, trainer.global_step)
+
+    def _save_at(self, trainer: pl.Trainer, step: int) -> bool:
+        """Save the state of ``step`` unless it is saved already; whether it wrote."""
+        if step == self._last_saved_step:
+            return False
+        self._save(trainer)
+        self._last_saved_step, self._due = step, False
+        return True
 
     def _save(self, trainer: pl.Trainer) -> None:
         self._saving = True  # only this callback's own states leave frozen weights out
