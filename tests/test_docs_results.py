@@ -197,3 +197,37 @@ def test_a_confirmation_verdict_is_written_on_the_sescore_page(tmp_path):
         {"half": "select", "details": {}, "confirm": {**confirm, "passes": False}},
     )
     assert "**does not pass**" in results_sescore.render(ResultFiles(tmp_path)).text()
+
+
+def _report_file(tmp_path, not_better: float) -> None:
+    row = {**_devmix(0.019), "half": "report"}
+    row["mean"] = {"difference": 0.019, "ci95": [-0.01, 0.05], "share_a_not_better": not_better}
+    _write(tmp_path, "sescore_lever_x_mpnet_report", {"half": "report", "details": {"v2_mpnet_nli_inputs": row}})
+
+
+def test_the_report_verdict_follows_a_passed_confirmation(tmp_path):
+    import results_sescore
+
+    confirm = {
+        "lever": "v2_mpnet_nli_inputs",
+        "difference": 0.05,
+        "not_better": 0.001,
+        "bar": {"file": "f.json", "row": "v2_mpnet_own_w0.5", "difference": 0.0235},
+        "rule": "step 2",
+        "passes": False,
+    }
+    _write(tmp_path, "sescore_lever_x_mpnet_select", {"half": "select", "details": {}, "confirm": confirm})
+    _report_file(tmp_path, 0.105)
+    assert "step 3" not in results_sescore.render(ResultFiles(tmp_path)).text()  # no candidate, no verdict
+    _write(
+        tmp_path,
+        "sescore_lever_x_mpnet_select",
+        {"half": "select", "details": {}, "confirm": {**confirm, "passes": True}},
+    )
+    text = results_sescore.render(ResultFiles(tmp_path)).text()
+    assert "`v2_mpnet_nli_inputs` +0.0190 [-0.0100, +0.0500], not better in 10.5% of resamples: **does not" in text
+    _report_file(tmp_path, 0.049)
+    assert (
+        "not better in 4.9% of resamples: **replaces the default**"
+        in results_sescore.render(ResultFiles(tmp_path)).text()
+    )

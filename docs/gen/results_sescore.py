@@ -11,6 +11,8 @@ from results_menli import EVALUATE, fmt3
 from results_plots import forest, histogram
 from results_store import ResultFiles
 
+REPORT_NOT_BETTER = 0.05  # step 3 of the SEScore rule (docs/guides/experiments.md)
+
 SETS = [
     ("ted_zhen_heldout", "TED zh-en, items 201-529"),
     ("ted_zhen", "TED zh-en, all items"),
@@ -171,6 +173,17 @@ def _screen_sets(files: ResultFiles, doc: Mapping[str, Any]) -> dict[str, float]
     return mean_set_deltas(pairs) if len(pairs) == len(verdict["pairs"]) else {}
 
 
+def _reported_candidates(files: ResultFiles, doc: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    """The arms of a report-half file that a select-half file's confirmation made the candidate, with their mix
+    means: the rows step 3 of the rule decides on."""
+    if doc.get("half") != "report":
+        return []
+    details = doc.get("details", {})
+    confirmed = [(files.load(s) or {}).get("confirm") for s in files.stems("sescore_*")]
+    levers = sorted({c["lever"] for c in confirmed if c and c.get("passes")})
+    return [(lever, details[lever]["mean"]) for lever in levers if "mean" in details.get(lever, {})]
+
+
 def _ablation(page: Page, files: ResultFiles, stem: str) -> None:
     doc = files.load(stem)
     arms = [(arm, result) for arm, result in doc.get("details", {}).items() if "mean" in result]
@@ -209,6 +222,16 @@ def _ablation(page: Page, files: ResultFiles, stem: str) -> None:
             f"Confirmation ({rule}): `{confirmed['lever']}` {signed(confirmed['difference'], 4)}, not better in "
             f"{confirmed['not_better']:.1%} of resamples, against `{bar['row']}` {signed(bar['difference'], 4)} "
             f"(`{bar['file']}`): " + ("**becomes the candidate**." if confirmed["passes"] else "**does not pass**."),
+            "",
+        )
+    for lever, mean in _reported_candidates(files, doc):  # step 3: a candidate scored once on the report half
+        verdict = (
+            "**replaces the default**" if mean["share_a_not_better"] < REPORT_NOT_BETTER else "**does not replace it**"
+        )
+        page.add(
+            f"Report ([the rule](../guides/experiments.md), step 3: the candidate replaces the default when not better "
+            f"in under {REPORT_NOT_BETTER:.0%} of resamples): `{lever}` {signed(mean['difference'], 4)} "
+            f"{interval(mean.get('ci95'), 4)}, not better in {mean['share_a_not_better']:.1%} of resamples: {verdict}.",
             "",
         )
     page.add(
