@@ -150,6 +150,9 @@ from nlgmetrics.resume import PieceEnded  # noqa: E402
 
 CONFIG = "configs/sescore/fit_offline_v2.yaml"
 V2_DATA = "runs/sescore/mpnet-v2/synthesis"  # steps 1-2 of the default's recipe (see the docstring)
+# the default's step 1 file synthesised to 3,072 sentences (docstring; amendment 3 of docs/guides/experiments.md)
+V2_3072 = "runs/sescore/synthesis_v2_3072"
+BF16_FIT = ["--trainer.precision", "bf16-mixed"]  # Lightning's bfloat16 autocast; weights and optimizer stay float32
 # arm -> (what it tests, dataset, overrides of the v2 recipe)
 ARMS: dict[str, tuple[str, str, list[str]]] = {
     "v2": ("v2 recipe: rule edits, ranking loss 0.1, dev-mix selection", V2_DATA, []),
@@ -217,6 +220,25 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
     # float32 (bfloat16, which would make it cheap, needs AVX512-BF16 or AMX): two epochs of the v2 triples, twice
     # the optimizer steps of the run (STEPS_FACTOR), each epoch in a new seeded order
     "v2_steps2x": ("v2 recipe, two epochs (twice the steps)", V2_DATA, ["--trainer.max_epochs", "2"]),
+    # issue 56, the bfloat16 half of "more data and steps at equal cost" (amendment 3 of docs/guides/experiments.md):
+    # one synthesis of the first 3,072 sentences of step 1's file. Synthesis rows do not depend on --limit, so its
+    # first 15,360 rows are the v2 data: the baseline (``v2_cut``) reads those, the lever all 30,720 rows for twice
+    # the steps (one pass) in bfloat16 autocast, and ``v2_cut_bf16`` isolates the precision (same data and steps)
+    "v2_cut": (
+        "v2 recipe on the first 15,360 rows of the 3,072-sentence synthesis",
+        V2_3072,
+        ["--data.limit", "15360"],
+    ),
+    "v2_cut_bf16": (
+        "v2 recipe (first 15,360 rows), fitted in bfloat16 autocast",
+        V2_3072,
+        ["--data.limit", "15360", *BF16_FIT],
+    ),
+    "v2_bf16_data2x": (
+        "v2 recipe on 3,072 sentences (30,720 rows), twice the steps, bfloat16 autocast",
+        V2_3072,
+        BF16_FIT,
+    ),
     # issue 56: realistic errors in the SEScore2 way, retrieval edits from each sentence's nearest neighbour
     "v2_neighbours": (
         "v2 recipe + retrieval edits from nearest-neighbour sentences (offline_en_v2_neighbours.yaml)",
@@ -237,6 +259,9 @@ for _arm in (
     "v2_neighbours",
     "v2_news",
     "v2_steps2x",
+    "v2_cut",
+    "v2_cut_bf16",
+    "v2_bf16_data2x",
 ):
     _what, _data, _overrides = ARMS[_arm]
     for _seed in ("14", "15", "16"):
@@ -245,7 +270,10 @@ for _arm in (
             _data,
             [*_overrides, "--seed_everything", _seed, "--data.shuffle_seed", _seed],
         )
-STEPS_FACTOR = {"v2_steps2x": 2}  # arms (and their seed variants) trained for this multiple of the run's --max-steps
+# arms (and their seed variants) trained for this multiple of the run's --max-steps
+STEPS_FACTOR = {"v2_steps2x": 2, "v2_bf16_data2x": 2}
+# arms whose dataset holds this multiple of the v2 rows: one epoch of theirs is that many v2 epochs of steps
+DATA_FACTOR = {"v2_bf16_data2x": 2}
 
 
 def arm_steps(arm: str, max_steps: int) -> int:

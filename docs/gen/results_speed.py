@@ -173,6 +173,32 @@ SECTIONS = [
             "kendall_vs_float32",
         ),
     ),
+    *(
+        Section(
+            stem,
+            f"Utilization and the fast paths: {machine}",
+            "float32 in the same run (`ratio_to_float32`) and the bert-score package (`ratio_to_peer`); below 1 is "
+            "faster. Utilization is against the peak matrix-product rate the same run measured in that precision.",
+            "bench/bench_roofline.py",
+            (
+                "metric",
+                "precision",
+                "segments_per_s",
+                "ratio_to_float32",
+                "ratio_to_peer",
+                "utilization",
+                "padded_per_real",
+                "kendall_vs_float32",
+                "max_abs_diff",
+                "offered",
+                "contract",
+            ),
+        )
+        for stem, machine in (
+            ("roofline", "AMD EPYC, AVX2 only (bfloat16 emulated)"),
+            ("roofline_amx", "Intel Xeon with AMX and AVX512-BF16"),
+        )
+    ),
     Section(
         "encoders",
         "Encoders against MiniLM (2 threads)",
