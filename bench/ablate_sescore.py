@@ -152,6 +152,7 @@ CONFIG = "configs/sescore/fit_offline_v2.yaml"
 V2_DATA = "runs/sescore/mpnet-v2/synthesis"  # steps 1-2 of the default's recipe (see the docstring)
 # the default's step 1 file synthesised to 3,072 sentences (docstring; amendment 3 of docs/guides/experiments.md)
 V2_3072 = "runs/sescore/synthesis_v2_3072"
+V2_ROWS = ["--data.limit", "15360"]  # the first 15,360 rows of V2_3072: the v2 data (rows do not depend on --limit)
 BF16_FIT = ["--trainer.precision", "bf16-mixed"]  # Lightning's bfloat16 autocast; weights and optimizer stay float32
 # arm -> (what it tests, dataset, overrides of the v2 recipe)
 ARMS: dict[str, tuple[str, str, list[str]]] = {
@@ -227,12 +228,12 @@ ARMS: dict[str, tuple[str, str, list[str]]] = {
     "v2_cut": (
         "v2 recipe on the first 15,360 rows of the 3,072-sentence synthesis",
         V2_3072,
-        ["--data.limit", "15360"],
+        V2_ROWS,
     ),
     "v2_cut_bf16": (
         "v2 recipe (first 15,360 rows), fitted in bfloat16 autocast",
         V2_3072,
-        ["--data.limit", "15360", *BF16_FIT],
+        [*V2_ROWS, *BF16_FIT],
     ),
     "v2_bf16_data2x": (
         "v2 recipe on 3,072 sentences (30,720 rows), twice the steps, bfloat16 autocast",
