@@ -19,7 +19,8 @@ an int8 or bfloat16 pass does the same products in another number format, so it 
 Before measuring, the run waits (up to ``--wait-minutes``) for the one-minute load average to fall below
 ``--quiet-load``, and records the load at the start and end of each part. ``--devmix`` folds in saved dev-mix
 comparisons (``devmix --precision P --versus-precision float32 --half select --limit-items N``), run apart because
-each takes minutes per arm.
+each takes minutes per arm; ``--refold --devmix OUT ...`` folds them into a result written earlier without timing
+anything again (its rows, notes and machine stay; a note says what was folded in).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import TED_MQM_FILE, LoadSpan, load_average, metric, read_data, write_results  # noqa: E402
+from bench.harness import RESULTS, TED_MQM_FILE, LoadSpan, load_average, metric, read_data, write_results  # noqa: E402
 
 # --- instruction sets ---------------------------------------------------------------------------------------------
 
@@ -560,6 +561,75 @@ def measure_metric(
 
 # --- main ---------------------------------------------------------------------------------------------------------
 
+COLUMNS = [
+    "metric",
+    "precision",
+    "wall_seconds",
+    "segments_per_s",
+    "ratio_to_float32",
+    "ratio_to_peer",
+    "gflops",
+    "utilization",
+    "padded_per_real",
+    "flops_per_real_token",
+    "kendall_vs_float32",
+    "max_abs_diff",
+    "devmix_difference",
+    "devmix_ci95",
+    "devmix_items_per_set",
+    "offered",
+    "contract",
+]
+
+
+REFOLD_NOTE = "dev-mix comparisons folded in after the timing run"
+
+
+def title(segments: int, seed: int) -> str:
+    """The Markdown heading of a roofline result."""
+    return f"Roofline of CPU scoring ({segments} TED zh-en segments, seed {seed}; wall-time ratios)"
+
+
+def refold(name: str, devmix_files: Sequence[str]) -> dict[str, Any]:
+    """Fold saved dev-mix comparisons into a roofline result written earlier, without measuring again.
+
+    Why: a dev-mix comparison takes minutes per arm and is often run after the roofline (on the same machine, in
+    the same session); the fast paths' ``offered`` verdict depends on it, so it is re-derived from the written
+    rows rather than by re-timing everything.
+
+    Args:
+        name: the result file stem under ``bench/results``.
+        devmix_files: saved outputs of ``devmix --precision P --versus-precision float32`` runs.
+
+    Returns:
+        The result as rewritten.
+    """
+    path = RESULTS / f"{name}.json"
+    if not path.is_file():
+        raise SystemExit(f"--refold: no result to fold into at {path}")
+    if not devmix_files:
+        raise SystemExit("--refold needs --devmix files to fold in")
+    result = json.loads(path.read_text(encoding="utf-8"))
+    devmix = {(d["metric"], d["precision"]): d for d in (devmix_result(Path(f).read_text()) for f in devmix_files)}
+    measured = {(row["metric"], row["precision"]) for row in result["rows"]}
+    unknown = sorted(key for key in devmix if key not in measured)
+    if unknown:
+        raise SystemExit(f"--refold: {path.name} has no rows for {unknown}")
+    for row in result["rows"]:
+        if "offered" in row:  # the fast paths' rows, which the measuring run judged
+            row.update(verdict(row, devmix.get((row["metric"], row["precision"])), result["speed_target"]))
+    rows, notes = result.pop("rows"), [n for n in result.pop("notes") if not n.startswith(REFOLD_NOTE)]
+    result["devmix"] = list(devmix.values())
+    notes.append(
+        f"{REFOLD_NOTE} (--refold): "
+        + "; ".join(
+            f"{metric} {precision} on {', '.join(d['tau_like'])}, {d['items_per_set']} items per set at most"
+            for (metric, precision), d in devmix.items()
+        )
+    )
+    write_results(name, result, rows, COLUMNS, title(result["segments"], result["seed"]), notes)
+    return result
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -579,7 +649,16 @@ def main() -> None:
         "the fidelity columns",
     )
     parser.add_argument("--name", default="roofline", help="result file stem under bench/results")
+    parser.add_argument(
+        "--refold",
+        action="store_true",
+        help="measure nothing: fold the --devmix outputs into the existing bench/results/<name>.json and "
+        "re-derive its offered and contract columns (its timings, notes and machine stay as written)",
+    )
     args = parser.parse_args()
+    if args.refold:
+        refold(args.name, args.devmix)
+        return
 
     import torch
 
@@ -643,26 +722,8 @@ def main() -> None:
             "devmix": list(devmix.values()),
         },
         rows,
-        [
-            "metric",
-            "precision",
-            "wall_seconds",
-            "segments_per_s",
-            "ratio_to_float32",
-            "ratio_to_peer",
-            "gflops",
-            "utilization",
-            "padded_per_real",
-            "flops_per_real_token",
-            "kendall_vs_float32",
-            "max_abs_diff",
-            "devmix_difference",
-            "devmix_ci95",
-            "devmix_items_per_set",
-            "offered",
-            "contract",
-        ],
-        f"Roofline of CPU scoring ({len(hyps)} TED zh-en segments, seed {args.seed}; wall-time ratios)",
+        COLUMNS,
+        title(len(hyps), args.seed),
         notes,
     )
 

@@ -336,14 +336,15 @@ def write_results(
 
     Args:
         name: the file stem.
-        result: what the run was (settings, summary); the machine, rows and notes are added.
+        result: what the run was (settings, summary); the rows and notes are added, and the machine unless
+            ``result`` names it (a result rewritten later keeps the machine it was measured on).
         rows: one dict per table row.
         columns: the keys shown, in order.
         title: the Markdown heading.
         notes: lines under the table.
     """
     RESULTS.mkdir(parents=True, exist_ok=True)
-    result = {**result, "machine": machine(), "rows": rows, "notes": notes or []}
+    result = {**result, "machine": result.get("machine") or machine(), "rows": rows, "notes": notes or []}
     (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=1))
     lines = [f"# {title}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for row in rows:

@@ -130,3 +130,53 @@ def test_a_fast_path_is_offered_only_when_faithful_and_faster_and_the_target_fol
     assert verdict({**fast, "ratio_to_float32": 4.0}, None, 1.8)["offered"] == "not offered (slower than float32)"
     outside = {**moved, "inside": False}
     assert verdict(fast, outside, 1.8)["offered"] == "not offered (dev-mix tau-like moved)"
+
+
+def test_refold_judges_the_written_fast_paths_again_and_keeps_timings_and_machine(tmp_path, monkeypatch):
+    import json
+
+    import bench.bench_roofline as roofline
+    from bench import harness
+
+    monkeypatch.setattr(harness, "RESULTS", tmp_path)
+    monkeypatch.setattr(roofline, "RESULTS", tmp_path)
+    rows = [
+        {"metric": "bertscore-mpnet", "precision": "float32", "ratio_to_float32": 1.0, "kendall_vs_float32": 1.0},
+        {"metric": "bertscore-mpnet", "precision": "bfloat16", "ratio_to_float32": 0.5, "kendall_vs_float32": 0.996}
+        | roofline.verdict({"ratio_to_float32": 0.5, "kendall_vs_float32": 0.996}, None, 3.0),
+        {"metric": "bertscore-mpnet", "precision": "bert-score packaged:mpnet", "ratio_to_float32": 2.2},
+    ]
+    machine = {"processor": "the machine that timed it"}
+    written = {"segments": 4, "seed": 1, "speed_target": 3.0, "devmix": [], "machine": machine}
+    (tmp_path / "roofline_x.json").write_text(json.dumps(written | {"rows": rows, "notes": ["timed quietly"]}))
+    moved = {
+        "metric": "bertscore",
+        "label_a": "bertscore bfloat16",
+        "signature": "bertscore|encoder:packaged:mpnet@ab|precision:bfloat16",
+        "mean": {"difference": -0.02, "ci95": [-0.04, -0.01]},
+        "sets": [{"set": "ted", "rows": 26, "items": 2, "tau_like_a": 0.1, "tau_like_b": 0.12}],
+    }
+    saved = tmp_path / "devmix.json"
+    saved.write_text(json.dumps(moved))
+    assert rows[1]["offered"] == "yes"
+    result = roofline.refold("roofline_x", [str(saved)])
+    again = json.loads((tmp_path / "roofline_x.json").read_text())
+    assert again["rows"][1]["offered"] == "not offered (dev-mix tau-like moved)"
+    assert again["rows"][1]["devmix_ci95"] == "[-0.0400, -0.0100]" and again["rows"][1]["ratio_to_float32"] == 0.5
+    assert "offered" not in again["rows"][0] and "offered" not in again["rows"][2]  # float32 and the peer
+    assert again["machine"] == machine and again["notes"][0] == "timed quietly" and result["devmix"][0]["rows"] == 26
+    assert (
+        again["notes"][-1].startswith(roofline.REFOLD_NOTE) and "bertscore-mpnet bfloat16 on ted" in again["notes"][-1]
+    )
+    assert "not offered (dev-mix tau-like moved)" in (tmp_path / "roofline_x.md").read_text()
+    roofline.refold("roofline_x", [str(saved)])  # folding twice keeps one note of it
+    assert (
+        sum(n.startswith(roofline.REFOLD_NOTE) for n in json.loads((tmp_path / "roofline_x.json").read_text())["notes"])
+        == 1
+    )
+    stray = {**moved, "signature": "bertscore|encoder:packaged:me5@ab|precision:int8", "label_a": "bertscore int8"}
+    saved.write_text(json.dumps(stray))
+    with pytest.raises(SystemExit, match="no rows for"):
+        roofline.refold("roofline_x", [str(saved)])
+    with pytest.raises(SystemExit, match="no result to fold into"):
+        roofline.refold("roofline_missing", [str(saved)])

@@ -190,6 +190,8 @@ SECTIONS = [
                 "padded_per_real",
                 "kendall_vs_float32",
                 "max_abs_diff",
+                "devmix_difference",
+                "devmix_ci95",
                 "offered",
                 "contract",
             ),
