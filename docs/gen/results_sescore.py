@@ -231,7 +231,8 @@ def _ablation(page: Page, files: ResultFiles, stem: str) -> None:
         page.add(
             f"Report ([the rule](../guides/experiments.md), step 3: the candidate replaces the default when not better "
             f"in under {REPORT_NOT_BETTER:.0%} of resamples): `{lever}` {signed(mean['difference'], 4)} "
-            f"{interval(mean.get('ci95'), 4)}, not better in {mean['share_a_not_better']:.1%} of resamples: {verdict}.",
+            f"{interval(mean.get('ci95'), 4)}, not better in {mean['share_a_not_better']:.1%} of resamples: {verdict}."
+            + _resolvable(mean.get("ci95")),
             "",
         )
     page.add(
@@ -239,6 +240,18 @@ def _ablation(page: Page, files: ResultFiles, stem: str) -> None:
             f"{stem}: every arm",
             generic({k: v for k, v in doc.items() if k not in ("details", "screen", "confirm")}),
         )
+    )
+
+
+def _resolvable(ci95: list[float] | None) -> str:
+    """What lead the report half can show at all: with the bootstrap's spread read off the interval (a normal
+    approximation, width / 3.92), a lead is not better in under 5% of resamples from about 1.645 spreads on."""
+    if not ci95:
+        return ""
+    spread = (ci95[1] - ci95[0]) / 3.92
+    return (
+        f" With this interval's spread (about {spread:.4f}), a lead shows as not better in under "
+        f"{REPORT_NOT_BETTER:.0%} of resamples from about {signed(1.645 * spread, 3)} on (normal approximation)."
     )
 
 
