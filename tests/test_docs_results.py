@@ -226,6 +226,8 @@ def test_the_report_verdict_follows_a_passed_confirmation(tmp_path):
     )
     text = results_sescore.render(ResultFiles(tmp_path)).text()
     assert "`v2_mpnet_nli_inputs` +0.0190 [-0.0100, +0.0500], not better in 10.5% of resamples: **does not" in text
+    # the interval [-0.010, +0.050] spreads 0.060 / 3.92 = 0.0153; 1.645 of those is 0.025
+    assert "spread (about 0.0153), a lead shows as not better in under 5% of resamples from about +0.025 on" in text
     _report_file(tmp_path, 0.049)
     assert (
         "not better in 4.9% of resamples: **replaces the default**"
