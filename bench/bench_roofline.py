@@ -417,6 +417,18 @@ def verdict(row: dict, devmix: dict | None, target: float) -> dict[str, Any]:
     }
 
 
+def read_devmix(files: Sequence[str]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Saved ``devmix`` outputs (``devmix_result``) keyed by the (metric, precision) row they judge."""
+    return {(d["metric"], d["precision"]): d for d in (devmix_result(Path(f).read_text()) for f in files)}
+
+
+def judge(rows: list[dict], devmix: dict[tuple[str, str], dict], target: float, fast: Callable[[dict], bool]) -> None:
+    """Add ``verdict`` to each row ``fast`` picks, with its dev-mix comparison where one was saved."""
+    for row in rows:
+        if fast(row):
+            row.update(verdict(row, devmix.get((row["metric"], row["precision"])), target))
+
+
 # --- metrics ------------------------------------------------------------------------------------------------------
 
 # metric row name: (toolkit metric, its options, takes a precision, bert-score peer encoder for its ratio)
@@ -610,14 +622,13 @@ def refold(name: str, devmix_files: Sequence[str]) -> dict[str, Any]:
     if not devmix_files:
         raise SystemExit("--refold needs --devmix files to fold in")
     result = json.loads(path.read_text(encoding="utf-8"))
-    devmix = {(d["metric"], d["precision"]): d for d in (devmix_result(Path(f).read_text()) for f in devmix_files)}
+    devmix = read_devmix(devmix_files)
     measured = {(row["metric"], row["precision"]) for row in result["rows"]}
     unknown = sorted(key for key in devmix if key not in measured)
     if unknown:
         raise SystemExit(f"--refold: {path.name} has no rows for {unknown}")
-    for row in result["rows"]:
-        if "offered" in row:  # the fast paths' rows, which the measuring run judged
-            row.update(verdict(row, devmix.get((row["metric"], row["precision"])), result["speed_target"]))
+    # the fast paths' rows are those the measuring run judged
+    judge(result["rows"], devmix, result["speed_target"], lambda row: "offered" in row)
     rows, notes = result.pop("rows"), [n for n in result.pop("notes") if not n.startswith(REFOLD_NOTE)]
     result["devmix"] = list(devmix.values())
     notes.append(
@@ -680,10 +691,8 @@ def main() -> None:
         rows += measure_metric(name, precisions, hyps, refs, args.repeats, peaks)
         print(json.dumps(rows[-1], default=str)[:300], flush=True)
     target, why = speed_target(isa["flags"])
-    devmix = {(d["metric"], d["precision"]): d for d in (devmix_result(Path(f).read_text()) for f in args.devmix)}
-    for row in rows:
-        if row["precision"] in precisions and row["precision"] != "float32":
-            row.update(verdict(row, devmix.get((row["metric"], row["precision"])), target))
+    devmix = read_devmix(args.devmix)
+    judge(rows, devmix, target, lambda row: row["precision"] in precisions and row["precision"] != "float32")
     notes = [
         f"wait for a quiet machine: {waited}",
         f"contract: Kendall >= .995 with float32, dev-mix tau-like difference CI holding 0, and {target}x "

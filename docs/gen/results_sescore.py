@@ -4,6 +4,7 @@ and the offline synthesis run its training data came from."""
 from __future__ import annotations
 
 from pathlib import Path
+from statistics import NormalDist
 from typing import Any, Mapping
 
 from results_markdown import Lines, Page, bullets, collapsible, generic, interval, machine, signed, table
@@ -245,13 +246,16 @@ def _ablation(page: Page, files: ResultFiles, stem: str) -> None:
 
 def _resolvable(ci95: list[float] | None) -> str:
     """What lead the report half can show at all: with the bootstrap's spread read off the interval (a normal
-    approximation, width / 3.92), a lead is not better in under 5% of resamples from about 1.645 spreads on."""
+    approximation, width / 3.92), a lead is not better in under ``REPORT_NOT_BETTER`` of resamples from about that
+    share's normal quantile (1.645 for 5%) of spreads on."""
     if not ci95:
         return ""
-    spread = (ci95[1] - ci95[0]) / 3.92
+    normal = NormalDist()
+    spread = (ci95[1] - ci95[0]) / (2 * normal.inv_cdf(0.975))
+    lead = normal.inv_cdf(1 - REPORT_NOT_BETTER) * spread
     return (
         f" With this interval's spread (about {spread:.4f}), a lead shows as not better in under "
-        f"{REPORT_NOT_BETTER:.0%} of resamples from about {signed(1.645 * spread, 3)} on (normal approximation)."
+        f"{REPORT_NOT_BETTER:.0%} of resamples from about {signed(lead, 3)} on (normal approximation)."
     )
 
 
