@@ -78,6 +78,16 @@ def costs(data_set: str, metric: str) -> dict:
     return total
 
 
+def reused_rows(data_set: str, metric: str) -> int:
+    """Rows of a mix's parts taken from another cell's scores (their seconds are that cell's, not the mix's)."""
+    path = folder(data_set, metric) / "parts.costs.json"
+    if not path.is_file():
+        return 0
+    return max(
+        (int(entry.get("reused", 0)) for entry in json.loads(path.read_text(encoding="utf-8")).values()), default=0
+    )
+
+
 def run_cell(data_set: str, metric: str, data_root: Path, seconds_left: float | None = None) -> dict:
     """One stress run (resumed where its scores stop); wall and CPU seconds of this sitting.
 
@@ -158,6 +168,7 @@ def status_rows(sittings: list[dict]) -> list[dict]:
                     "passed": passed_of_judged(summary) if summary else "-",
                     "rows scored": cost.get("rows", 0),
                     "scoring seconds": round(cost.get("seconds", 0.0)),
+                    "part rows reused": reused_rows(data_set, metric),
                     "wall seconds, all sittings": round(
                         sum(s["wall_seconds"] for s in sittings if (s["set"], s["metric"]) == (data_set, metric))
                     ),
@@ -205,13 +216,25 @@ def main() -> None:
         "stress_sample25",
         {"sample": SAMPLE, "sample_seed": SEED, "sittings": history + sittings},
         status_rows(history + sittings),
-        ["set", "metric", "status", "passed", "rows scored", "scoring seconds", "wall seconds, all sittings"],
+        [
+            "set",
+            "metric",
+            "status",
+            "passed",
+            "rows scored",
+            "scoring seconds",
+            "part rows reused",
+            "wall seconds, all sittings",
+        ],
         f"Blind-spot suites on {SAMPLE} seeded items per set (--sample {SAMPLE} --sample-seed {SEED})",
         [
             "passed: tests passed of tests judged (a test is judged when it applies to 10 or more of the 25 items)",
             "rows scored, scoring seconds: over every run that scored the cell (scores.costs.json), "
             "resumed runs included; wall seconds, all sittings: every run of this script on the cell, summed "
-            "(model loading and the perturbations included)",
+            "(model loading and the perturbations included); a sitting cut off with its working session never "
+            "wrote its line, so where that happened the wall sum is below the scoring seconds",
+            "part rows reused: rows of the mix's MENLI part read from the menli cell's scores (--reuse-scores); "
+            "their seconds are in the menli cell's row, not the mix's",
             "a partly scored cell continues where it stopped: rerun this script",
         ],
     )

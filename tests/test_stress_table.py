@@ -76,3 +76,40 @@ def test_stress_sample_stops_the_run_under_way_when_its_budget_is_spent(tmp_path
     command = launched[0]
     assert command[command.index("--chunk") + 1] == "100", "TED-MT saves every 100 rows"
     assert command.count("--chunk") == 1
+
+
+def test_a_mixs_reused_part_rows_are_counted_apart_from_its_own_seconds(tmp_path, monkeypatch):
+    from bench import stress_sample
+
+    monkeypatch.setattr(stress_sample, "ROOT", tmp_path)
+    mix = "menli+sescore+lm-ratio"
+    cell = stress_sample.folder("tedmt_zhen", mix)
+    cell.mkdir(parents=True)
+    assert stress_sample.reused_rows("tedmt_zhen", mix) == 0
+    ledger = {"menli|x": {"reused": 4908}, "sescore|y": {"rows": 4908, "seconds": 252.7}}
+    (cell / "parts.costs.json").write_text(json.dumps(ledger))
+    (cell / "scores.costs.json").write_text(json.dumps({"mix|z": {"rows": 4908, "seconds": 2868.4}}))
+    assert stress_sample.reused_rows("tedmt_zhen", mix) == 4908
+    assert stress_sample.costs("tedmt_zhen", mix) == {"rows": 4908, "seconds": 2868.4}
+
+
+def test_the_stress_page_gives_full_set_commands_from_the_recorded_sample_runs():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "gen"))
+    import results_stress
+
+    sittings = [
+        {"set": "wmt21_deen", "metric": "menli", "command": "nlgmetrics-evaluate stress --data $D/a.jsonl --sample 25"},
+        {
+            "set": "wmt21_deen",
+            "metric": "menli+sescore+lm-ratio",
+            "command": "nlgmetrics-evaluate stress --metric menli+sescore+lm-ratio --data $D/a.jsonl --sample 25 "
+            "--reuse-scores x/scores.json",
+        },
+    ]
+    commands = results_stress._full_set_commands({"sittings": sittings})
+    assert len(commands) == 1
+    assert "--data $D/a.jsonl --out runs/stress/wmt21_deen" in commands[0]
+    assert "--sample" not in commands[0] and "--reuse-scores" not in commands[0]

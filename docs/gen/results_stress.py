@@ -131,6 +131,23 @@ def _self_bias(page: Page, files: ResultFiles) -> None:
     page.add([line for line in text if not line.startswith("# ")], "")
 
 
+def _full_set_commands(sample: Mapping[str, Any]) -> list[str]:
+    """One full-set command per data set, taken from the recorded 25-item runs of the packaged mix: the same
+    command without the sampling, the saving cadence and the reused scores, so the page cannot drift from the
+    script that made the table."""
+    commands: dict[str, str] = {}
+    for sitting in sample.get("sittings", []):
+        if sitting.get("metric") != "menli+sescore+lm-ratio" or sitting["set"] in commands:
+            continue
+        data = re.search(r"--data (\S+)", sitting["command"])
+        if data:
+            commands[sitting["set"]] = (
+                f"nlgmetrics-evaluate stress --metric menli+sescore+lm-ratio --device cuda \\\n"
+                f"    --data {data.group(1)} --out runs/stress/{sitting['set']}"
+            )
+    return list(commands.values())
+
+
 def render(files: ResultFiles) -> Page:
     """The blind-spot page."""
     found = reports(files)
@@ -164,6 +181,16 @@ def render(files: ResultFiles) -> Page:
             tables["stress-sample25"],
             "",
         )
+        if sample is not None and _full_set_commands(sample):
+            page.add(
+                "The full-set runs of the packaged mix, one per set (any metric name fits `--metric`; on hardware "
+                "with bfloat16 units `--precision bfloat16` is faster, see the [speed page](speed.md)):",
+                "",
+                "```bash",
+                *_full_set_commands(sample),
+                "```",
+                "",
+            )
         if sample is not None:
             page.add(
                 collapsible(
