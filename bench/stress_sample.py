@@ -36,7 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import REPO, children_cpu_seconds, data_dir, write_results  # noqa: E402
+from bench.harness import REPO, children_cpu_seconds, cpu_model, data_dir, write_results  # noqa: E402
 from nlgmetrics.stress.report import passed_of_judged  # noqa: E402
 
 SAMPLE, SEED = 25, 0
@@ -137,6 +137,7 @@ def run_cell(data_set: str, metric: str, data_root: Path, seconds_left: float | 
         "exit": code,
         "wall_seconds": round(time.time() - started, 1),
         "cpu_seconds": round(children_cpu_seconds() - cpu_before, 1),
+        "processor": cpu_model(),  # sittings of one cell may run on different machines
         "command": "nlgmetrics-evaluate " + " ".join(command[2:]).replace(str(data_root), "$NLGMETRICS_DATA"),
     }
 
@@ -236,6 +237,8 @@ def main() -> None:
             "part rows reused: rows of the mix's MENLI part read from the menli cell's scores (--reuse-scores); "
             "their seconds are in the menli cell's row, not the mix's",
             "a partly scored cell continues where it stopped: rerun this script",
+            "the cells were scored on more than one machine: each sitting in the JSON file names its processor "
+            "where it was recorded, and Machine below is the last run's",
         ],
     )
 

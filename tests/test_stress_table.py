@@ -73,6 +73,7 @@ def test_stress_sample_stops_the_run_under_way_when_its_budget_is_spent(tmp_path
     started = time.time()
     sitting = stress_sample.run_cell("tedmt_zhen", "menli", tmp_path, seconds_left=0.5)
     assert sitting["exit"] == "stopped: budget spent" and time.time() - started < 30
+    assert sitting["processor"]  # sittings of one cell may come from different machines
     command = launched[0]
     assert command[command.index("--chunk") + 1] == "100", "TED-MT saves every 100 rows"
     assert command.count("--chunk") == 1
