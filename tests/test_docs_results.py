@@ -228,6 +228,8 @@ def test_the_report_verdict_follows_a_passed_confirmation(tmp_path):
     assert "`v2_mpnet_nli_inputs` +0.0190 [-0.0100, +0.0500], not better in 10.5% of resamples: **does not" in text
     # the interval [-0.010, +0.050] spreads 0.060 / 3.92 = 0.0153; 1.645 of those is 0.025
     assert "spread (about 0.0153), a lead shows as not better in under 5% of resamples from about +0.025 on" in text
+    # (0.0252 / 0.0190) ** 2 = 1.76: the items a lead of +0.019 needs, relative to the report half's
+    assert "If this lead (+0.0190) held, it would show with about 1.8 times the report half's judged items." in text
     _report_file(tmp_path, 0.049)
     assert (
         "not better in 4.9% of resamples: **replaces the default**"

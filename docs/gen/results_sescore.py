@@ -233,7 +233,7 @@ def _ablation(page: Page, files: ResultFiles, stem: str) -> None:
             f"Report ([the rule](../guides/experiments.md), step 3: the candidate replaces the default when not better "
             f"in under {REPORT_NOT_BETTER:.0%} of resamples): `{lever}` {signed(mean['difference'], 4)} "
             f"{interval(mean.get('ci95'), 4)}, not better in {mean['share_a_not_better']:.1%} of resamples: {verdict}."
-            + _resolvable(mean.get("ci95")),
+            + _resolvable(mean.get("ci95"), mean["difference"]),
             "",
         )
     page.add(
@@ -244,19 +244,28 @@ def _ablation(page: Page, files: ResultFiles, stem: str) -> None:
     )
 
 
-def _resolvable(ci95: list[float] | None) -> str:
+def _resolvable(ci95: list[float] | None, difference: float) -> str:
     """What lead the report half can show at all: with the bootstrap's spread read off the interval (a normal
     approximation, width / 3.92), a lead is not better in under ``REPORT_NOT_BETTER`` of resamples from about that
-    share's normal quantile (1.645 for 5%) of spreads on."""
+    share's normal quantile (1.645 for 5%) of spreads on. A positive lead below that would need more items: the
+    spread of a mean over items shrinks as one over the square root of their number, so the factor is the square of
+    the resolvable lead over the lead."""
     if not ci95:
         return ""
     normal = NormalDist()
     spread = (ci95[1] - ci95[0]) / (2 * normal.inv_cdf(0.975))
     lead = normal.inv_cdf(1 - REPORT_NOT_BETTER) * spread
-    return (
+    text = (
         f" With this interval's spread (about {spread:.4f}), a lead shows as not better in under "
         f"{REPORT_NOT_BETTER:.0%} of resamples from about {signed(lead, 3)} on (normal approximation)."
     )
+    if 0 < difference < lead:
+        factor = (lead / difference) ** 2
+        text += (
+            f" If this lead ({signed(difference, 4)}) held, it would show with about {factor:.1f} times the report "
+            "half's judged items."
+        )
+    return text
 
 
 def render(files: ResultFiles) -> Page:
