@@ -181,13 +181,14 @@ def render(files: ResultFiles) -> Page:
             tables["stress-sample25"],
             "",
         )
-        if sample is not None and _full_set_commands(sample):
+        full_set = _full_set_commands(sample) if sample is not None else []
+        if full_set:
             page.add(
                 "The full-set runs of the packaged mix, one per set (any metric name fits `--metric`; on hardware "
                 "with bfloat16 units `--precision bfloat16` is faster, see the [speed page](speed.md)):",
                 "",
                 "```bash",
-                *_full_set_commands(sample),
+                *full_set,
                 "```",
                 "",
             )
