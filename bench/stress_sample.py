@@ -66,26 +66,26 @@ def finished(data_set: str, metric: str) -> bool:
     return (folder(data_set, metric) / "report.json").is_file()
 
 
+def ledger(data_set: str, metric: str, name: str) -> list[dict]:
+    """The entries of one of a cell's cost ledgers (``scores.costs.json``, ``parts.costs.json``); none if absent."""
+    path = folder(data_set, metric) / name
+    return list(json.loads(path.read_text(encoding="utf-8")).values()) if path.is_file() else []
+
+
 def costs(data_set: str, metric: str) -> dict:
     """Rows and seconds over every run that scored this cell (``scores.costs.json`` adds them up)."""
-    path = folder(data_set, metric) / "scores.costs.json"
-    if not path.is_file():
+    entries = ledger(data_set, metric, "scores.costs.json")
+    if not entries:
         return {}
-    total = {"rows": 0, "seconds": 0.0}
-    for entry in json.loads(path.read_text(encoding="utf-8")).values():
-        total["rows"] += int(entry.get("rows", 0))
-        total["seconds"] += float(entry.get("seconds", 0.0))
-    return total
+    return {
+        "rows": sum(int(entry.get("rows", 0)) for entry in entries),
+        "seconds": sum(float(entry.get("seconds", 0.0)) for entry in entries),
+    }
 
 
 def reused_rows(data_set: str, metric: str) -> int:
     """Rows of a mix's parts taken from another cell's scores (their seconds are that cell's, not the mix's)."""
-    path = folder(data_set, metric) / "parts.costs.json"
-    if not path.is_file():
-        return 0
-    return max(
-        (int(entry.get("reused", 0)) for entry in json.loads(path.read_text(encoding="utf-8")).values()), default=0
-    )
+    return max((int(entry.get("reused", 0)) for entry in ledger(data_set, metric, "parts.costs.json")), default=0)
 
 
 def run_cell(data_set: str, metric: str, data_root: Path, seconds_left: float | None = None) -> dict:

@@ -181,18 +181,18 @@ def render(files: ResultFiles) -> Page:
             tables["stress-sample25"],
             "",
         )
-        full_set = _full_set_commands(sample) if sample is not None else []
-        if full_set:
-            page.add(
-                "The full-set runs of the packaged mix, one per set (any metric name fits `--metric`; on hardware "
-                "with bfloat16 units `--precision bfloat16` is faster, see the [speed page](speed.md)):",
-                "",
-                "```bash",
-                *full_set,
-                "```",
-                "",
-            )
         if sample is not None:
+            full_set = _full_set_commands(sample)
+            if full_set:
+                page.add(
+                    "The full-set runs of the packaged mix, one per set (any metric name fits `--metric`; on "
+                    "hardware with bfloat16 units `--precision bfloat16` is faster, see the [speed page](speed.md)):",
+                    "",
+                    "```bash",
+                    *full_set,
+                    "```",
+                    "",
+                )
             page.add(
                 collapsible(
                     "status and cost of every cell (scoring seconds on a 2-core CPU)",
