@@ -290,6 +290,39 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+# The vector extensions that decide which matrix kernels MKL and oneDNN dispatch to, widest first. Two CPUs with the
+# same model name can differ here (an AMD EPYC with AVX2 only, another with AVX-512 and AVX512-BF16), and the last
+# bits of a float32 product differ with them.
+KERNEL_FLAGS = ("amx_bf16", "amx_tile", "avx512_bf16", "avx512_vnni", "avx512f", "avx2", "fma")
+
+
+def kernel_key() -> dict:
+    """What decides the CPU kernels a score runs through: torch's version and dispatch capability, the CPU vendor
+    (MKL dispatches on it) and which of :data:`KERNEL_FLAGS` the CPU reports.
+
+    Why: results are bit-identical only between machines whose kernels are the same; the model name alone
+    ("AMD EPYC") covers CPUs that take different paths.
+    """
+    import torch
+
+    vendor, flags = platform.machine(), set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("vendor_id"):
+                vendor = line.split(":", 1)[1].strip()
+            elif line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    except OSError:
+        pass
+    return {
+        "torch": torch.__version__,
+        "capability": torch.backends.cpu.get_cpu_capability(),
+        "vendor": vendor,
+        "flags": [flag for flag in KERNEL_FLAGS if flag in flags],
+    }
+
+
 def machine() -> dict:
     """Python, torch, torch threads, cores and processor: what every result file records beside its numbers."""
     import torch
@@ -300,6 +333,7 @@ def machine() -> dict:
         "threads": torch.get_num_threads(),
         "cpus": os.cpu_count(),
         "processor": cpu_model(),
+        "kernels": kernel_key(),
     }
 
 

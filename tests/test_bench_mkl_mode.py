@@ -40,10 +40,23 @@ def test_summary_takes_each_metrics_best_time_and_the_ratio_to_the_default_mode(
 def test_filling_the_rows_makes_few_row_products_invariant_in_this_process():
     """The toolkit's own mode (strict, set on import) with filled rows: invariant on every CPU this has met."""
     from bench.bench_mkl_mode import few_row_products_invariant
-    from bench.harness import cpu_model
 
     assert few_row_products_invariant(filled=True)
-    assert isinstance(cpu_model(), str) and cpu_model()
+
+
+def test_the_kernel_key_reads_this_cpu(monkeypatch, tmp_path):
+    """The key that decides bit-identity reads vendor and vector flags from cpuinfo, widest first, nothing else."""
+    from bench import harness
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("vendor_id\t: GenuineIntel\nflags\t\t: fpu sse2 avx2 fma avx512f amx_bf16 amx_tile\n")
+    real = harness.Path
+    monkeypatch.setattr(harness, "Path", lambda p: info if p == "/proc/cpuinfo" else real(p))
+    key = harness.kernel_key()
+    assert key["vendor"] == "GenuineIntel"
+    assert key["flags"] == ["amx_bf16", "amx_tile", "avx512f", "avx2", "fma"]
+    info.write_text("vendor_id\t: AuthenticAMD\nflags\t\t: fpu avx2 fma\n")
+    assert harness.kernel_key()["flags"] == ["avx2", "fma"]
 
 
 def test_a_failed_mode_is_a_row_and_a_failed_default_stops():
