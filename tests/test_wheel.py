@@ -166,7 +166,7 @@ def test_console_commands_score_from_outside_the_repository(installed):
         assert done.returncode == 0, done.stderr[-3000:]
         result = json.loads(done.stdout.strip().splitlines()[-1])
         assert result["n"] == 2 and result["metric"] == metric
-    for command in ("nlgmetrics-evaluate", "nlgmetrics-train"):
+    for command in ("nlgmetrics-evaluate", "nlgmetrics-train", "nlgmetrics-models"):
         shown = _run([str(bin_dir / command), "--help"], work)
         assert shown.returncode == 0, shown.stderr
         assert "usage" in shown.stdout.lower()

@@ -246,6 +246,33 @@ def build_causal_lm(out: Path, arch: str = "gpt2", seed: int = 0) -> Path:
     return out
 
 
+def build_gemma3_encoder(out: Path, seed: int = 0) -> Path:
+    """EmbeddingGemma-like: a two-layer ``Gemma3TextModel`` (bidirectional, as EmbeddingGemma's config says) with a
+    unigram tokenizer, saved the way the real folder is (config, safetensors, tokenizer)."""
+    from transformers import Gemma3TextConfig, Gemma3TextModel
+
+    out = Path(out)
+    tok = _unigram_tokenizer(out)
+    _seed(seed)
+    config = Gemma3TextConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=48,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=16,
+        max_position_embeddings=256,
+        sliding_window=64,
+        use_bidirectional_attention=True,
+        pad_token_id=tok.pad_token_id,
+        bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id,
+    )
+    Gemma3TextModel(config).save_pretrained(out)
+    return out
+
+
 def build_all(root: Path) -> dict[str, Path]:
     """Every tiny model under ``root``; names are what tests pass as role values."""
     root = Path(root)
@@ -261,4 +288,12 @@ def build_all(root: Path) -> dict[str, Path]:
     return built
 
 
-__all__ = ["build_all", "build_bart", "build_bert", "build_causal_lm", "build_xlmr_masked_lm", "tiny_corpus"]
+__all__ = [
+    "build_all",
+    "build_bart",
+    "build_bert",
+    "build_causal_lm",
+    "build_gemma3_encoder",
+    "build_xlmr_masked_lm",
+    "tiny_corpus",
+]

@@ -192,6 +192,21 @@ def train_section() -> Lines:
     return lines
 
 
+def models_section() -> Lines:
+    """``nlgmetrics-models``: weights that are fetched rather than pip-installed."""
+    from nlgmetrics.cli.models import make_parser
+
+    parser = make_parser()
+    lines = ["## nlgmetrics-models", "", parser.description + ".", ""]
+    if parser.epilog:
+        lines += ["```text", parser.epilog.strip("\n"), "```", ""]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                lines += parser_section(sub, f"### {name} {{#models-{_anchor(name)}}}", f"nlgmetrics-models {name}")
+    return lines
+
+
 def render() -> Page:
     """The command-line reference page."""
     page = Page(PAGE, script="cli_reference.py", source="the command-line parsers")
@@ -201,15 +216,16 @@ def render() -> Page:
         page.add(
             "# Command line",
             "",
-            "Two console commands, installed with the package: `nlgmetrics-evaluate` scores and measures, "
+            "Three console commands, installed with the package: `nlgmetrics-evaluate` scores and measures, "
             "`nlgmetrics-train` trains (in a checkout, `python evaluate.py` and `python train.py` are the "
-            "same). Every command prints its own `--help`; this page is rendered from the same parsers. The "
+            "same), `nlgmetrics-models` fetches the weights that pip cannot install. Every command prints its own "
+            "`--help`; this page is rendered from the same parsers. The "
             "metric options (`--encoder`, `--nli-model`, ...) come from the metrics' declarations in the "
             "registry, so the same words are the keyword arguments of `nlgmetrics.load_metric` "
             "([Python API](api.md)); the metric each option applies to is in brackets.",
             "",
         )
-        page.add(evaluate_section(), train_section())
+        page.add(evaluate_section(), train_section(), models_section())
     finally:
         if previous is None:
             os.environ.pop("COLUMNS", None)

