@@ -13,8 +13,9 @@ from typing import Any, Callable, Sequence
 from menli.functional import AGGREGATIONS, menli_scores
 from menli.granularity import check_granularity
 from menli.pooling import check_strategy
-from menli.scorer import DEFAULT_NLI
+from menli.scorer import DEFAULT_NLI, language_error, nli_language
 from nlgmetrics.inputs import InputError
+from nlgmetrics.language import check_lang
 from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision, forward_precision
 from nlgmetrics.textmetric import TextScoreMetric
 
@@ -24,7 +25,8 @@ class MENLI(TextScoreMetric):
 
     ``model`` is an NLI role value (default: the packaged adapter); ``nli`` passes a loaded model instead (its
     ``spec`` is kept for reloading after pickling when it has one). ``precision``: the NLI model's forward pass,
-    float32 or bfloat16 (``nlgmetrics.modelroles.precision``).
+    float32 or bfloat16 (``nlgmetrics.modelroles.precision``). ``lang``: the references' language (default:
+    identified from each update's references); a language the NLI model does not cover is refused.
     """
 
     def __init__(
@@ -40,10 +42,12 @@ class MENLI(TextScoreMetric):
         sentence_reduce: str = "mean",
         sentence_candidates: int = 0,
         precision: str = DEFAULT_PRECISION,
+        lang: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(per_sample=per_sample, **kwargs)
         self.precision = check_precision(precision)
+        self.lang = check_lang(lang)
         self.formula, self.direction = check_strategy(formula, direction)
         if aggregation not in AGGREGATIONS:
             raise InputError(f"unknown multi-reference aggregation '{aggregation}'; choose from {AGGREGATIONS}")
@@ -72,6 +76,10 @@ class MENLI(TextScoreMetric):
         return load_nli(self.model_spec, str(self.device))
 
     def _score(self, hyps: list[str], refs: list[list[str]], srcs: Sequence[str | None] | None) -> Sequence[float]:
+        if self.model_spec is not None:
+            found, covered = nli_language(self.model_spec, self.lang, refs)
+            if covered is not None:
+                raise language_error(self.model_spec, found, covered)
         with forward_precision(self.device, self.precision):
             return menli_scores(
                 self._model(),

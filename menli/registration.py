@@ -19,6 +19,7 @@ from nlgmetrics.registry import (
     RegistryError,
     batch_size_option,
     device_option,
+    lang_option,
     load_metric,
     option,
     part_options,
@@ -74,6 +75,7 @@ class MENLIOptions:
     device: str | None = device_option()
     precision: str = precision_option()
     progress: bool = progress_option()
+    lang: str | None = lang_option()
 
 
 def _weights(text: str) -> list[float]:
@@ -129,6 +131,8 @@ def build_menli(options: MENLIOptions) -> Any:
         sentence_reduce=options.sentence_pool,
         sentence_candidates=options.sentence_candidates,
         precision=options.precision,
+        lang=options.lang,
+        follow_language=options.nli_model == DEFAULT_NLI,
     )
 
 

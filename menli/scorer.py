@@ -20,11 +20,36 @@ from menli.combine import (
 from menli.functional import AGGREGATIONS, menli_scores
 from menli.granularity import check_granularity
 from menli.pooling import check_strategy
+from nlgmetrics.language import UNDETERMINED, LanguageError, check_lang, name, resolve_lang
 from nlgmetrics.metaeval.scorer import toolkit_version
 from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision, forward_precision, precision_tag
+from nlgmetrics.nli.defaults import MULTILINGUAL_NLI
 from nlgmetrics.nli.model import DEFAULT_NLI
 
 _VERSION = toolkit_version()
+
+
+def nli_language(spec: str, lang: str | None, texts: Sequence) -> tuple[str, list[str] | None]:
+    """The language of ``texts`` (``lang`` when given) and, when NLI model ``spec`` does not cover it, the languages
+    it does; ``(lang, None)`` when it does, or when the model declares none or the language is undetermined."""
+    from nlgmetrics.modelroles import resolve
+    from nlgmetrics.nli.checkpoint import adapter_languages, is_adapter_dir
+
+    found = resolve_lang(lang, texts)
+    if found == UNDETERMINED:
+        return found, None
+    resolved = resolve("nli", spec)
+    covered = adapter_languages(resolved.location) if resolved.local and is_adapter_dir(resolved.location) else None
+    return found, (None if covered is None or found in covered else covered)
+
+
+def language_error(spec: str, found: str, covered: list[str], anchors: str = "references") -> LanguageError:
+    """The one-line refusal of text in ``found`` by NLI model ``spec``: what covers it, and how to override."""
+    return LanguageError(
+        f"menli: the {anchors} are {name(found)}; NLI model {spec} covers {', '.join(covered)}. Use --nli-model "
+        f"{MULTILINGUAL_NLI} (about 100 languages), or pass --lang {covered[0]} (lang='{covered[0]}') to score "
+        f"them as {name(covered[0])} anyway"
+    )
 
 
 @dataclass
@@ -51,8 +76,12 @@ class MENLIScorer:
     pair_cache: int = 200_000
     _nli: Any = field(default=None, repr=False)
     precision: str = DEFAULT_PRECISION
+    lang: str | None = None
+    follow_language: bool = False
+    _scored_lang: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        self.lang = check_lang(self.lang)
         check_precision(self.precision)
         self.formula, self.direction = check_strategy(self.formula, self.direction)
         check_granularity(self.granularity, self.sentence_reduce)
@@ -73,10 +102,24 @@ class MENLIScorer:
             self._nli = PairCache(nli, self.pair_cache) if self.pair_cache else nli
         return self._nli
 
+    def check_language(self, texts: Sequence) -> str:
+        """The language of ``texts`` (references, or sources when reference-free), checked against the NLI model.
+
+        With ``follow_language`` (the NLI model was left at its default), text the model does not cover switches
+        this scorer to the multilingual NLI model; otherwise it is a :class:`~nlgmetrics.language.LanguageError`.
+        """
+        lang, covered = nli_language(self.model, self.lang, texts)
+        if covered is not None:
+            if not self.follow_language:
+                raise language_error(self.model, lang, covered, "sources" if self.reference_free else "references")
+            self.model, self._nli = MULTILINGUAL_NLI, None
+        return lang
+
     def score(self, hyps: Sequence[str], refs: Sequence | None, srcs: Sequence[str] | None = None) -> list[float]:
         anchors = srcs if self.reference_free else refs
         if anchors is None:
             raise ValueError("reference-free MENLI needs sources" if self.reference_free else "MENLI needs references")
+        self._scored_lang = self.check_language(anchors)
         # float32 asks nothing of the NLI object (any object with predict_proba works); the pair cache is this scorer's
         device = self.nli.device if self.precision != DEFAULT_PRECISION else None
         with forward_precision(device, self.precision):
@@ -101,7 +144,7 @@ class MENLIScorer:
             f"{self.name}|nli:{self.model}@{self.nli.hash}|formula:{self.formula}|direction:{self.direction}"
             f"|anchor:{mode}|refs:{self.aggregation}|granularity:{self.granularity}/{self.sentence_reduce}"
             f"{f'/k{self.sentence_candidates}' if self.sentence_candidates else ''}"
-            f"{precision_tag(self.precision)}|version:{_VERSION}"
+            f"|lang:{self.lang or 'auto'}{precision_tag(self.precision)}|version:{_VERSION}"
         )
 
 
@@ -118,8 +161,11 @@ def metric_fitted_with(metric_signature: str) -> str:
     """What stored ranges record of a partner: its signature without the toolkit version (a release does not move
     scores it does not say it moves, and ranges should not expire with every version) and without its precision
     (bfloat16 moved SEScore and BERTScore scores by at most 0.002 on 1,000 TED segments, ``bench/bench_precision.py``:
-    ranges fitted in float32 still apply)."""
-    return "|".join(part for part in metric_signature.split("|") if not part.startswith(("version:", "precision:")))
+    ranges fitted in float32 still apply) and without the language, which says what text was scored, not how.
+    """
+    return "|".join(
+        part for part in metric_signature.split("|") if not part.startswith(("version:", "precision:", "lang:"))
+    )
 
 
 def fitted_with(menli_signature: str, *partner_signatures: str) -> list[str | None]:

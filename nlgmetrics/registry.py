@@ -102,6 +102,16 @@ def precision_option() -> Any:
     )
 
 
+def lang_option() -> Any:
+    """``lang``: the references' language; by default identified from them (``nlgmetrics.language``)."""
+    return option(
+        None,
+        "language of the references as an ISO 639-1 code (en, de, ...); default: identified from the references "
+        "(py3langid), and text in a language the metric's models do not cover is refused",
+        metavar="LANG",
+    )
+
+
 def progress_option() -> Any:
     """``progress``: progress bars on stderr (the command line's ``--quiet`` turns them off)."""
     return option(True, "progress bars on stderr", cli=False)

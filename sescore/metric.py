@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from nlgmetrics.inputs import InputError
+from nlgmetrics.language import check_lang
 from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision
 from nlgmetrics.textmetric import TextScoreMetric
 from sescore.functional import ensemble_scores
-from sescore.scorer import DEFAULT_CHECKPOINT, checkpoint_folders
+from sescore.scorer import DEFAULT_CHECKPOINT, checkpoint_folders, covered_language
 
 
 class SEScore(TextScoreMetric):
@@ -24,7 +25,9 @@ class SEScore(TextScoreMetric):
     score is the mean of theirs (``ensemble_scores``); ``regressor`` passes a loaded model (or a list) instead (then
     ``checkpoint`` should name its folders, or the metric cannot reload after pickling). ``precision``: the
     encoders' forward pass, float32 or bfloat16 (``nlgmetrics.modelroles.precision``); inside a loop's own bfloat16
-    autocast the forward runs in bfloat16 either way, the head and alignment in float32.
+    autocast the forward runs in bfloat16 either way, the head and alignment in float32. ``lang``: the
+    references' language (default: identified from each update's references); a language the checkpoints do not
+    declare is refused (``nlgmetrics.language.LanguageError``), as in ``load_metric("sescore")``.
     """
 
     def __init__(
@@ -34,10 +37,12 @@ class SEScore(TextScoreMetric):
         per_sample: bool = False,
         regressor: Any = None,
         precision: str = DEFAULT_PRECISION,
+        lang: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(per_sample=per_sample, **kwargs)
         self.precision = check_precision(precision)
+        self.lang = check_lang(lang)
         self.checkpoint = checkpoint if checkpoint is not None or regressor is not None else DEFAULT_CHECKPOINT
         self.batch_size = batch_size
         self._set_model(regressor)
@@ -64,4 +69,6 @@ class SEScore(TextScoreMetric):
         return regressors
 
     def _score(self, hyps: list[str], refs: list[list[str]], srcs: Sequence[str | None] | None) -> Sequence[float]:
+        if self.checkpoint is not None:
+            covered_language(checkpoint_folders(self.checkpoint), self.lang, refs)
         return ensemble_scores(self._model(), hyps, refs, self.batch_size, precision=self.precision)

@@ -13,6 +13,7 @@ from nlgmetrics.registry import (
     TrainCommand,
     batch_size_option,
     device_option,
+    lang_option,
     option,
     precision_option,
     progress_option,
@@ -33,6 +34,7 @@ class SEScoreOptions:
     device: str | None = device_option()
     precision: str = precision_option()
     progress: bool = progress_option()
+    lang: str | None = lang_option()
 
 
 def build_sescore(options: SEScoreOptions) -> Any:
@@ -40,7 +42,12 @@ def build_sescore(options: SEScoreOptions) -> Any:
 
     folders = [checkpoint_folder(c) for c in options.checkpoint] if options.checkpoint else DEFAULT_CHECKPOINT
     return SEScoreScorer(
-        folders, options.batch_size, options.device, progress=options.progress, precision=options.precision
+        folders,
+        options.batch_size,
+        options.device,
+        progress=options.progress,
+        precision=options.precision,
+        lang=options.lang,
     )
 
 
@@ -49,7 +56,7 @@ SESCORE = MetricSpec(
     "a regressor trained on synthetic errors graded by NLI severity (SEScore)",
     SEScoreOptions,
     build_sescore,
-    languages="English (the shipped checkpoints' training data)",
+    languages="English (the shipped checkpoints' training data); other languages are refused",
 )
 
 

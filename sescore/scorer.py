@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from nlgmetrics.language import UNDETERMINED, LanguageError, check_lang, name, resolve_lang
 from nlgmetrics.metaeval.scorer import toolkit_version
 from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision, precision_tag
 from sescore.functional import ensemble_scores
-from sescore.regressor.checkpoint import checkpoint_hash, ensemble_members, load_checkpoint
+from sescore.regressor.checkpoint import checkpoint_hash, checkpoint_languages, ensemble_members, load_checkpoint
 from sescore.regressor.model import SEScoreRegressor
 from sescore.shipped import DEFAULT_NAME
 from sescore.shipped import SHIPPED as _CHECKPOINTS
@@ -55,12 +56,48 @@ def checkpoint_folders(checkpoint: str | Path | Sequence[str | Path]) -> list[st
     return out
 
 
+def covered_language(folders: Sequence[str], lang: str | None, refs: Sequence) -> str:
+    """The references' language (``lang`` when given, else identified), checked against every checkpoint's
+    declared languages; ``"und"`` when it cannot be identified (then nothing is refused).
+
+    Raises:
+        LanguageError: a checkpoint does not cover it; the message names the shipped checkpoints that do and the
+            option that overrides identification.
+    """
+    found = resolve_lang(lang, refs)
+    if found == UNDETERMINED:
+        return found
+    for folder in folders:
+        covered = checkpoint_languages(folder)
+        if found in covered:
+            continue
+        others = [
+            f.name
+            for f in sorted(_CHECKPOINTS.iterdir())
+            if (f / "hparams.yaml").is_file() and found in checkpoint_languages(f)
+        ]
+        how = "identified from the references" if lang is None else "given by --lang"
+        instead = (
+            f"Use --checkpoint {' or '.join(others)}"
+            if others
+            else "No shipped checkpoint covers it: train one on your sentences (docs/guides/sescore-training.md)"
+        )
+        raise LanguageError(
+            f"sescore: the references are {name(found)}, {how}; checkpoint {Path(folder).name} covers "
+            f"{', '.join(covered)}. {instead}; or pass --lang {covered[0]} (lang='{covered[0]}') to score them as "
+            f"{name(covered[0])} anyway"
+        )
+    return found
+
+
 @dataclass
 class SEScoreScorer:
     """SEScore in the common Scorer shape (``evaluate.py``, the protocols, stress tests).
 
     ``checkpoint`` is one exported folder, or several: then the score is the mean of theirs (``ensemble_scores``).
     ``precision``: the encoders' forward pass, float32, bfloat16 or int8 (``nlgmetrics.modelroles.precision``).
+    ``lang``: the references' language (ISO 639-1); None identifies it from the references of each ``score`` call.
+    Text in a language the checkpoints do not declare is refused (:class:`~nlgmetrics.language.LanguageError`).
     """
 
     checkpoint: str | Sequence[str] = DEFAULT_CHECKPOINT
@@ -70,9 +107,16 @@ class SEScoreScorer:
     progress: bool = False
     _regressors: Any = field(default=None, repr=False)
     precision: str = DEFAULT_PRECISION
+    lang: str | None = None
+    _scored_lang: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         check_precision(self.precision)
+        self.lang = check_lang(self.lang)
+
+    def check_language(self, refs: Sequence) -> str:
+        """The references' language, checked against the checkpoints (:func:`covered_language`)."""
+        return covered_language(self.checkpoints, self.lang, refs)
 
     @property
     def checkpoints(self) -> list[str]:
@@ -105,6 +149,7 @@ class SEScoreScorer:
         """
         if refs is None:
             raise ValueError("SEScore needs references")
+        self._scored_lang = self.check_language(refs)
         # one checkpoint: the mean of one score is that score, bit for bit
         return [
             float(s)
@@ -119,7 +164,15 @@ class SEScoreScorer:
                 f"|encoder:{r.config.encoder}@{r.encoder_hash}|scale:{r.config.output_scale}"
             )
         combined = "|".join(parts) if len(parts) == 1 else f"ensemble:mean[{';'.join(parts)}]"
-        return f"{self.name}|{combined}|refs:max{precision_tag(self.precision)}|version:{_VERSION}"
+        lang = self.lang or "auto"  # stable before and after scoring: score caches are keyed by it
+        return f"{self.name}|{combined}|refs:max|lang:{lang}{precision_tag(self.precision)}|version:{_VERSION}"
 
 
-__all__ = ["DEFAULT_CHECKPOINT", "MINILM_V2_CHECKPOINT", "V1_CHECKPOINT", "SEScoreScorer", "checkpoint_folders"]
+__all__ = [
+    "DEFAULT_CHECKPOINT",
+    "MINILM_V2_CHECKPOINT",
+    "V1_CHECKPOINT",
+    "SEScoreScorer",
+    "checkpoint_folders",
+    "covered_language",
+]

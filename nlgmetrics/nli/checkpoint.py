@@ -62,6 +62,18 @@ def read_adapter_config(path: str | Path) -> AdapterConfig:
         raise ModelRoleError(f"NLI checkpoint {path}: {CONFIG_NAME} misses or mistypes a field ({error})") from error
 
 
+def adapter_languages(path: str | Path) -> list[str] | None:
+    """The languages an NLI adapter covers: ``languages`` in its ``nli.yaml``, else its base encoder's
+    (:data:`~nlgmetrics.nli.defaults.BASE_LANGUAGES`); None for multilingual or unknown bases (nothing refused)."""
+    from nlgmetrics.nli.defaults import BASE_LANGUAGES
+
+    raw = read_format_yaml(Path(path) / CONFIG_NAME, FORMAT, f"NLI checkpoint {path}", ModelRoleError)
+    declared = raw.get("languages")
+    if declared is not None:
+        return [str(code).lower() for code in declared] or None
+    return BASE_LANGUAGES.get(str(raw.get("base")))
+
+
 def build_classifier(base_location: str | Path, id2label: dict[int, str]) -> Any:
     """The sequence classifier an adapter is trained on and merged into, in float32 whatever the base's stored
     dtype (converted bases such as me5-small are stored in fp16 and transformers 5 keeps the stored dtype)."""

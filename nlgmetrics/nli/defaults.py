@@ -7,3 +7,14 @@
 DEFAULT_NLI = "packaged:nli-mpnet"
 # the model of the README's earlier MENLI, stress and scaling rows: scripts that regenerate them pin it
 PUBLISHED_NLI = "packaged:nli-minilm"
+
+# For text that is not English: MENLI switches to it when the NLI model is the default (``--lang``, README).
+MULTILINGUAL_NLI = "packaged:nli-me5"
+
+# What the packaged encoders read, for the languages an NLI adapter over them covers (None: about 100 languages).
+BASE_LANGUAGES: dict[str, list[str] | None] = {
+    "packaged:mpnet": ["en"],
+    "packaged:minilm": ["en"],
+    "packaged:me5-small": None,
+    "packaged:embeddinggemma": None,
+}

@@ -57,8 +57,18 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def export_checkpoint(regressor: SEScoreRegressor, out_dir: str | Path, record: dict[str, Any] | None = None) -> Path:
-    """Write ``model.safetensors`` then ``hparams.yaml`` (last: a folder without it is not a checkpoint)."""
+def export_checkpoint(
+    regressor: SEScoreRegressor,
+    out_dir: str | Path,
+    record: dict[str, Any] | None = None,
+    languages: list[str] | None = None,
+) -> Path:
+    """Write ``model.safetensors`` then ``hparams.yaml`` (last: a folder without it is not a checkpoint).
+
+    Args:
+        languages: the languages of the training sentences (ISO 639-1), declared in ``hparams.yaml`` so scoring
+            refuses other text; None declares nothing, which reads as English (:func:`checkpoint_languages`).
+    """
     import torch
 
     from nlgmetrics.weightfiles import save_weights
@@ -76,6 +86,7 @@ def export_checkpoint(regressor: SEScoreRegressor, out_dir: str | Path, record: 
         **({"nli_hash": regressor.nli_hash} if regressor.config.nli is not None else {}),
         "regressor": regressor.config.to_dict(),
         "output_scale": describe(regressor.config.output_scale),
+        **({"languages": [code.lower() for code in languages]} if languages else {}),
         "weights": {
             "file": WEIGHTS_NAME,
             "dtype": "float32",
@@ -411,6 +422,18 @@ def load_trainable(path: str | Path) -> SEScoreRegressor:
     path = Path(path)
     config, state = _checked_state(path)
     return _fill(build_regressor(config), state, path)
+
+
+def checkpoint_languages(path: str | Path) -> list[str]:
+    """The languages a checkpoint covers, from its ``hparams.yaml`` (``languages: [de]``).
+
+    A checkpoint that declares none is English: every checkpoint exported before the key existed was trained on
+    English synthesis data, and an export names the language of its synthesis data.
+    """
+    languages = read_hparams(path).get("languages") or ["en"]
+    if not isinstance(languages, list) or not all(isinstance(code, str) for code in languages):
+        raise CheckpointError(f"SEScore checkpoint {path}: 'languages' must be a list of language codes")
+    return [code.lower() for code in languages]
 
 
 def checkpoint_hash(path: str | Path) -> str:

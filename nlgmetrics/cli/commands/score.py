@@ -40,6 +40,16 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return p
 
 
+def _reads_language(metric: str) -> bool:
+    """Whether ``--metric`` (or every part of a ``menli+...`` mix) takes the ``lang`` option."""
+    from nlgmetrics.registry import RegistryError, accepted_options
+
+    try:
+        return all("lang" in accepted_options(part) for part in metric.split("+"))
+    except (RegistryError, ValueError, KeyError):
+        return False
+
+
 def run(args: argparse.Namespace) -> dict:
     from nlgmetrics.metaeval import InputError, atomic_write, check_same_length, read_lines
 
@@ -54,6 +64,10 @@ def run(args: argparse.Namespace) -> dict:
     refs = [list(r) for r in zip(*ref_files)] if ref_files else None
     if refs is not None and len(ref_files) == 1:
         refs = [r[0] for r in refs]
+    if getattr(args, "lang", "") is None and _reads_language(args.metric):
+        from nlgmetrics.language import resolve_lang  # name the identified language in the signature
+
+        args.lang = resolve_lang(None, refs if refs is not None and not args.reference_free else srcs or [])
     scorer = metric_from_args(args.metric, args, reference_free=args.reference_free)
     scores = scorer.score(hyps, refs if refs is not None else srcs, srcs)
     save_normalization(scorer, args)
