@@ -278,16 +278,24 @@ def sescore_step_times(
 # --- machine ------------------------------------------------------------------------------------------------------
 
 
+def _cpuinfo() -> dict[str, str]:
+    """The first processor's fields of Linux ``/proc/cpuinfo`` (empty elsewhere)."""
+    fields: dict[str, str] = {}
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if not line.strip():
+                break
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        pass
+    return fields
+
+
 def cpu_model() -> str:
     """The processor's model name (Linux ``/proc/cpuinfo``), else the architecture: timings and, with MKL, the last
     bits of results differ by CPU (bench_mkl_mode: an AMD EPYC rounds few-row products unlike the earlier CPU)."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    return _cpuinfo().get("model name") or platform.processor() or platform.machine()
 
 
 # The vector extensions that decide which matrix kernels MKL and oneDNN dispatch to, widest first. Two CPUs with the
@@ -305,20 +313,12 @@ def kernel_key() -> dict:
     """
     import torch
 
-    vendor, flags = platform.machine(), set()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("vendor_id"):
-                vendor = line.split(":", 1)[1].strip()
-            elif line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-                break
-    except OSError:
-        pass
+    info = _cpuinfo()
+    flags = set(info.get("flags", "").split())
     return {
         "torch": torch.__version__,
         "capability": torch.backends.cpu.get_cpu_capability(),
-        "vendor": vendor,
+        "vendor": info.get("vendor_id") or platform.machine(),
         "flags": [flag for flag in KERNEL_FLAGS if flag in flags],
     }
 

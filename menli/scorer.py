@@ -78,7 +78,7 @@ class MENLIScorer:
     precision: str = DEFAULT_PRECISION
     lang: str | None = None
     follow_language: bool = False
-    _scored_lang: str | None = field(default=None, repr=False)
+    _scored_lang: str | None = field(default=None, repr=False)  # the language of the last score call
 
     def __post_init__(self) -> None:
         self.lang = check_lang(self.lang)

@@ -108,7 +108,6 @@ class SEScoreScorer:
     _regressors: Any = field(default=None, repr=False)
     precision: str = DEFAULT_PRECISION
     lang: str | None = None
-    _scored_lang: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         check_precision(self.precision)
@@ -149,7 +148,7 @@ class SEScoreScorer:
         """
         if refs is None:
             raise ValueError("SEScore needs references")
-        self._scored_lang = self.check_language(refs)
+        self.check_language(refs)
         # one checkpoint: the mean of one score is that score, bit for bit
         return [
             float(s)

@@ -25,12 +25,17 @@ from nlgmetrics.modelroles.fetch import (
     fetch,
     fetched,
     pip_download,
-    sha256_bytes,
 )
 from nlgmetrics.modelroles.resolve import offline_alternatives, resolve
 from nlgmetrics.modelroles.split_zip import SplitZip
 
 DIST = "nlgmetrics-tiny-chunks"
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 MEMBER = "nlgmetrics_tiny_chunks/chunk.bin"
 
 

