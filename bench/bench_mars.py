@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import MARS_TARGET_S_PER_REFERENCE, REPO, roc_references, timed, write_results  # noqa: E402
+from bench.harness import MARS_TARGET_S_PER_REFERENCE, REPO, repo_path, roc_references, timed, write_results  # noqa: E402
 
 TARGET_S_PER_REFERENCE = MARS_TARGET_S_PER_REFERENCE
 PAPER = {"s_per_reference": 0.8, "hardware": "RTX-2080 GPU", "lm": "gpt2-large", "references": "ROC endings"}
@@ -116,7 +116,7 @@ def main() -> None:
     # the run itself keeps ``threads`` cores busy; more runnable work than that means other jobs shared the CPU
     contended = max(load_before[0], load_after[0]) > torch.get_num_threads() + 0.5
     result = {
-        "config": str(args.config),
+        "config": repo_path(args.config),
         "overrides": args.override,
         "n": n,
         "repeats": args.repeats,

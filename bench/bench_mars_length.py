@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import MARS_TARGET_S_PER_REFERENCE, REPO, RESULTS, data_dir, roc_references, write_results  # noqa: E402
+from bench.harness import MARS_TARGET_S_PER_REFERENCE, REPO, RESULTS, data_dir, repo_path, roc_references, write_results  # noqa: E402
 
 WIKITEXT = Path("corpus") / "wikitext_paragraphs_a.txt"
 CONTEXTS = Path("corpus") / "wikitext_paragraphs_b.txt"  # other paragraphs: long contexts (--context-words)
@@ -345,7 +345,7 @@ def main() -> None:
 
     contended = max(load_before[0], load_after[0]) > torch.get_num_threads() + 0.5
     result = {
-        "config": str(args.config),
+        "config": repo_path(args.config),
         "time_box_s": args.time_box,
         "words": args.words,
         "references": counts,

@@ -278,6 +278,13 @@ def sescore_step_times(
 # --- machine ------------------------------------------------------------------------------------------------------
 
 
+def repo_path(path: str | Path) -> str:
+    """``path`` as result files record it: relative to the checkout when inside it (never a machine's own path),
+    else as given."""
+    resolved = Path(path).resolve()
+    return resolved.relative_to(REPO).as_posix() if resolved.is_relative_to(REPO) else str(path)
+
+
 def _cpuinfo() -> dict[str, str]:
     """The first processor's fields of Linux ``/proc/cpuinfo`` (empty elsewhere)."""
     fields: dict[str, str] = {}
