@@ -238,7 +238,7 @@ def markdown(result: dict) -> str:
         + " | ".join(f"report {s}" for s in sets)
         + " | report mean vs BERTScore [95% CI] | P(not better) | "
         + f"{whole} all items | vs BERTScore [95% CI] | P(not better) | adversarial acc. |",
-        "|---|" + "---|" * (len(sets) + 8),
+        "|---|" + "---|" * (len(sets) + 7),  # select mean tau, the sets, two bootstrap pairs, adversarial
     ]
     for row in result["report"]:
         adv = (result["adversarial"] or {}).get("accuracy", {}).get(row["variant"])

@@ -99,6 +99,11 @@ class ScoreConfig:
 
 @dataclass(frozen=True)
 class MARSConfig:
+    """Everything that decides a MARS score: the models, masking, cloze filling, self-planning and scoring
+    sections, the augmenter and the runtime settings. Built by :func:`load_config` from a recipe such as the packaged
+    ``mars/offline.yaml``; values are checked when it is made, and :meth:`augmentation_dict` is what keys the
+    augmentation cache."""
+
     models: ModelsConfig = field(default_factory=ModelsConfig)
     masking: MaskingConfig = field(default_factory=MaskingConfig)
     cloze: ClozeConfig = field(default_factory=ClozeConfig)
@@ -230,8 +235,11 @@ def load_config(
         ablation: a key of ``ABLATIONS`` (``no_planning``, ``naive``, ...).
 
     Returns:
-        The config; unknown keys raise ``nlgmetrics.recipes.RecipeError`` (a ValueError) naming the file and key,
-        bad values a ValueError naming the key.
+        The validated config.
+
+    Raises:
+        RecipeError: an unknown key (``nlgmetrics.recipes.RecipeError``, a ValueError), naming the file and key.
+        ValueError: a bad value, naming its key.
     """
     merged: dict[str, Any] = {}
     if ablation is not None:

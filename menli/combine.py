@@ -91,10 +91,11 @@ class MixPart:
 class MixRecipe:
     """Weights and stored ranges of ``sum_i w_i * MinMax_i(part_i)``, MENLI first, with one partner or several.
 
-    Two partners are what the MENLI issue's fluency ablation found necessary: NLI is blind to fluency and a
-    similarity metric to entailment errors, and a causal-LM likelihood ratio adds the fluency signal. The recipe
-    keeps both the weights and the ranges the combination was measured with (``source`` says where), so a packaged
-    recipe scores a row exactly as the measured combination did, whatever rows are scored with it.
+    Two partners are what the fluency experiment on the MENLI results page found necessary: NLI is blind to
+    fluency and a similarity metric to entailment errors, and a causal-LM likelihood ratio adds the fluency
+    signal. The recipe keeps both the weights and the ranges the combination was measured with (``source`` says
+    where), so a packaged recipe scores a row exactly as the measured combination did, whatever rows are scored
+    with it.
 
     Two-part ranges files (``{nli, metric, fitted_with?}``, the packaged ``menli/*.json`` and what
     ``--save-normalization`` wrote for one partner before) load as two-part recipes without weights: those files

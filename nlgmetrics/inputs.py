@@ -1,7 +1,7 @@
 """One input policy for every metric's Python API, the CLI and the torchmetrics classes.
 
-Bad items used to fail deep inside a tokenizer or a model (``None`` as a hypothesis, a number, a lone UTF-16
-surrogate from a broken decoder) or were scored silently (empty strings). Every public entry point calls
+Unchecked, bad items fail deep inside a tokenizer or a model (``None`` as a hypothesis, a number, a lone UTF-16
+surrogate from a broken decoder) or are scored silently (empty strings). Every public entry point calls
 ``check_pairs`` first, so the error names the list and the position the user has to fix.
 
 The policy, stated once:

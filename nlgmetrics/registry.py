@@ -1,9 +1,8 @@
 """One registry of metrics: the Python API, every command-line subcommand and users' own packages use it.
 
-Why: a metric used to be known in three places (a factory inside the command line that took an
-``argparse.Namespace``, the flags of each subcommand, and the Python classes with their own keyword names), so the
-same option had different names (``--nli-model`` vs ``model=``) and a user's metric could join only as
-``py:module:function``. Now each metric is declared once, as a :class:`MetricSpec` with a typed options dataclass
+Why: a metric known in several places (a command-line factory, each subcommand's flags, the Python classes) gets
+different names for the same option (``--nli-model`` vs ``model=``), and a user's metric could join only as
+``py:module:function``. Each metric is declared once, as a :class:`MetricSpec` with a typed options dataclass
 (names, defaults, help, choices); the command line builds its flags from those declarations, so Python keywords
 and flags are the same words with the same defaults (``nli_model=`` is ``--nli-model``).
 
@@ -238,7 +237,7 @@ def _check_value(opt: Option, value: Any, what: str) -> None:
 UNIONS = (typing.Union, types.UnionType)
 
 
-def _without_none(annotation: Any) -> Any:
+def without_none(annotation: Any) -> Any:
     """``X | None`` -> ``X`` (other unions stay as they are)."""
     args = [a for a in typing.get_args(annotation) if a is not type(None)]
     return args[0] if typing.get_origin(annotation) in UNIONS and len(args) == 1 else annotation
@@ -246,25 +245,12 @@ def _without_none(annotation: Any) -> Any:
 
 def _plain_type(annotation: Any) -> type | None:
     """``int | None`` -> int, ``list[str] | None`` -> list; None for anything else (not checked)."""
-    annotation = _without_none(annotation)
+    annotation = without_none(annotation)
     if typing.get_origin(annotation) in UNIONS:
         return None
     if typing.get_origin(annotation) in (list, tuple, Sequence):
         return list
     return annotation if annotation in (bool, int, float, str) else None
-
-
-def cli_type(opt: Option) -> tuple[Any, str | None]:
-    """How the command line reads an option: (type or parser, nargs)."""
-    if opt.parse is not None:
-        return opt.parse, None
-    annotation = _without_none(opt.type)
-    if typing.get_origin(annotation) in UNIONS:
-        return str, None
-    if typing.get_origin(annotation) in (list, tuple, Sequence):
-        inner = (typing.get_args(annotation) or (str,))[0]
-        return inner, "+"
-    return (annotation if annotation in (bool, int, float, str) else str), None
 
 
 # -- discovery --------------------------------------------------------------------------------------------------
@@ -324,7 +310,7 @@ def list_metrics() -> list[str]:
 
     Returns:
         The names :func:`load_metric` and ``--metric`` accept; combinations (``menli+<metric>``) and
-        ``py:module:function`` are accepted besides these.
+            ``py:module:function`` are accepted besides these.
     """
     return sorted(_registered())
 
@@ -336,7 +322,10 @@ def metric_spec(name: str) -> MetricSpec:
         name: a name from :func:`list_metrics`.
 
     Returns:
-        Its :class:`MetricSpec` (options, summary, languages).
+        The metric's declaration: a :class:`MetricSpec` (options, summary, languages).
+
+    Raises:
+        RegistryError: no metric of that name is registered (the message lists those that are).
     """
     specs = _registered()
     if name not in specs:
@@ -549,4 +538,5 @@ __all__ = [
     "progress_option",
     "refresh",
     "train_commands",
+    "without_none",
 ]

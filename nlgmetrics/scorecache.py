@@ -4,8 +4,8 @@ Why: the expensive runs of the toolkit score the same texts again and again. A b
 noised texts per metric (20-40 minutes for a trained metric on a CPU, hours for sentence-level MENLI); the dev mix
 scores each set's half once per metric and per comparison; the benchmarks' ablations score the same dev rows under
 many recipes. Losing that work to an interrupt, or paying it again for a second comparison against the same
-baseline, is what this cache removes. It used to exist twice (the stress suite's store, and a whole-list file per
-set in ``evaluate.py devmix``); now both, and the benchmarks, keep their scores here.
+baseline, is what this cache removes. The stress suite, ``evaluate.py devmix`` and the benchmarks all keep their
+scores here.
 
 One file holds ``{name: {row key: score}}``: ``name`` is what would change the scores (a metric's signature, so
 scores of another checkpoint or setting are never reused), the row key a hash of (hypothesis, reference[s][,

@@ -1,7 +1,7 @@
 """One torchmetrics contract for every text metric of the toolkit (SEScore, MENLI, MARS).
 
-The three classes used to disagree on argument names, dtype, empty state and pickling. They now share this
-shell, and ``tests/test_metric_contract.py`` holds each of them to it:
+The three classes share this shell, so argument names, dtype, empty state and pickling agree, and
+``tests/test_metric_contract.py`` holds each of them to it:
 
 - ``update(preds, target)``: candidates and their reference (or list of references), checked by the shared
   input policy (``nlgmetrics.inputs``); metrics that read sources take ``srcs=`` too, the others refuse it;

@@ -25,6 +25,50 @@ class OptionsFileError(ValueError):
     """An options file that cannot be read or names an option its command does not have; the message names both."""
 
 
+WHERE_REQUIRED = "on the command line or in the --config options file"
+
+
+class OptionsFileParser(argparse.ArgumentParser):
+    """The parser of a command whose ``--config`` is an options file (``synthesize``, ``synthesize sentences``,
+    ``pack``).
+
+    Why: an option the command cannot run without (``--input``, ``--out`` ...) may come from the options file, so
+    argparse's ``required=True`` would make the usage line and ``--help`` claim it must be typed, while
+    ``pack --config configs/sescore/mpnet_v2_pack.yaml`` alone is a complete command. Options added with
+    :meth:`add_required_option` show as optional in the usage, say in their help where they may come from, and are
+    checked once the options file has been put into the arguments: a missing one stops with argparse's usage error
+    (exit status 2), as ``required=True`` would.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._required_options: list[argparse.Action] = []
+
+    def add_required_option(self, *flags: str, **kwargs: Any) -> argparse.Action:
+        """``add_argument`` for an option that must be given, on the command line or by the options file.
+
+        Args:
+            *flags: the option's flags (``--input``).
+            **kwargs: what ``add_argument`` takes, but ``required``.
+
+        Returns:
+            The option's action.
+        """
+        text = kwargs.get("help") or ""
+        kwargs["help"] = f"{text} (required: {WHERE_REQUIRED})" if text else f"required: {WHERE_REQUIRED}"
+        action = self.add_argument(*flags, **kwargs)
+        self._required_options.append(action)
+        return action
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = super().parse_known_args(args, namespace)
+        missing = [a for a in self._required_options if getattr(parsed, a.dest, None) is None]
+        if missing:
+            flags = ", ".join("/".join(a.option_strings) for a in missing)
+            self.error(f"the following arguments are required: {flags} ({WHERE_REQUIRED})")
+        return parsed, extras
+
+
 def read_options_file(path: str | Path) -> tuple[dict[str, Any], Path]:
     """The mapping an options file holds and the path it was read from (a packaged recipe's name works too)."""
     from nlgmetrics.recipes import RecipeError, read_yaml
@@ -153,6 +197,7 @@ def with_options_file(parser: argparse.ArgumentParser, argv: Sequence[str], flag
 __all__ = [
     "DATA_PLACEHOLDER",
     "OptionsFileError",
+    "OptionsFileParser",
     "options_file_argv",
     "pop_option",
     "read_options_file",

@@ -62,7 +62,9 @@ SESCORE = MetricSpec(
 
 # train.py's SEScore subcommands (entry-point group nlgmetrics.train_commands), run only when called
 SYNTHESIZE = TrainCommand(
-    "synthesize", "SEScore stratified error synthesis: run (default), merge, calibrate", "sescore.synthesis.cli:main"
+    "synthesize",
+    "SEScore stratified error synthesis: run (default), sentences, merge, calibrate",
+    "sescore.synthesis.cli:main",
 )
 FIT = TrainCommand(
     "fit",

@@ -13,7 +13,7 @@ from nlgmetrics.cli import evaluate, train
 from nlgmetrics.registry import train_commands
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "gen"))
-from cli_reference import LIGHTNING, MODES, captured_parser  # noqa: E402
+from cli_reference import LIGHTNING, captured_parser, modes_of  # noqa: E402
 
 # what a flag name means wherever it appears, checked on its help text
 MEANINGS = {
@@ -33,7 +33,7 @@ def train_parsers() -> dict[str, argparse.ArgumentParser]:
     for name, command in train_commands().items():
         if name in LIGHTNING:  # LightningCLI's own parser (its --help is Lightning's)
             continue
-        for mode in [None, *MODES.get(name, [])]:
+        for mode in [None, *modes_of(name)]:
             out[f"train {name}" + (f" {mode}" if mode else "")] = captured_parser(command, [mode] if mode else [])
     return out
 

@@ -144,8 +144,9 @@ def test_readme_compare_example_is_what_the_command_prints(tmp_path):
     start = next(
         (i for i, line in enumerate(lines) if "-evaluate compare " in line or "evaluate.py compare " in line), None
     )
-    if start is None:
-        pytest.skip("the README shows no compare example")
+    assert start is not None, (
+        "the README lost its `compare` example (`nlgmetrics-evaluate compare ...`), which this test runs"
+    )
     command = lines[start]
     while command.endswith("\\"):
         start += 1

@@ -101,6 +101,55 @@ def test_commercial_only_drops_the_noncommercial_sources_before_the_limit(tmp_pa
     assert [r["source"] for r in read_nli_jsonl(path, commercial_only=True, limit=2)] == ["snli", "mnli"]
 
 
+def _xnli_like(path):
+    rows = [
+        {
+            "premise": f"p{i} {lang}",
+            "hypothesis": f"h{i}",
+            "label": i % 3,
+            "lang": lang,
+            "split": split,
+            "source": "somewhere/data/xnli/" + split,
+        }
+        for split in ("dev", "test")
+        for lang in ("de", "fr")
+        for i in range(20)
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    return path
+
+
+def test_nli_file_specs_filter_by_split_and_language_and_subset_the_same_items(tmp_path):
+    from nlgmetrics.nli.training import file_label, read_nli_file
+
+    path = _xnli_like(tmp_path / "xnli.jsonl")
+    assert len(read_nli_file(str(path))) == 80
+    dev = read_nli_file({"path": str(path), "splits": ["dev"]})
+    assert len(dev) == 40 and {r["split"] for r in dev} == {"dev"}
+    de = read_nli_file({"path": str(path), "splits": "test", "langs": ["de"], "limit": 7})
+    fr = read_nli_file({"path": str(path), "splits": "test", "langs": ["fr"], "limit": 7})
+    assert len(de) == 7 and {r["lang"] for r in de} == {"de"}
+    # same seed, same positions: aligned translations give the same items in every language
+    assert [r["hypothesis"] for r in de] == [r["hypothesis"] for r in fr]
+    other = read_nli_file({"path": str(path), "splits": "test", "langs": ["de"], "limit": 7, "subset_seed": 1})
+    assert [r["hypothesis"] for r in other] != [r["hypothesis"] for r in de]
+    assert file_label({"path": "x.jsonl", "splits": ["dev"]}) == "x.jsonl (splits=['dev'])"
+
+
+def test_nli_file_specs_refuse_typos_and_empty_selections_but_not_a_noncommercial_file(tmp_path):
+    from nlgmetrics.nli.training import read_nli_file
+
+    path = _xnli_like(tmp_path / "xnli.jsonl")
+    with pytest.raises(ValueError, match=r"unknown key\(s\) lang;"):
+        read_nli_file({"path": str(path), "lang": ["de"]})
+    with pytest.raises(ValueError, match="selects no rows"):
+        read_nli_file({"path": str(path), "langs": ["xx"]})
+    with pytest.raises(ValueError, match="'path' key"):
+        read_nli_file({"splits": ["dev"]})
+    # XNLI is CC BY-NC: commercial_only leaves the file out (an empty list), it does not fail the recipe
+    assert read_nli_file({"path": str(path), "splits": ["dev"]}, commercial_only=True) == []
+
+
 def test_dev_split_keeps_premises_apart():
     rows = [{"premise": f"p{i // 3}", "hypothesis": f"h{i}", "label": i % 3} for i in range(60)]
     train, dev = split_dev(rows, 10, seed=0)

@@ -336,6 +336,55 @@ def test_user_docs_use_no_internal_words(page):
     assert not found, f"{page.relative_to(REPO)}: {found}"
 
 
+# -- citations of README sections ---------------------------------------------------------------------------------
+# README, "The shipped default" / README's "SEScore" section / (`README.md`, "Cost ...") - a quoted section name
+README_CITATION = re.compile(r"README(?:\.md`?)?(?:'s)?,?\s+(?:section\s+)?\"([^\"]+)\"")
+# a link into the README or into the site's copy of it: README.md#anchor, ../README.md#anchor, index.md#anchor
+README_LINK = re.compile(r"\]\((?:\.\./)*(?:README|index)\.md#([^)\s]+)\)")
+
+
+def readme_headings(readme: str | None = None) -> set[str]:
+    """The README's section headings, as written (backticks dropped, whitespace collapsed)."""
+    text = README.read_text(encoding="utf-8") if readme is None else readme
+    text = re.sub(r"^```.*?^```", "", text, flags=re.MULTILINE | re.DOTALL)  # a '# comment' in code is no heading
+    return {" ".join(m.group(1).replace("`", "").split()) for m in re.finditer(r"^#{1,6}\s+(.+?)\s*$", text, re.M)}
+
+
+def heading_anchors(headings: set[str]) -> set[str]:
+    """The anchors a heading gets: the site's (Python-Markdown toc) and GitHub's (which keeps repeated hyphens)."""
+    anchors = set()
+    for heading in headings:
+        words = re.sub(r"[^\w\s-]", "", heading).strip().lower()
+        anchors |= {re.sub(r"[-\s]+", "-", words), words.replace(" ", "-")}
+    return anchors
+
+
+def broken_readme_citations(text: str, headings: set[str]) -> list[str]:
+    """Quoted README section names and README anchors in ``text`` that the README does not have."""
+    anchors = heading_anchors(headings)
+    cited = [" ".join(m.group(1).split()) for m in README_CITATION.finditer(text)]
+    bad = [f'README, "{name}"' for name in cited if name not in headings]
+    return bad + [f"README#{m.group(1)}" for m in README_LINK.finditer(text) if m.group(1) not in anchors]
+
+
+def test_the_readme_citation_check_finds_what_it_looks_for():
+    headings = readme_headings("# Tool\n\n## Quick start\n\n```bash\n# not a heading\n```\n### `fit` options\n")
+    assert headings == {"Tool", "Quick start", "fit options"}
+    text = (
+        'See README, "Quick start", the README\'s "fit options" section, (README, "The shipped\ndefault"), '
+        "[a](../index.md#quick-start), [b](README.md#fit-options) and [c](index.md#how-they-were-built)."
+    )
+    assert broken_readme_citations(text, headings) == ['README, "The shipped default"', "README#how-they-were-built"]
+
+
+@pytest.mark.parametrize("page", [pytest.param(p, id=str(p.relative_to(REPO))) for p in user_docs()])
+def test_user_docs_cite_only_readme_sections_that_exist(page):
+    """A page that sends the reader to a README section (by name or by link) names one the README has: the README
+    became a short front door, and what its old sections held now lives on the documentation pages."""
+    bad = broken_readme_citations(page.read_text(encoding="utf-8"), readme_headings())
+    assert not bad, f"{page.relative_to(REPO)} cites README sections that do not exist: {bad}"
+
+
 if __name__ == "__main__":  # write the site's home page from the README
     HOME.write_text(home_page(README.read_text(encoding="utf-8")), encoding="utf-8")
     print(f"wrote {HOME.relative_to(REPO)}")

@@ -347,6 +347,29 @@ def test_options_files_are_the_commands_flags_and_the_command_line_wins(tmp_path
         options_file_argv(parser, options, [])
 
 
+def test_options_an_options_file_may_give_are_optional_in_the_usage_and_checked_after_it(tmp_path, capsys):
+    """``synthesize --config OPTIONS.yaml`` is a whole command: its usage must not claim --input/--output must be
+    typed, yet a run with neither the flag nor the file's key still stops like a missing required flag."""
+    from nlgmetrics.cli import train
+
+    for argv, flags in (
+        (["synthesize", "--help"], ["--input INPUT", "--output OUTPUT"]),
+        (["synthesize", "sentences", "--help"], ["--input INPUT", "--output OUTPUT"]),
+        (["pack", "--help"], ["--checkpoint CHECKPOINT", "--out OUT"]),
+    ):
+        with pytest.raises(SystemExit):
+            train.main(argv)
+        usage = capsys.readouterr().out.split("\n\n")[0]
+        assert all(f"[{flag}]" in usage for flag in flags), usage
+    options = tmp_path / "pack.yaml"
+    options.write_text("checkpoint: a\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as stop:
+        train.main(["pack", "--config", str(options)])
+    assert stop.value.code == 2
+    error = capsys.readouterr().err
+    assert "required: --out (on the command line or in the --config options file)" in error, error
+
+
 def test_pack_and_synthesize_report_a_bad_options_file_in_one_line(tmp_path, capsys):
     from nlgmetrics.cli import train
 

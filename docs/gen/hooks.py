@@ -1,9 +1,11 @@
 """MkDocs hooks: check that the generated pages are current, and draw the results pages' figures into the site.
 
 Why here: the generated pages (``docs/results/*.md``, ``docs/reference/cli.md``) are committed, so the build reads
-them like any page; what the build adds is (1) a warning, which ``--strict`` turns into a failure, when one differs
-from what its generator renders now, and (2) the figures, which are never committed: each page marks its figures
-with a comment, and the build draws them and puts an image in the marker's place.
+them like any page; what the build adds is (1) a failure when a results page fails its generator's checks
+(``results_markdown.validate``: a malformed table, a figure marked but not drawn, a local path, a default's row
+missing), (2) a warning, which ``--strict`` turns into a failure, when one differs from what its generator renders
+now, and (3) the figures, which are never committed: each page marks its figures with a comment, and the build
+draws them and puts an image in the marker's place.
 
 Drawing every figure takes some 15 CPU seconds, so figures are cached under ``.cache/docs-figures/`` by a hash of
 the generator code and the result files the page read: an unchanged page costs nothing on the next build.
@@ -25,7 +27,7 @@ sys.path[:0] = [p for p in (str(HERE), str(REPO)) if p not in sys.path]
 
 import cli_reference  # noqa: E402
 import results_pages  # noqa: E402
-from results_markdown import FIGURE, Page, figure_path  # noqa: E402
+from results_markdown import FIGURE, Page, PageError, figure_path  # noqa: E402
 from results_store import ResultFiles  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.generated")
@@ -80,11 +82,15 @@ def _stale(page: Page, docs_dir: Path, command: str) -> None:
 
 def on_files(files: Any, config: Any) -> Any:
     """Render the generated pages, warn about stale ones, and add the results pages' figures to the site."""
+    from mkdocs.exceptions import PluginError
     from mkdocs.structure.files import File
 
     docs_dir = Path(config["docs_dir"])
     results = ResultFiles()
-    pages = results_pages.render_pages(results)
+    try:
+        pages = results_pages.render_pages(results)  # validates every page: a defect fails the build here
+    except PageError as error:
+        raise PluginError(f"a generated results page fails its checks:\n{error}") from error
     for page in pages:
         _stale(page, docs_dir, "python docs/gen/results_pages.py --write")
     _stale(cli_reference.render(), docs_dir, "python docs/gen/cli_reference.py --write")

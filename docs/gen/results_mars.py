@@ -1,17 +1,25 @@
 """MARS on ROC stories: correlation with the UNION judgments, robustness to the paper's attacks (the runs of
-``bench/notes/mars_roc.md``) and the augmentation ablation of ``bench/ablate_mars_roc.py``."""
+``bench/notes/mars_roc.md``) and the augmentation ablation of ``bench/ablate_mars_roc.py`` (the shipped weighting's
+rows on the page, every variant in the raw-data appendix)."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from results_markdown import Page, collapsible, generic, table
+from results_markdown import Lines, Page, collapsible, generic, interval, signed, table
 from results_plots import forest
 from results_store import ResultFiles
 
 ROC = "mars_roc"  # the correlation and robustness runs' folder under the results root
 CORRELATION_KEYS = ["kendall_b", "pearson", "tau_like", "system_pearson", "n", "n_systems"]
+LABELS = {"mars": "MARS (default settings)", "bertscore": "BERTScore-MiniLM", "bleu": "BLEU", "chrf": "chrF"}
+ABLATIONS = {  # plain names of the augmentation ablation files
+    "mars_roc_ablation": "Every filler, reference split and encoder",
+    "mars_roc_ablation_smollm2": "SmolLM2 on every reference split, run again",
+    "mars_roc_ablation_window": "With the masking window",
+    "mars_roc_smoke": "A smoke run on 8 stories",
+}
 
 
 def _interval(text: Any) -> list[float] | None:
@@ -30,26 +38,43 @@ def correlation_rows(files: ResultFiles) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (order.get(r["metric"], 1), r["metric"]))
 
 
-def _ablation(page: Page, files: ResultFiles, stem: str) -> None:
-    doc = files.load(stem)
+def _title(stem: str) -> str:
+    return ABLATIONS.get(stem, "Augmentation run: " + stem.removeprefix("mars_roc_").replace("_", " "))
+
+
+def shipped_table(doc: dict[str, Any]) -> Lines:
+    """The shipped weighting's rows of an ablation file: reference split, filler and encoder, and MARS minus
+    BERTScore with the same encoder on the report half."""
+    rows = [
+        {
+            "reference built from": r["split"],
+            "filler": r["filler"],
+            "encoder": r["encoder"],
+            "MARS Kendall": r["report_kendall"],
+            "minus BERTScore [95% CI]": f"{signed(r['kendall_diff'])} {interval(_interval(r.get('kendall_ci95')))}",
+            "not better": r.get("kendall_not_better"),
+        }
+        for r in doc["rows"]
+        if r["variant"].startswith("default: cosine")
+    ]
+    return table(rows)
+
+
+def _figure(page: Page, stem: str, doc: dict[str, Any]) -> str | None:
     shipped = [r for r in doc["rows"] if r["variant"].startswith("default: cosine")]
-    page.add(f"### `{stem}`", "")
-    if len(shipped) > 1:
-        rows = [
-            (f"{r['split']}, {r['filler']}, {r['encoder']}", r["kendall_diff"], _interval(r.get("kendall_ci95")))
-            for r in shipped
-        ]
-        page.figure(
-            f"mars-{stem.replace('_', '-')}",
-            "the shipped weighting's Kendall difference to BERTScore",
-            lambda rows=rows: forest(
-                rows,
-                "MARS (shipped weighting) minus BERTScore, same encoder: ROC report half",
-                "Kendall tau-b difference",
-            ),
-        )
-    body = generic({k: v for k, v in doc.items() if k not in ("details", "every_variant")})
-    page.add(collapsible(f"{stem}: every variant", body, expanded=stem == "mars_roc_ablation"))
+    if len(shipped) < 2:
+        return None
+    rows = [
+        (f"{r['split']}, {r['filler']}, {r['encoder']}", r["kendall_diff"], _interval(r.get("kendall_ci95")))
+        for r in shipped
+    ]
+    return page.marker(
+        f"mars-{stem.replace('_', '-')}",
+        f"the shipped weighting's Kendall difference to BERTScore: {_title(stem).lower()}",
+        lambda rows=rows: forest(
+            rows, "MARS (shipped weighting) minus BERTScore, same encoder: ROC report half", "Kendall tau-b difference"
+        ),
+    )
 
 
 def render(files: ResultFiles) -> Page:
@@ -66,15 +91,33 @@ def render(files: ResultFiles) -> Page:
     )
     correlation = correlation_rows(files)
     if correlation:
+        keys = [k for k in CORRELATION_KEYS if any(r.get(k) is not None for r in correlation)]
+        rows = [{"metric": LABELS.get(r["metric"], r["metric"]), **{k: r[k] for k in keys}} for r in correlation]
+        page.require_row(LABELS["mars"], "metric (ROC stories)")
         page.add(
             "## Correlation with human judgments",
             "",
             "Segment level over every story (one candidate per item: the item-grouped tau-like and the "
-            "system-level Pearson cannot be computed, hence empty).",
+            "system-level Pearson cannot be computed, so they are left out).",
             "",
-            table(correlation),
+            table(rows, ["metric", *keys], {"metric": "metric (ROC stories)", "n": "stories"}),
             "",
         )
+        by_metric = {r["metric"]: r for r in correlation}
+        if "mars" in by_metric and "bertscore" in by_metric:
+            mars, bert = by_metric["mars"], by_metric["bertscore"]
+            order = "below" if mars["kendall_b"] < bert["kendall_b"] else "above"
+            page.add(
+                f"**Verdict:** MARS ranks the stories {order} BERTScore-MiniLM (Kendall tau-b {mars['kendall_b']:.3f} "
+                f"against {bert['kendall_b']:.3f})"
+                + (
+                    "; its augmentation, the costly part (see [speed](speed.md#mars)), shows no gain over BERTScore "
+                    "on these stories."
+                    if order == "below"
+                    else "."
+                ),
+                "",
+            )
     robustness = files.load(f"{ROC}/robustness")
     if robustness is not None:
         from nlgmetrics.stress.robustness import markdown_table
@@ -88,20 +131,34 @@ def render(files: ResultFiles) -> Page:
             markdown_table(robustness).splitlines(),
             "",
         )
-    page.add(
-        "## What the augmentation adds",
-        "",
-        "The ablation chose the weighting on the select half of the stories and reports it on the report half, "
-        "against BERTScore with the same encoder; *paper*, *generated* and *whole* are the three ways of "
-        "building the reference from a story.",
-        "",
-    )
-    for stem in files.stems("mars_roc_*"):
-        _ablation(page, files, stem)
+    stems = files.stems("mars_roc_*")
+    if stems:
+        page.add(
+            "## What the augmentation adds",
+            "",
+            "The ablation chose the weighting on one half of the stories (the tuning half) and reports it on the "
+            "other, against BERTScore with the same encoder; *paper*, *generated* and *whole* are the three ways "
+            "of building the reference from a story. The rows here are the shipped weighting's; the raw-data "
+            "appendix has every variant.",
+            "",
+        )
+    for index, stem in enumerate(stems):
+        doc = files.load(stem)
+        marker = _figure(page, stem, doc)
+        body = [*shipped_table(doc), "", *([marker, ""] if marker else [])]
+        if index == 0:
+            page.add(f"**{_title(stem)}**", "", body)
+        else:
+            page.add(collapsible(_title(stem), body))
     page.add(
         "## What it costs",
         "",
         "MARS's cost is the augmentation: see [speed](speed.md#mars) and the reference-length runs below it.",
         "",
     )
+    page.appendix()
+    for stem in stems:
+        doc = files.load(stem)
+        body = generic({k: v for k, v in doc.items() if k not in ("details", "every_variant")})
+        page.add(collapsible(f"{stem}: every variant", body))
     return page

@@ -1,7 +1,6 @@
 """The documentation's results pages and the README's generated blocks, rendered from ``bench/results/**/*.json``.
 
-Why: results used to live in four places (README tables typed or half-generated, ``docs/results``, ``docs/{mars,
-sescore,stress}`` and ``bench/results``) and drifted apart. Now a number lives in its JSON, the file the benchmark
+Why: a number typed into two pages drifts apart. A number lives in its JSON, the file the benchmark
 wrote; this script renders every results page (``docs/results/*.md``) and the README's ``metrics-table`` and
 ``headline-results`` blocks from those files. The pages are committed, so they read on GitHub and a changed number
 shows in a diff, and ``tests/test_docs_generated.py`` fails when one differs from what this renders now. Figures
@@ -31,7 +30,7 @@ import results_quality  # noqa: E402
 import results_sescore  # noqa: E402
 import results_speed  # noqa: E402
 import results_stress  # noqa: E402
-from results_markdown import Lines, Page, collapsible, figure_path, generic  # noqa: E402
+from results_markdown import Lines, Page, collapsible, figure_path, generic, validate  # noqa: E402
 from results_store import REPO, ResultFiles  # noqa: E402
 
 DOCS = REPO / "docs"
@@ -136,24 +135,29 @@ def with_blocks(readme: str, blocks: dict[str, str]) -> str:
 
 
 def _index(files: ResultFiles, pages: list[Page]) -> Page:
-    """The results overview: the headline, the metrics, the pages, and where every result file is shown (files no
-    page claims are rendered here, so a new benchmark is on the site before anyone writes a section for it)."""
+    """The results overview: the headline, the metrics, the pages, and (in the raw-data appendix) where every
+    result file is shown (files no page claims are rendered there, so a new benchmark is on the site before anyone
+    writes a section for it)."""
     page = Page("results/index.md")
     files.page = page.path
     link = page_link("")
     page.add(
         "# Results",
         "",
-        "Every number on these pages is read from a JSON file a benchmark or an `evaluate.py` run wrote under "
-        "`bench/results/`, by `docs/gen/results_pages.py`; the same script writes the README's tables. After "
-        "a benchmark changes a file, `python docs/gen/results_pages.py --write` renders the pages again (a "
-        "test fails until it has). Figures are drawn when the site is built.",
+        "How well each metric agrees with people, how fast it runs and which deliberate errors it misses. Every "
+        "number here was measured by one of the benchmarks in `bench/` and is read from the file it wrote; the "
+        "figures are drawn from the same files.",
         "",
         "## Headline",
         "",
     )
+    headline = results_quality.headline_table(files, link)
+    if headline:
+        from sescore.shipped import DEFAULT_NAME
+
+        page.require_row(f"[SEScore (default checkpoint `{DEFAULT_NAME}`)", "metric (default setting)")
     page.add(
-        results_quality.headline_table(files, link),
+        headline,
         "",
         "The default metrics on the report half of the dev mix, each minus BERTScore-MiniLM on the same rows "
         "with a 95% paired item-bootstrap interval: [quality on the dev mix](quality.md) has every set and "
@@ -164,9 +168,10 @@ def _index(files: ResultFiles, pages: list[Page]) -> Page:
     )
     page.add(metrics_table(files, ""), "", "## The pages", "")
     page.add([f"- [{PAGE_TITLES[p.path.split('/')[-1][:-3]]}]({p.path.split('/')[-1]})" for p in pages], "")
+    page.appendix("Which page shows each result file, and the files no page presents yet, as they are.")
     unused = files.unused()
     if unused:
-        page.add("## Other result files", "", "Result files no page presents yet, rendered as they are.", "")
+        page.add("Result files no page presents yet, rendered as they are:", "")
         for stem in unused:
             page.add(collapsible(f"{stem}.json", generic(files.load(stem))))
     rows = [
@@ -175,15 +180,18 @@ def _index(files: ResultFiles, pages: list[Page]) -> Page:
         for stem, shown in sorted(files.used.items())
     ]
     page.add(
-        "## Where each result file is shown",
-        "",
-        collapsible(f"{len(rows)} files", ["| file | page |", "|---|---|", *rows]),
+        collapsible(f"where each of the {len(rows)} result files is shown", ["| file | page |", "|---|---|", *rows])
     )
     return page
 
 
 def render_pages(files: ResultFiles | None = None) -> list[Page]:
-    """Every results page, the index last (it lists what the others read)."""
+    """Every results page, the index first (rendered last: it lists what the others read), each checked by
+    ``results_markdown.validate``.
+
+    Raises:
+        results_markdown.PageError: a page fails a check (the message names the page and the line).
+    """
     files = files or ResultFiles()
     renderers = {
         "quality": lambda f: results_quality.render(f, page_link("")),
@@ -197,7 +205,10 @@ def render_pages(files: ResultFiles | None = None) -> list[Page]:
     for name, render in renderers.items():
         files.page = f"results/{name}.md"  # the reads that follow are shown on this page
         pages.append(render(files))
-    return [_index(files, pages), *pages]
+    pages = [_index(files, pages), *pages]
+    for page in pages:  # a malformed table, a missing figure, a local path or a missing default fails here
+        validate(page)
+    return pages
 
 
 def stale(pages: list[Page], readme: Path = README, blocks: dict[str, str] | None = None) -> list[str]:

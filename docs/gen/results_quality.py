@@ -1,7 +1,8 @@
 """Quality on the dev mix: the default metrics against BERTScore-MiniLM on the report half, with intervals.
 
 The dev mix (``nlgmetrics/configs/devmix/default.yaml``) is four judged sets split by item into a *select* half
-(where recipes and defaults are chosen) and a *report* half (where they are reported, and nothing is chosen). Every
+(where recipes and defaults are chosen; the pages call it the tuning half) and a *report* half (where they are
+reported, and nothing is chosen); BERTScore's encoder comparison (``devmix/encoders.yaml``) adds TED en-de. Every
 comparison here is a paired item bootstrap of a metric minus one reference metric on the same rows; rows compare
 with each other only through a shared reference, so a file whose reference differs is refused, not printed beside
 the others.
@@ -24,7 +25,7 @@ DEVMIX_SETS = {
     "summeval_con": "SummEval con.",
     "webnlg": "WebNLG",
 }  # the default mix; a row over other sets names them as its file does
-SET_NAMES = {**DEVMIX_SETS, "ted_ende": "TED en-de"}
+SET_NAMES = {"ted_zhen": "TED zh-en", "ted_ende": "TED en-de", **DEVMIX_SETS}  # every set a row may have
 SESCORE_ABLATIONS = ["sescore_default_ablations_all_report", "sescore_default_ablations_report"]  # first found wins
 # arms of the SEScore ablation file shown on the report half, and their labels
 SESCORE_ARMS = [
@@ -34,7 +35,7 @@ SESCORE_ARMS = [
     ("no_severity_seeds_own_w0.5", "`minilm-v2`'s recipe w/o severity (every edit -1)"),
     ("v1 (minilm-news)", "SEScore v1 (`minilm-news`)"),
 ]
-# other report-half files against the same BERTScore-MiniLM: (stem, label)
+# other report-half files against the same BERTScore-MiniLM: (stem, label); the first is the SEScore default's
 REPORT_FILES = [
     ("sescore_default_report_vs_minilm", "SEScore default (`mpnet-v2`)"),
     ("encoders_devmix_me5_report", "BERTScore-me5-small (the default encoder)"),
@@ -170,59 +171,105 @@ def headline_table(files: ResultFiles, link: Callable[[str], str]) -> Lines:
     return lines
 
 
-def report_rows(files: ResultFiles) -> list[tuple[str, dict[str, Any]]]:
+def report_rows(files: ResultFiles, which: str = "all") -> list[tuple[str, dict[str, Any]]]:
     """(label, devmix result) of every report-half comparison against the same BERTScore-MiniLM: the SEScore
     default, the other metrics' files, then the SEScore recipe's ablations. Files against another BERTScore are an
-    error, not a row: rows compare with each other only through their shared reference."""
-    found: list[tuple[str, dict[str, Any]]] = []
+    error, not a row: rows compare with each other only through their shared reference.
+
+    Args:
+        files: the result files.
+        which: ``"defaults"`` (the defaults and the baselines), ``"history"`` (earlier SEScore checkpoints and
+            the recipe's ablations) or ``"all"``; the reference check always covers every row.
+    """
+    current: list[tuple[str, dict[str, Any]]] = []
     for stem, label in REPORT_FILES:
         doc = files.load(stem)
         if doc is not None:
-            found.append((label, doc))
+            current.append((label, doc))
+    history: list[tuple[str, dict[str, Any]]] = []
     ablations = next((doc for doc in map(files.load, SESCORE_ABLATIONS) if doc is not None), None)
     if ablations is not None:
-        arms = [(label, ablations["details"][key]) for key, label in SESCORE_ARMS if key in ablations["details"]]
-        if not arms:
+        history = [(label, ablations["details"][key]) for key, label in SESCORE_ARMS if key in ablations["details"]]
+        if not history:
             raise ValueError(
                 f"{SESCORE_ABLATIONS}: the ablation file has none of the arms {[k for k, _ in SESCORE_ARMS]}"
             )
-        found += arms
-    signatures = {doc["versus_signature"] for _, doc in found}
+    signatures = {doc["versus_signature"] for _, doc in current + history}
     if len(signatures) > 1:
         raise ValueError(f"report-half rows against different references: {sorted(signatures)}")
-    return found
+    return {"defaults": current, "history": history}.get(which, current + history)
 
 
-def report_table(files: ResultFiles) -> Lines:
-    """Per-set tau-like (and difference to the reference) of every report-half row, the mean difference with its
-    interval, and the reference's own row last."""
-    rows = report_rows(files)
+def report_table(files: ResultFiles, which: str = "all", pearson: bool = True) -> Lines:
+    """Per-set tau-like (and difference to the reference) of the report-half rows, the mean difference with its
+    interval, and the reference's own row last: each row's mean difference is over the sets it has a cell for
+    (TED en-de only where a file scored it), so the headline's mean tau-like is the mean of the row's cells.
+
+    Args:
+        files: the result files.
+        which: the rows (``report_rows``).
+        pearson: add TED zh-en's system-level Pearson (a ninth column: for a collapsed table).
+    """
+    rows = report_rows(files, which)
     if not rows:
         return []
+    present = {s["set"] for _, doc in rows for s in doc["sets"]}
+    names = {k: v for k, v in SET_NAMES.items() if k in DEVMIX_SETS or k in present}
+    title = "earlier checkpoint or variant (report half)" if which == "history" else "metric (dev mix, report half)"
     lines = [
-        "| metric (dev mix, report half) | " + " | ".join(DEVMIX_SETS.values()) + " | mean minus "
-        "BERTScore-MiniLM [95% CI] | not better | TED zh-en system Pearson |",
-        "|---|" + "---|" * 7,
+        f"| {title} | " + " | ".join(names.values()) + " | mean minus "
+        "BERTScore-MiniLM [95% CI] | not better |" + (" TED zh-en system Pearson |" if pearson else ""),
+        "|---|" + "---|" * (len(names) + 2 + pearson),
     ]
+    reference: dict[str, Any] = {}
     for label, doc in rows:
         sets = {s["set"]: s for s in doc["sets"]}
-        cells = [
-            f"{sets[k]['tau_like_a']:.3f} ({sets[k]['difference']:+.3f})" if k in sets else "-" for k in DEVMIX_SETS
-        ]
+        for key, found in sets.items():
+            reference.setdefault(key, found)
+        cells = [f"{sets[k]['tau_like_a']:.3f} ({sets[k]['difference']:+.3f})" if k in sets else "-" for k in names]
         boot = doc["mean"]
-        pearson = sets.get("ted_zhen", {}).get("system_pearson_a")
-        lines.append(
+        line = (
             f"| {label} | " + " | ".join(cells) + f" | {signed(boot['difference'])} {interval(boot['ci95'])}"
-            f" | {boot['share_a_not_better']:.1%} | {cell(pearson)} |"
+            f" | {boot['share_a_not_better']:.1%} |"
         )
-    sets = {s["set"]: s for s in rows[0][1]["sets"]}
-    lines.append(
+        if pearson:
+            line += f" {cell(sets.get('ted_zhen', {}).get('system_pearson_a'))} |"
+        lines.append(line)
+    line = (
         "| BERTScore-MiniLM (the reference of every row) | "
-        + " | ".join(f"{sets[k]['tau_like_b']:.3f}" if k in sets else "-" for k in DEVMIX_SETS)
-        + " | - | - | "
-        f"{cell(sets.get('ted_zhen', {}).get('system_pearson_b'))} |"
+        + " | ".join(f"{reference[k]['tau_like_b']:.3f}" if k in reference else "-" for k in names)
+        + " | - | - |"
     )
+    if pearson:
+        line += f" {cell(reference.get('ted_zhen', {}).get('system_pearson_b'))} |"
+    lines.append(line)
     return lines
+
+
+def verdict(files: ResultFiles) -> str:
+    """One line: which default metrics the report half shows ahead of BERTScore-MiniLM, level with it, behind it
+    (ahead: not better in under 5% of resamples; behind: the whole interval below zero)."""
+    groups: dict[str, list[str]] = {"ahead": [], "level": [], "behind": []}
+    for row in headline_rows(files):
+        boot, name = row["boot"], row["label"]
+        if boot["share_a_not_better"] < 0.05:
+            groups["ahead"].append(f"{name}, {signed(boot['difference'])} {interval(boot['ci95'])}")
+        elif boot["ci95"][1] < 0:
+            groups["behind"].append(name)
+        else:
+            groups["level"].append(name)
+    if not any(groups.values()):
+        return ""
+    parts = [
+        f"{title}: {', '.join(groups[key])}"
+        for key, title in (
+            ("ahead", "ahead of BERTScore-MiniLM"),
+            ("level", "not told apart from it"),
+            ("behind", "behind it"),
+        )
+        if groups[key]
+    ]
+    return "**Verdict:** " + "; ".join(parts) + "."
 
 
 def devmix_stems(files: ResultFiles) -> list[str]:
@@ -260,7 +307,8 @@ def every_comparison(files: ResultFiles) -> Lines:
 def _forest_rows(files: ResultFiles) -> list[tuple[str, float, list[float]]]:
     """The report-half rows for the figure, MENLI's (two sets only) second."""
     rows = [
-        (label.replace("`", ""), doc["mean"]["difference"], doc["mean"]["ci95"]) for label, doc in report_rows(files)
+        (label.replace("`", ""), doc["mean"]["difference"], doc["mean"]["ci95"])
+        for label, doc in report_rows(files, "defaults")
     ]
     for row in headline_rows(files):
         if row["metric"] == "menli":
@@ -275,18 +323,27 @@ def render(files: ResultFiles, link: Callable[[str], str]) -> Page:
     page.add(
         "# Quality on the dev mix",
         "",
-        "How well each metric ranks outputs the way people do, on the **report half** of the dev mix: four "
-        "judged sets (TED zh-en MQM, SummEval relevance and consistency, WebNLG adequacy) split by item into a "
-        "select half, where every recipe and default was chosen, and a report half, where nothing was. "
-        "*tau-like* is WMT20's item-grouped Kendall-like statistic; each difference is a metric minus "
-        "BERTScore-MiniLM on the same rows, with a 95% paired item-bootstrap interval; *not better* is the "
+        "How well each metric ranks outputs the way people do, on the **report half** of the dev mix. The dev "
+        "mix is four judged sets (TED zh-en MQM, SummEval relevance and consistency, WebNLG adequacy); the "
+        "comparison of BERTScore's encoders adds a fifth, TED en-de MQM (German targets, which `me5-small` "
+        "reads), so BERTScore's default row is over five sets and every other row over four. Each set is split "
+        "by item into a tuning half, where every recipe and default was chosen, and a report half, where "
+        "nothing was. *tau-like* is WMT20's item-grouped Kendall-like statistic; each difference is a metric "
+        "minus BERTScore-MiniLM on the same rows, with a 95% paired item-bootstrap interval; *not better* is the "
         "share of resamples in which the metric did not beat BERTScore-MiniLM.",
         "",
         "## The defaults against BERTScore-MiniLM",
         "",
     )
+    headline = headline_table(files, link)
+    if headline:
+        from sescore.shipped import DEFAULT_NAME
+
+        page.require_row(f"[SEScore (default checkpoint `{DEFAULT_NAME}`)", "metric (default setting)")
     page.add(
-        headline_table(files, link),
+        headline,
+        "",
+        verdict(files),
         "",
         "MENLI's row comes from its pooling ablation, which scored the two sets where NLI applies (TED zh-en and "
         "WebNLG); its mean is over those two. MARS is not measured on the dev mix (its data is stories): see "
@@ -302,41 +359,62 @@ def render(files: ResultFiles, link: Callable[[str], str]) -> Page:
                 forest_rows, "Dev mix, report half: metric minus BERTScore-MiniLM (95% CI)", "mean tau-like difference"
             ),
         )
-    page.add(
-        "## Per set",
-        "",
-        "Each cell is the tau-like on one set, and in brackets its difference to BERTScore-MiniLM. The SEScore "
-        "ablations are each built like `minilm-v2` (three seeds' half-way points averaged) with one part of "
-        "the recipe left out.",
-        "",
-    )
-    page.add(report_table(files), "")
-    page.add(
-        "## Every dev-mix comparison",
-        "",
-        "Every `evaluate.py devmix` result file, select half included (choices were made there), each against "
-        "its own reference. The files are in `bench/results/`; the pages of each metric show them in context.",
-        "",
-    )
-    page.add(every_comparison(files), "")
-    page.add(
-        "## Choosing the default models",
-        "",
-        "The role benchmarks' numbers behind each default model (`bench/defaults_table.py` gathers them; "
-        "select half only).",
-        "",
-    )
+    current = report_table(files, "defaults", pearson=False)
+    if current:
+        from sescore.shipped import DEFAULT_NAME
+
+        page.require_row(f"SEScore default (`{DEFAULT_NAME}`)", "metric (dev mix, report half)")
+        page.add(
+            "## Per set",
+            "",
+            "Each cell is the tau-like on one set, and in brackets its difference to BERTScore-MiniLM; a row's "
+            "mean tau-like in the table above is the mean of its cells here, and its mean difference the mean of "
+            "the bracketed ones.",
+            "",
+            current,
+            "",
+        )
+    history = report_table(files, "history")
+    if history:
+        page.add(
+            collapsible(
+                "Earlier SEScore checkpoints and the recipe without each of its parts",
+                [
+                    "The same report half. The recipe's variants are each built like `minilm-v2`, the default "
+                    "before `mpnet-v2` (three seeds' half-way points averaged), with one part of the recipe left "
+                    "out; the last column is TED zh-en's system-level Pearson.",
+                    "",
+                    *history,
+                ],
+            ),
+            "",
+        )
     defaults = files.load("defaults")
     if defaults is not None:
-        page.add(generic(defaults))
+        page.add(
+            "## Choosing the default models",
+            "",
+            "The role benchmarks' numbers behind each default model, on the tuning half only.",
+            "",
+            collapsible("the candidates for each role: encoder, NLI model, causal LM", generic(defaults)),
+            "",
+        )
+    page.appendix()
+    page.add(
+        "**Every dev-mix comparison.** Every `evaluate.py devmix` result file, select half included (choices "
+        "were made there), each against its own reference; the pages of each metric show them in context.",
+        "",
+        collapsible("every dev-mix comparison file", every_comparison(files)),
+    )
+    full = report_table(files)
+    if full:
+        page.add(collapsible("the report-half table with every row", full))
     ties = files.load("tau_ties_webnlg_select")
     if ties is not None:
         page.add(
-            "## Ties and tau-like",
+            "**Ties and tau-like.** Does tau-like move when numerically equal scores tie differently (MKL's strict "
+            "mode against its default)? From `bench/tau_ties.py` on WebNLG, select half.",
             "",
-            "Does tau-like move when numerically equal scores tie differently (MKL's strict mode against its "
-            "default)? From `bench/tau_ties.py` on WebNLG, select half.",
-            "",
+            collapsible("tau_ties_webnlg_select", generic(ties)),
         )
-        page.add(collapsible("tau_ties_webnlg_select", generic(ties), expanded=True))
     return page

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
-from results_markdown import Page, bullets, collapsible, generic, table
+from results_markdown import MAX_VISIBLE_COLUMNS, Lines, Page, bullets, collapsible, generic, plain, table
 from results_plots import bars, from_path
 from results_store import ResultFiles
 
@@ -26,6 +26,9 @@ class Section:
         script: the benchmark that writes the file (how to rerun it).
         columns: the row keys of the table shown (what was measured, the throughput and the ratio); every other
             column and setting is one click away.
+        brief: where ``columns`` are more than a readable table holds (``MAX_VISIBLE_COLUMNS``), the ones shown
+            open; ``columns`` are then shown in the collapsed section.
+        rows: which rows the open table shows (all when None).
     """
 
     stem: str
@@ -33,6 +36,8 @@ class Section:
     peer: str
     script: str
     columns: tuple[str, ...] = ()
+    brief: tuple[str, ...] = ()
+    rows: Callable[[Mapping[str, Any]], bool] | None = None
 
 
 # the columns shared by the encoder sections and by the MARS length sections (which add their two ratios)
@@ -55,6 +60,7 @@ MARS_LENGTH_COLUMNS = (
     "wall_s_per_reference",
     "cpu_s_per_reference",
 )
+MARS_LENGTH_BRIEF = tuple(c for c in MARS_LENGTH_COLUMNS if c != "references")  # two ratios follow: 8 in all
 
 SECTIONS = [
     Section(
@@ -75,6 +81,8 @@ SECTIONS = [
             "rss_ratio_to_ours",
             "max_abs_diff",
         ),
+        ("metric", "dataset", "peer", "segments_per_s", "time_ratio_to_ours", "rss_ratio_to_ours", "max_abs_diff"),
+        lambda row: not str(row.get("peer", "")).startswith("check:"),
     ),
     Section(
         "scaling",
@@ -93,6 +101,16 @@ SECTIONS = [
             "metric",
             "segments",
             "seconds",
+            "segments_per_s",
+            "time_ratio_to_bertscore",
+            "peak_rss_mb",
+            "rss_ratio_to_bertscore",
+            "status",
+        ),
+        (
+            "dataset",
+            "metric",
+            "segments",
             "segments_per_s",
             "time_ratio_to_bertscore",
             "peak_rss_mb",
@@ -195,6 +213,16 @@ SECTIONS = [
                 "offered",
                 "contract",
             ),
+            (
+                "metric",
+                "precision",
+                "segments_per_s",
+                "ratio_to_float32",
+                "ratio_to_peer",
+                "utilization",
+                "kendall_vs_float32",
+                "devmix_difference",
+            ),
         )
         for stem, machine in (
             ("roofline", "AMD EPYC, AVX2 only (bfloat16 emulated)"),
@@ -252,6 +280,7 @@ SECTIONS = [
         "the earlier implementation (`old`) on the same references; `wall_ratio_to_old`.",
         "bench/bench_mars_length.py",
         MARS_LENGTH_COLUMNS + ("wall_ratio_to_old", "cpu_ratio_to_old"),
+        MARS_LENGTH_BRIEF + ("wall_ratio_to_old", "cpu_ratio_to_old"),
     ),
     Section(
         "mars_length_1thread",
@@ -259,6 +288,7 @@ SECTIONS = [
         "the earlier implementation on the same references; `wall_ratio_to_old`.",
         "bench/bench_mars_length.py",
         MARS_LENGTH_COLUMNS + ("wall_ratio_to_old", "cpu_ratio_to_old"),
+        MARS_LENGTH_BRIEF + ("wall_ratio_to_old", "cpu_ratio_to_old"),
     ),
     Section(
         "mars_length_context_1thread",
@@ -266,6 +296,7 @@ SECTIONS = [
         "the earlier implementation on the same references; `wall_ratio_to_old`.",
         "bench/bench_mars_length.py",
         MARS_LENGTH_COLUMNS + ("wall_ratio_to_old", "cpu_ratio_to_old"),
+        MARS_LENGTH_BRIEF + ("wall_ratio_to_old", "cpu_ratio_to_old"),
     ),
     Section(
         "mars_length_loaded",
@@ -273,6 +304,7 @@ SECTIONS = [
         "the earlier implementation on the same references; `wall_ratio_to_old`.",
         "bench/bench_mars_length.py",
         MARS_LENGTH_COLUMNS + ("wall_ratio_to_old", "cpu_ratio_to_old"),
+        MARS_LENGTH_BRIEF + ("wall_ratio_to_old", "cpu_ratio_to_old"),
     ),
     Section(
         "mars_length_window",
@@ -280,6 +312,7 @@ SECTIONS = [
         "the unbounded masking (`peer`) on the same references; `wall_ratio_to_peer`.",
         "bench/bench_mars_length.py",
         MARS_LENGTH_COLUMNS + ("wall_ratio_to_peer", "cpu_ratio_to_peer"),
+        MARS_LENGTH_BRIEF + ("wall_ratio_to_peer", "cpu_ratio_to_peer"),
     ),
     *(
         Section(
@@ -288,6 +321,7 @@ SECTIONS = [
             "the shipped config; `wall_ratio_to_peer`.",
             "bench/bench_mars_length.py",
             MARS_LENGTH_COLUMNS + ("wall_ratio_to_peer", "cpu_ratio_to_peer"),
+            MARS_LENGTH_BRIEF + ("wall_ratio_to_peer", "cpu_ratio_to_peer"),
         )
         for words in (40, 48, 64)
     ),
@@ -452,6 +486,55 @@ def _figure(page: Page, files: ResultFiles, stem: str) -> None:
         )
 
 
+def _anchor(stem: str) -> str:
+    return stem.replace("_", "-")
+
+
+def speeds_table(files: ResultFiles) -> Lines:
+    """Every registered metric's default setting with its CPU speed and the section that measured it."""
+    from nlgmetrics.registry import list_metrics
+
+    titles = {section.stem: section.title for section in SECTIONS}
+    rows = []
+    for name in list_metrics():
+        speed = metric_speed(files, name)
+        if speed is None:
+            rows.append({"metric": f"`{name}`", "speed": "not measured", "measured in": "-"})
+            continue
+        text, stem = speed
+        where = f"[{titles[stem]}](#{_anchor(stem)})" if stem in titles else "-"
+        rows.append({"metric": f"`{name}`", "speed": text, "measured in": where})
+    return table(rows, headers={"metric": "metric (default setting)", "speed": "CPU speed (2 threads)"})
+
+
+def _peers_verdict(files: ResultFiles) -> str:
+    """One line: each other implementation's time relative to ours, over the data sets (from the peers file)."""
+    doc = files.load("peers")
+    if doc is None:
+        return ""
+    spans: dict[str, list[float]] = {}
+    for row in doc.get("rows", []):
+        peer = str(row.get("peer", ""))
+        if (
+            row.get("status") != "ok"
+            or "ours" in peer
+            or peer.startswith("check:")
+            or row.get("time_ratio_to_ours") is None
+        ):
+            continue
+        spans.setdefault(f"{row['metric']}: {peer}", []).append(row["time_ratio_to_ours"])
+    if not spans:
+        return ""
+    parts = [
+        f"{name} {min(values):.2f}x" if len(values) == 1 else f"{name} {min(values):.2f}x to {max(values):.2f}x"
+        for name, values in spans.items()
+    ]
+    return (
+        "**Verdict:** other implementations of the same models, timed in the same session, take this long "
+        "relative to ours (above 1x: slower): " + "; ".join(parts) + "."
+    )
+
+
 def render(files: ResultFiles) -> Page:
     """The speed page."""
     page = Page("results/speed.md")
@@ -461,22 +544,38 @@ def render(files: ResultFiles) -> Page:
         "Every timing benchmark under `bench/`, on a CPU machine with two cores shared with other work. An "
         "absolute number from one session says little about another, so each section names the **peer** it "
         "measured in the same run, in turns, and the column holding the **ratio** to it. The notes under each "
-        "table are the benchmark's own; the machine, the settings and every other column are in the box below "
-        "it. Rerun a section with the script it names.",
+        "table are the benchmark's own; the machine, the settings and every other column are in the collapsed "
+        "section under it, with the script that reruns it.",
         "",
     )
+    speeds = speeds_table(files)
+    if any("not measured" not in line for line in speeds[2:]):
+        page.require_row("`sescore`", "metric (default setting)")
+        page.add(
+            "## Each metric's speed",
+            "",
+            "Each registered metric with its default setting; the sections below hold the peer each was measured "
+            "against.",
+            "",
+            speeds,
+            "",
+        )
     for section in [s for s in SECTIONS if files.path(s.stem).is_file()]:
         doc = files.load(section.stem)
-        page.add(
-            f"## {section.title} {{#{section.stem.replace('_', '-')}}}",
-            "",
-            f"Peer: {section.peer} Source: `{files.display(section.stem)}`, written by `python {section.script}`.",
-            "",
-        )
+        page.add(f"## {section.title} {{#{_anchor(section.stem)}}}", "", f"Peer: {section.peer}", "")
+        if section.stem == "peers":
+            page.add(_peers_verdict(files), "")
         _figure(page, files, section.stem)
         rows = doc.get("rows", [])
-        page.add(
-            table(rows, [c for c in section.columns if any(c in r for r in rows)]), "", bullets(doc.get("notes")), ""
+        columns = [c for c in section.columns if any(c in r for r in rows)]
+        brief = (
+            [c for c in section.brief if any(c in r for r in rows)] if len(columns) > MAX_VISIBLE_COLUMNS else columns
         )
-        page.add(collapsible(f"{section.stem}.json: every column and setting", generic(doc)))
+        shown = [r for r in rows if section.rows is None or section.rows(r)]
+        page.add(table(shown, brief), "", [plain(line) for line in bullets(doc.get("notes"))], "")
+        body = [f"Source: `{files.display(section.stem)}`, written by `python {section.script}`.", ""]
+        if brief != columns or len(shown) != len(rows):
+            body += ["Every row, in the section's columns:", "", *table(rows, columns), "", "The whole file:", ""]
+        body += generic(doc)
+        page.add(collapsible("every column, setting and note", [plain(line) for line in body]))
     return page

@@ -69,9 +69,10 @@ class ResultFiles:
         return [stem for stem in self.stems() if stem not in self.used]
 
     def display(self, stem: str) -> str:
-        """The file's path as a reader types it (relative to the repository when it is inside it)."""
+        """The file's path as a reader types it: relative to the repository when it is inside it, else relative
+        to the results folder (a folder outside the repository, a test's, is no path a reader can use)."""
         path = self.path(stem)
         try:
             return str(path.relative_to(REPO))
         except ValueError:
-            return str(path)
+            return str(path.relative_to(self.root))

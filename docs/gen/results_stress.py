@@ -11,11 +11,24 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from results_markdown import Page, collapsible, table
+from results_markdown import Lines, Page, collapsible, table
 from results_plots import from_path, stress_curves, verdict_grid
 from results_store import ResultFiles
 
 FOLDER = "stress"  # under the results root
+MIX = "menli+sescore+lm-ratio"  # the packaged mix
+# columns of bench/stress_table.py's main table that are the current defaults or their baselines (the rest, the
+# earlier checkpoints and other MENLI settings, are shown collapsed)
+CURRENT_COLUMNS = {
+    "BLEU",
+    "chrF",
+    "BERTScore-MiniLM",
+    "SEScore (default, `mpnet-v2`)",
+    "MARS",
+    "MENLI nli-mpnet (default), sentences, `--task mt`",
+    "MENLI nli-mpnet, sentences, `--task summarization`",
+    "MENLI nli-mpnet + BERTScore @0.4 (robust)",
+}
 
 
 def _verdict(test: Mapping[str, Any], metric: str) -> str:
@@ -72,41 +85,86 @@ def _grids(page: Page, files: ResultFiles, found: Mapping[str, dict[str, Any]]) 
         )
 
 
-def _main_tables(files: ResultFiles) -> dict[str, list[str]]:
-    from bench.stress_table import TABLES, render
+def _cell(files: ResultFiles, found: Mapping[str, Any], set_folder: str, cell: tuple[str, str] | None) -> str:
+    """One table cell: ``passed/judged`` from its report; where the full set was not run but a run on its first
+    items was (``<set>_first<N>_<rest>``), that run's count said to be one; "not run" otherwise; "-" for no such
+    set-up."""
+    from bench.stress_table import NOT_RUN, cell_text
+    from nlgmetrics.stress.report import passed_of_judged
 
-    root = files.root / FOLDER
-    for spec in TABLES.values():
-        for cells in spec["rows"].values():
-            for cell in cells:
-                if cell is not None:
-                    files.load(f"{FOLDER}/{cell[0]}/report")
-    return {name: render(name, root).splitlines() for name in TABLES}
+    text = cell_text(files.root / FOLDER, cell)
+    if text != NOT_RUN or cell is None or not cell[0].startswith(f"{set_folder}_"):
+        return text
+    rest = cell[0][len(set_folder) + 1 :]
+    for folder, report in found.items():
+        first = re.fullmatch(rf"{re.escape(set_folder)}_first(\d+)_{re.escape(rest)}", folder)
+        if first and cell[1] in report.get("summary", {}):
+            total = found.get(set_folder, {}).get("protocol", {}).get("n_samples")
+            items = report.get("setup", {}).get("items") or first.group(1)
+            of = f" of {total:,}" if total else ""
+            return f"{passed_of_judged(report['summary'][cell[1]])} on the first {items}{of} items; full set not run"
+    return text
 
 
-def _report_section(page: Page, folder: str, report: Mapping[str, Any]) -> None:
-    from nlgmetrics.stress.report import markdown_table
+def transposed(
+    files: ResultFiles, found: Mapping[str, Any], name: str, corner: str, keep: set[str] | None = None
+) -> Lines:
+    """A table of ``bench/stress_table.py`` with a row per metric and a column per data set (the declaration has
+    a row per data set: 15 columns, too wide to read), headed ``corner``, only the metrics in ``keep`` (every one
+    when None)."""
+    from bench.stress_table import TABLES
 
-    failing = [
+    spec = TABLES[name]
+    sets = list(spec["rows"])
+    for cells in spec["rows"].values():
+        for cell in cells:
+            if cell is not None:
+                files.load(f"{FOLDER}/{cell[0]}/report")
+    set_folders = {label: next(c[0] for c in cells if c is not None) for label, cells in spec["rows"].items()}
+    lines = ["| " + " | ".join([corner, *sets]) + " |", "|" + "---|" * (len(sets) + 1)]
+    for index, column in enumerate(spec["columns"]):
+        if keep is not None and column not in keep:
+            continue
+        cells = [_cell(files, found, set_folders[label], spec["rows"][label][index]) for label in sets]
+        lines.append("| " + " | ".join([column, *cells]) + " |")
+    return lines if len(lines) > 2 else []
+
+
+def _failing(report: Mapping[str, Any]) -> list[str]:
+    return [
         name
         for name, test in report["tests"].items()
         if test["applicable"] and any(_verdict(test, m) == "FAIL" for m in report["metrics"])
     ]
+
+
+def _curves(page: Page, folder: str, report: Mapping[str, Any], title: str) -> str | None:
+    """The marker of the curves of every test some metric of a report failed (None when it failed none)."""
+    failing = _failing(report)
+    if not failing:
+        return None
+    return page.marker(
+        f"stress-curves-{folder.replace('/', '-').replace('_', '-')}",
+        f"curves of the tests failed in {title}",
+        lambda: stress_curves(
+            report, failing, f"{title}: the failed tests (x: noise ratio, y: score relative to gold = 1; bold: fails)"
+        ),
+    )
+
+
+def _report_section(page: Page, folder: str, report: Mapping[str, Any], drawn: set[str]) -> None:
+    """One report in the raw-data appendix: passed counts, the curves of its failed tests (unless the page shows
+    them above), and the full table."""
+    from nlgmetrics.stress.report import markdown_table
+
     summary = report.get("summary", {})
     verdicts = ", ".join(f"{m} {s['passed']}/{s['passed'] + s['failed']}" for m, s in summary.items())
-    page.add(f"### `{folder}`", "", f"Passed of judged tests: {verdicts}." if verdicts else "", "")
-    if failing:
-        slug = folder.replace("/", "-").replace("_", "-")
-        page.figure(
-            f"stress-curves-{slug}",
-            f"curves of the tests failed in {folder}",
-            lambda: stress_curves(
-                report,
-                failing,
-                f"{folder}: the failed tests (x: noise ratio, y: score relative to gold = 1; bold: fails)",
-            ),
-        )
-    page.add(collapsible(f"{folder}: every test", markdown_table(report).splitlines()))
+    body = [f"Passed of judged tests: {verdicts}.", ""] if verdicts else []
+    marker = None if folder in drawn else _curves(page, folder, report, folder)
+    if marker:
+        body += [marker, ""]
+    body += markdown_table(report).splitlines()
+    page.add(collapsible(f"{folder}: {verdicts or 'every test'}", body))
 
 
 def _self_bias(page: Page, files: ResultFiles) -> None:
@@ -148,8 +206,36 @@ def _full_set_commands(sample: Mapping[str, Any]) -> list[str]:
     return list(commands.values())
 
 
+def _sample_verdict(files: ResultFiles, found: Mapping[str, Any]) -> str:
+    """One line: each metric's passed of judged tests over the 25-item runs, and the tests the mix fails."""
+    from bench.stress_table import TABLES
+
+    spec = TABLES["stress-sample25"]
+    totals = []
+    for index, column in enumerate(spec["columns"]):
+        passed = judged = 0
+        for cells in spec["rows"].values():
+            summary = found.get(cells[index][0], {}).get("summary", {}).get(cells[index][1])
+            if summary:
+                passed += summary["passed"]
+                judged += summary["passed"] + summary["failed"]
+        if judged:
+            totals.append(f"{column} {passed}/{judged}")
+    if not totals:
+        return ""
+    failed = sorted(
+        {t for f, r in found.items() if f.startswith("sample25/") and f.endswith(f"/{MIX}") for t in _failing(r)}
+    )
+    line = "**Verdict:** passed of judged tests over the three sets: " + ", ".join(totals) + "."
+    if failed:
+        line += f" The packaged mix fails {', '.join(failed)}."
+    return line
+
+
 def render(files: ResultFiles) -> Page:
     """The blind-spot page."""
+    from sescore.shipped import DEFAULT_NAME
+
     found = reports(files)
     page = Page("results/stress.md")
     protocol = next(iter(found.values()))["protocol"] if found else {}
@@ -160,32 +246,49 @@ def render(files: ResultFiles) -> Page:
         "that a metric's mean score falls at every level. Here a test **passes** when "
         f"{protocol.get('pass', 'the mean score strictly decreases from the gold point through every level')};"
         f" it is **judged** only when it applies to at least {protocol.get('min_applied', 10)} samples "
-        '("too few" otherwise). Each cell below is passed/judged tests. How each report was made, and '
-        "what the numbers mean, is in the notes on these runs (`bench/notes/stress_runs.md` in the repository); "
-        "the reports themselves "
-        "are under `bench/results/stress/`.",
+        '("too few" otherwise). Each cell below is passed/judged tests; *not run* means the measurement was '
+        "never made, and nothing is inferred for it. How each report was made, and what the numbers mean, is in "
+        "the notes on these runs (`bench/notes/stress_runs.md` in the repository).",
         "",
     )
-    tables = _main_tables(files)
-    if "stress-sample25" in tables:
-        sample = files.load("stress_sample25")
+    drawn: set[str] = set()
+    sample = transposed(files, found, "stress-sample25", "metric (25 items per set)")
+    if sample:
+        runs = files.load("stress_sample25")
+        page.require_row(f"SEScore (`{DEFAULT_NAME}`)", "metric (25 items per set)")
         page.add(
-            "## The recommended metrics on the same 25 items",
+            "## The defaults on the same 25 items",
             "",
-            "The metrics of the README's results table with their default settings, and the packaged mix "
-            "`menli+sescore+lm-ratio`, on 25 items per set drawn with seed 0 (`nlgmetrics-evaluate stress "
-            "--sample 25 --sample-seed 0`; `bench/stress_sample.py`). With 25 items a test is judged only when it "
-            "applies to 10 or more of them, so these counts are not comparable with the 100-item tables below. "
-            "For the full sets, run the same command without `--sample` (hours per trained metric on a CPU).",
+            "The metrics of the headline table with their default settings, and the packaged mix "
+            f"`{MIX}`, on 25 items per set drawn with seed 0 (`nlgmetrics-evaluate stress --sample 25 "
+            "--sample-seed 0`; `bench/stress_sample.py`). With 25 items a test is judged only when it applies to 10 "
+            "or more of them, so these counts are not comparable with the full-set table below.",
             "",
-            tables["stress-sample25"],
+            sample,
+            "",
+            _sample_verdict(files, found),
             "",
         )
-        if sample is not None:
-            full_set = _full_set_commands(sample)
+        curves = []
+        for folder, report in found.items():
+            if folder.startswith("sample25/") and folder.endswith(f"/{MIX}"):
+                label = folder.split("/")[1]
+                marker = _curves(page, folder, report, f"the packaged mix on {label}, 25 items")
+                if marker:
+                    drawn.add(folder)
+                    curves += [marker, ""]
+        if curves:
+            page.add(
+                "How the packaged mix fails: its score on each test it fails, relative to the gold point, against "
+                "the noise ratio.",
+                "",
+                curves,
+            )
+        if runs is not None:
+            full_set = _full_set_commands(runs)
             if full_set:
                 page.add(
-                    "The full-set runs of the packaged mix, one per set (any metric name fits `--metric`; on "
+                    "For the full sets, run the same command without `--sample` (hours per trained metric on a CPU; on "
                     "hardware with bfloat16 units `--precision bfloat16` is faster, see the [speed page](speed.md)):",
                     "",
                     "```bash",
@@ -194,40 +297,42 @@ def render(files: ResultFiles) -> Page:
                     "",
                 )
             page.add(
-                collapsible(
-                    "status and cost of every cell (scoring seconds on a 2-core CPU)",
-                    table(sample["rows"]),
-                ),
+                collapsible("status and cost of every cell (scoring seconds on a 2-core CPU)", table(runs["rows"])),
                 "",
             )
-    page.add(
-        "## Passed tests per metric and data set",
-        "",
-        tables.get("stress-main", []),
-        "",
-        "The same verdicts per test, one grid per data set (white: the test does not apply to this data; "
-        "yellow: not run):",
-        "",
-    )
-    _grids(page, files, found)
-    if "stress-thumb-pooling" in tables:
+    main = transposed(files, found, "stress-main", "metric (full sets)", CURRENT_COLUMNS)
+    if main:
+        page.require_row(f"SEScore (default, `{DEFAULT_NAME}`)", "metric (full sets)")
+        page.add(
+            "## Passed tests per metric and data set",
+            "",
+            "Each set's full sample (as many items as the protocol draws from it), the current defaults and their "
+            "baselines; a count from a run on the first items only says so.",
+            "",
+            main,
+            "",
+        )
+        earlier = transposed(
+            files, found, "stress-main", "earlier checkpoint or setting (full sets)", set(_columns()) - CURRENT_COLUMNS
+        )
+        if earlier:
+            page.add(collapsible("Earlier SEScore checkpoints and other MENLI settings", earlier), "")
+        page.add(
+            "The same verdicts per test, one grid per data set (white: the test does not apply to this data; "
+            "yellow: not run):",
+            "",
+        )
+        _grids(page, files, found)
+    pooling = _untransposed(files, found, "stress-thumb-pooling")
+    if any("/" in line for line in pooling[2:]):
         page.add(
             "## MENLI's pooling on summaries",
             "",
             "The MT pooling against the summarisation pooling on THumB CNN/DM (toolkit set-up):",
             "",
-            tables["stress-thumb-pooling"],
+            pooling,
             "",
         )
-    page.add(
-        "## Every report",
-        "",
-        "One section per report folder: the passed counts, the curves of the tests some metric failed (score "
-        "relative to its gold point against the noise ratio; failing metrics bold), and the full table.",
-        "",
-    )
-    for folder, report in found.items():
-        _report_section(page, folder, report)
     _self_bias(page, files)
     cost = files.load("stress_chrf")
     if cost is not None:
@@ -239,4 +344,24 @@ def render(files: ResultFiles) -> Page:
             "From `bench/bench_stress.py`; more timings on the [speed page](speed.md#stress-chrf).",
             "",
         )
+    page.appendix(
+        "Every report under `bench/results/stress/`, by folder: its passed counts, the curves of the tests some "
+        "metric failed (score relative to its gold point against the noise ratio; failing metrics bold) and the "
+        "full table."
+    )
+    for folder, report in found.items():
+        _report_section(page, folder, report, drawn)
     return page
+
+
+def _columns() -> list[str]:
+    from bench.stress_table import TABLES
+
+    return TABLES["stress-main"]["columns"]
+
+
+def _untransposed(files: ResultFiles, found: Mapping[str, Any], name: str) -> Lines:
+    """A narrow table as declared (a row per declared row)."""
+    from bench.stress_table import render
+
+    return render(name, files.root / FOLDER).splitlines()

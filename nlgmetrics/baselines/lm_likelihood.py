@@ -215,7 +215,7 @@ class LMLikelihoodScorer:
 
     ``relative=True`` (``lm-ratio``) subtracts the best reference's mean log-probability: a log-likelihood
     ratio of candidate to reference, so the fluency signal is measured against what a fluent text of the same
-    content scores rather than on the LM's absolute scale (long, rare-word references no longer look
+    content scores rather than on the LM's absolute scale (long, rare-word references do not look
     disfluent). This is the fluency partner MENLI's combiner can take (``menli+lm-ratio``).
     """
 

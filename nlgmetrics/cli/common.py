@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+from pathlib import Path
 from typing import Any, Callable
 
 from nlgmetrics.helpformat import DefaultsHelpFormatter
@@ -66,3 +68,36 @@ def write_report(report: dict, json_path: str | None, markdown_path: str | None,
     if markdown_path:
         with atomic_write(markdown_path) as handle:
             handle.write(render(report))
+
+
+OUTPUT_OPTIONS = ("out", "json", "markdown", "scores", "rows")  # argparse dests that name files or folders to write
+
+
+def unwritable_reason(path: str | os.PathLike) -> str | None:
+    """Why ``path`` cannot be written (created, with its missing parent folders), or None when it can.
+
+    Checked before any model loads, so a typo in an output path costs a second, not the scoring run.
+    """
+    target = Path(path).expanduser()
+    if target.exists():
+        return None if os.access(target, os.W_OK) else f"{target} is not writable"
+    parent = target.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        return f"{parent} is a file, so {target} cannot be created under it"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot create {target}: the folder {parent} is not writable"
+    return None
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Raise ``InputError`` naming the first output option (``--out``, ``--json``, ...) that cannot be written."""
+    from nlgmetrics.metaeval import InputError
+
+    for dest in OUTPUT_OPTIONS:
+        value = getattr(args, dest, None)
+        if isinstance(value, (str, os.PathLike)) and value:
+            reason = unwritable_reason(value)
+            if reason:
+                raise InputError(f"--{dest}: {reason}")

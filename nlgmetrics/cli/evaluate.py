@@ -1,9 +1,9 @@
 """Scoring and measuring entry point: ``nlgmetrics-evaluate COMMAND ...`` (or ``python evaluate.py`` in a checkout).
 
 Subcommands, one module each in ``nlgmetrics.cli.commands``: score, compare, correlate, adversarial, stress,
-stress-report, make-adversarial, robustness, self-bias, devmix. Every metric flag comes from the metric registry
-(``nlgmetrics.registry``): ``--metric`` takes any registered metric (the toolkit's and those of installed packages),
-``menli+<metric>[+<metric>...]``, or ``py:package.module:function`` for a plain Python callable
+stress-report, make-adversarial, robustness, self-bias, devmix, nli-accuracy. Every metric flag comes from the
+metric registry (``nlgmetrics.registry``): ``--metric`` takes any registered metric (the toolkit's and those of
+installed packages), ``menli+<metric>[+<metric>...]``, or ``py:package.module:function`` for a plain Python callable
 ``function(hyps, refs, srcs) -> list[float]`` (higher is better).
 
 The last stdout line of every command is one JSON object (machine-readable, sacrebleu-style signature
@@ -17,7 +17,7 @@ import json
 import sys
 
 from nlgmetrics.cli.commands import COMMANDS
-from nlgmetrics.cli.common import finish_parser, json_safe
+from nlgmetrics.cli.common import check_outputs, finish_parser, json_safe
 from nlgmetrics.quiet import silence_libraries
 
 EPILOG = """examples:
@@ -62,10 +62,14 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError("--batch-size must be >= 1")
         if getattr(args, "device", None) not in (None, "auto"):
             check_device(args.device)  # before any model loads
+        check_outputs(args)
         with track_truncation() as truncated:
             result = RUNNERS[args.command](args)
     except (InputError, ModelRoleError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
+        return 1
+    except OSError as error:  # a disk that fills up or a folder that vanishes while writing: one line, no traceback
+        print(f"error: {error.strerror or error}: {error.filename or ''}".rstrip(": "), file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted: no result written (outputs are written only when complete)", file=sys.stderr)

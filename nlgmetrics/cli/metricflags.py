@@ -10,10 +10,24 @@ from __future__ import annotations
 
 import argparse
 import sys
+import typing
 import warnings
 from typing import Any, Sequence
 
-from nlgmetrics.registry import Option, accepted_options, cli_type, load_metric, metric_specs, options_of
+from nlgmetrics.registry import UNIONS, Option, accepted_options, load_metric, metric_specs, options_of, without_none
+
+
+def cli_type(opt: Option) -> tuple[Any, str | None]:
+    """How the command line reads an option: (type or parser, nargs)."""
+    if opt.parse is not None:
+        return opt.parse, None
+    annotation = without_none(opt.type)
+    if typing.get_origin(annotation) in UNIONS:
+        return str, None
+    if typing.get_origin(annotation) in (list, tuple, Sequence):
+        inner = (typing.get_args(annotation) or (str,))[0]
+        return inner, "+"
+    return (annotation if annotation in (bool, int, float, str) else str), None
 
 
 def registry_options() -> dict[str, tuple[Option, list[str]]]:

@@ -197,6 +197,19 @@ def paired_bootstrap_correlation(
 
 
 def kendall_b(metric: Sequence[float], human: Sequence[float]) -> float:
+    """Kendall's tau-b between metric and human scores over all rows, without grouping by item.
+
+    Args:
+        metric: one metric score per row.
+        human: the human score of each row, aligned with ``metric``.
+
+    Returns:
+        tau-b in [-1, 1] (ties on either side are corrected for, as in ``scipy.stats.kendalltau``); NaN when
+            either side is constant.
+
+    Raises:
+        ValueError: the two lists differ in length, or a metric score is NaN or infinite.
+    """
     from scipy.stats import kendalltau
 
     m, h = _check(metric, human)
@@ -204,6 +217,18 @@ def kendall_b(metric: Sequence[float], human: Sequence[float]) -> float:
 
 
 def pearson(metric: Sequence[float], human: Sequence[float]) -> float:
+    """Pearson's correlation between metric and human scores over all rows.
+
+    Args:
+        metric: one metric score per row.
+        human: the human score of each row, aligned with ``metric``.
+
+    Returns:
+        r in [-1, 1]; NaN for fewer than two rows or when either side is constant.
+
+    Raises:
+        ValueError: the two lists differ in length, or a metric score is NaN or infinite.
+    """
     m, h = _check(metric, human)
     if len(m) < 2 or np.std(m) == 0 or np.std(h) == 0:
         return math.nan
@@ -218,6 +243,19 @@ def system_means(values: Sequence[float], systems: Sequence[Hashable]) -> dict[H
 
 
 def system_pearson(metric: Sequence[float], human: Sequence[float], systems: Sequence[Hashable]) -> float:
+    """System-level Pearson: the correlation between each system's mean metric score and its mean human score.
+
+    Args:
+        metric: one metric score per row.
+        human: the human score of each row, aligned with ``metric``.
+        systems: the system that produced each row; its rows are averaged into one point per system.
+
+    Returns:
+        r in [-1, 1] over the systems; NaN for fewer than two systems or when either side's means are constant.
+
+    Raises:
+        ValueError: the lists differ in length, or a metric score is NaN or infinite.
+    """
     m, h = _check(metric, human, systems)
     ms, hs = system_means(m, systems), system_means(h, systems)
     names = sorted(ms, key=str)

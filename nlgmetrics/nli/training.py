@@ -21,13 +21,16 @@ from nlgmetrics.nli.distill import NO_LABEL
 from nlgmetrics.nli.labels import CANONICAL
 
 NONCOMMERCIAL_SOURCES = ("sick", "anli")
+NONCOMMERCIAL_MARKS = ("xnli",)  # found anywhere in ``source`` (XNLI rows name the file they came from)
+FILE_KEYS = ("path", "splits", "langs", "limit", "subset_seed")
 
 
 @dataclass
 class NLITrainConfig:
     base: str = "packaged:minilm"
-    train_files: list[str] = field(default_factory=lambda: ["../shared/data/nli/train.jsonl"])
-    test_files: dict[str, str] = field(default_factory=dict)
+    # a file is a path, or a mapping {path, splits, langs, limit, subset_seed} (``read_nli_file``)
+    train_files: list[str | dict] = field(default_factory=lambda: ["../shared/data/nli/train.jsonl"])
+    test_files: dict[str, str | dict] = field(default_factory=dict)
     commercial_only: bool = False
     dev_size: int = 1000
     max_length: int = 128
@@ -80,11 +83,69 @@ def read_nli_jsonl(path: str | Path, commercial_only: bool = False, limit: int |
             row = json.loads(line)
             if row.get("label") not in (0, 1, 2):
                 raise ValueError(f"{path}:{number}: label must be 0, 1 or 2, got {row.get('label')!r}")
-            if commercial_only and str(row.get("source", "")).lower().startswith(NONCOMMERCIAL_SOURCES):
+            if commercial_only and is_noncommercial(row):
                 continue
             rows.append(row)
             if limit is not None and len(rows) >= limit:
                 break
+    return rows
+
+
+def is_noncommercial(row: dict) -> bool:
+    """True for rows whose source carries non-commercial terms (SICK, ANLI, XNLI)."""
+    source = str(row.get("source", "")).lower()
+    return source.startswith(NONCOMMERCIAL_SOURCES) or any(mark in source for mark in NONCOMMERCIAL_MARKS)
+
+
+def file_label(spec: str | dict) -> str:
+    """A file spec as one short string for model cards: the path and any filters."""
+    if isinstance(spec, str):
+        return spec
+    filters = [f"{key}={spec[key]}" for key in FILE_KEYS[1:] if spec.get(key) is not None]
+    return f"{spec['path']} ({', '.join(filters)})" if filters else str(spec["path"])
+
+
+def read_nli_file(spec: str | dict, commercial_only: bool = False) -> list[dict]:
+    """The rows a file spec selects: all rows of a path, or a mapping's filtered, seeded subset.
+
+    XNLI keeps dev and test of 15 languages in one file, so training on its dev half and reporting per language
+    on its test half needs filters. A mapping takes ``path`` and optionally ``splits`` and ``langs`` (rows whose
+    ``split`` / ``lang`` field is listed), ``limit`` (a seeded random subset of that many rows, kept in file order)
+    and ``subset_seed`` (default 0). XNLI's languages are translations row by row, so the same limit and seed pick
+    the same items in every language.
+
+    Args:
+        spec: a path, or the mapping above.
+        commercial_only: leave out rows under non-commercial terms (``is_noncommercial``), before the subset.
+
+    Returns:
+        The rows, in file order.
+
+    Raises:
+        ValueError: an unknown key, a missing path, or split/language filters that select no row (naming the
+            spec); a file left empty by ``commercial_only`` is no error.
+    """
+    if isinstance(spec, (str, Path)):
+        return read_nli_jsonl(spec, commercial_only)
+    if not isinstance(spec, dict) or "path" not in spec:
+        raise ValueError(f"an NLI file is a path or a mapping with a 'path' key, got {spec!r}")
+    unknown = sorted(set(spec) - set(FILE_KEYS))
+    if unknown:
+        raise ValueError(f"NLI file {spec['path']}: unknown key(s) {', '.join(unknown)}; known: {', '.join(FILE_KEYS)}")
+    rows = read_nli_jsonl(spec["path"])
+    for key, field_name in (("splits", "split"), ("langs", "lang")):
+        wanted = spec.get(key)
+        if wanted is not None:
+            wanted = {wanted} if isinstance(wanted, str) else set(wanted)
+            rows = [r for r in rows if r.get(field_name) in wanted]
+    if not rows:
+        raise ValueError(f"NLI file {file_label(spec)} selects no rows")
+    if commercial_only:  # after the check: a non-commercial file is left out, not an error
+        rows = [r for r in rows if not is_noncommercial(r)]
+    limit = spec.get("limit")
+    if limit is not None and limit < len(rows):
+        rng = np.random.default_rng(int(spec.get("subset_seed") or 0))
+        rows = [rows[i] for i in sorted(rng.choice(len(rows), size=int(limit), replace=False))]
     return rows
 
 
@@ -356,8 +417,8 @@ def _add_teacher_labels(config: NLITrainConfig, train_rows: list[dict], dev_rows
     if not 0.0 <= config.distill_weight <= 1.0:
         raise ValueError(f"distill_weight must be in [0, 1], got {config.distill_weight}")
     banned = {r[k] for r in dev_rows for k in ("premise", "hypothesis")}
-    for path in config.test_files.values():
-        banned |= {r[k] for r in read_nli_jsonl(path) for k in ("premise", "hypothesis")}
+    for spec in config.test_files.values():
+        banned |= {r[k] for r in read_nli_file(spec) for k in ("premise", "hypothesis")}
     extra: list[dict] = []
     for path in config.teacher_files:
         extra += read_pair_file(path, config.teacher_splits)
@@ -412,8 +473,8 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
     trainable = sum(p.numel() for p in peft_model.parameters() if p.requires_grad)
 
     rows: list[dict] = []
-    for f in config.train_files:
-        rows += read_nli_jsonl(f, config.commercial_only)
+    for spec in config.train_files:
+        rows += read_nli_file(spec, config.commercial_only)
     rng = np.random.default_rng(config.seed)
     if config.limit:
         rows = [rows[i] for i in sorted(rng.choice(len(rows), size=min(config.limit, len(rows)), replace=False))]
@@ -488,8 +549,8 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
     export(report)
     report["tests"] = {}
     print(f"exported the NLI adapter to {Path(config.output).resolve()} (test sets next)", file=sys.stderr, flush=True)
-    for name, path in config.test_files.items():
-        test_rows = read_nli_jsonl(path)
+    for name, spec in config.test_files.items():
+        test_rows = read_nli_file(spec)
         logits = model_logits(merged_view, tokenizer, test_rows, config.max_length)
         labels = [r["label"] for r in test_rows]
         report["tests"][name] = {
@@ -511,6 +572,8 @@ def write_model_card(config: NLITrainConfig, report: dict, out_dir: str | Path, 
     licences = "SNLI (CC BY-SA 4.0), CAD (Apache-2.0), TaxiNLI/MNLI (C-UDA 1.0), MED and Breaking-NLI (CC BY-SA 4.0)"
     if not config.commercial_only:
         licences += ", SICK train/trial (CC BY-NC-SA 3.0: the adapter inherits its non-commercial terms)"
+        if any("xnli" in file_label(spec).lower() for spec in config.train_files):
+            licences += ", XNLI dev (CC BY-NC 4.0: non-commercial too)"
     lines = [
         f"# NLI adapter: 3-way NLI over {config.base} (LoRA)",
         "",
@@ -519,7 +582,8 @@ def write_model_card(config: NLITrainConfig, report: dict, out_dir: str | Path, 
         " temperature, full training record), `report.json`.",
         "",
         "## Data",
-        f"Training files: {', '.join(config.train_files)} ({report['train_rows'] - extra} pairs after holding out"
+        f"Training files: {', '.join(map(file_label, config.train_files))}"
+        f" ({report['train_rows'] - extra} pairs after holding out"
         f" {report['dev_rows']} dev pairs by premise); commercial_only={config.commercial_only}.",
         f"Licences of the training parts: {licences}.",
     ]

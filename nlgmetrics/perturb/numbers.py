@@ -32,7 +32,7 @@ def number_tokens(doc: Any) -> list[Any]:
     return found
 
 
-def _random_same_shape(text: str, rng: np.random.Generator) -> str:
+def random_same_shape(text: str, rng: np.random.Generator) -> str:
     """Every digit redrawn; a leading non-zero digit stays non-zero; guaranteed different from ``text``."""
     for _ in range(20):
         chars = []
@@ -55,7 +55,7 @@ def change_number(tok: Any, rng: np.random.Generator) -> str:
         others = [k for k in range(1, 21) if k != value]
         new = num2words(others[int(rng.integers(len(others)))])
         return new.capitalize() if tok.text[:1].isupper() else new
-    return _random_same_shape(tok.text, rng)
+    return random_same_shape(tok.text, rng)
 
 
 def spell_out_numbers(text: str, doc: Any) -> str:

@@ -10,10 +10,12 @@ from typing import Callable
 STORED_DTYPES = ("float32", "float16")  # sescore.regressor.checkpoint.STORED_DTYPES; a test keeps the two equal
 
 
-def _parser(prog: str, description: str, example: str) -> argparse.ArgumentParser:
+def _parser(
+    prog: str, description: str, example: str, kind: type[argparse.ArgumentParser] = argparse.ArgumentParser
+) -> argparse.ArgumentParser:
     from nlgmetrics.helpformat import DefaultsHelpFormatter
 
-    return argparse.ArgumentParser(
+    return kind(
         prog=f"nlgmetrics-train {prog}",
         description=description,
         formatter_class=DefaultsHelpFormatter,
@@ -54,6 +56,8 @@ def pack_main(argv: list[str]) -> int:
     """Copy one SEScore checkpoint into a new folder with its weights stored as float16 (or float32), optionally
     moved part of the way back to its run's initialisation first (``--start``/``--weight``, how the default was
     made); ``--config`` reads these options from a YAML (``sescore.options_file``)."""
+    from sescore.options_file import OptionsFileError, OptionsFileParser, with_options_file
+
     parser = _parser(
         "pack",
         "Copy an exported SEScore checkpoint into a new folder, weights stored as --dtype "
@@ -64,9 +68,10 @@ def pack_main(argv: list[str]) -> int:
         "rates 0) to the checkpoint (WiSE-FT), as the shipped default was made.",
         "nlgmetrics-train pack --checkpoint runs/sescore/best --out my-sescore\n"
         "  nlgmetrics-train pack --config configs/sescore/mpnet_v2_pack.yaml",
+        OptionsFileParser,
     )
-    parser.add_argument("--checkpoint", required=True, help="exported checkpoint folder")
-    parser.add_argument("--out", required=True, help="new folder to create (an existing one is never overwritten)")
+    parser.add_required_option("--checkpoint", help="exported checkpoint folder")
+    parser.add_required_option("--out", help="new folder to create (an existing one is never overwritten)")
     parser.add_argument("--dtype", choices=STORED_DTYPES, default="float16", help="how the weights are stored")
     parser.add_argument(
         "--note", default="", help="free text stored in the record and the model card (e.g. how it was chosen)"
@@ -85,8 +90,6 @@ def pack_main(argv: list[str]) -> int:
         "dtype, out, note), e.g. configs/sescore/mpnet_v2_pack.yaml; options on the "
         "command line win",
     )
-    from sescore.options_file import OptionsFileError, with_options_file
-
     try:
         argv = with_options_file(parser, argv)
     except OptionsFileError as error:

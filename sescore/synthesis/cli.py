@@ -31,7 +31,8 @@ from pathlib import Path
 from nlgmetrics.helpformat import DefaultsHelpFormatter, add_renamed_flag
 from nlgmetrics.resources import config_path
 
-RUN_EXAMPLE = """example:
+RUN_EXAMPLE = """examples:
+  nlgmetrics-train synthesize --config configs/sescore/mpnet_v2_synthesize.yaml
   nlgmetrics-train synthesize --config configs/sescore/offline_en_v2.yaml --input sentences.txt \\
       --output runs/sescore/synthesis --limit 1536"""
 
@@ -76,11 +77,11 @@ def _run_options(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
 def _run(argv: list[str]) -> int:
     from nlgmetrics.inputs import positive_int
     from nlgmetrics.recipes import parse_overrides
-    from sescore.options_file import OptionsFileError
+    from sescore.options_file import OptionsFileError, OptionsFileParser
     from sescore.synthesis.config import load_config
     from sescore.synthesis.run import run_synthesis
 
-    parser = argparse.ArgumentParser(
+    parser = OptionsFileParser(
         prog="nlgmetrics-train synthesize",
         description="SEScore error synthesis -> dataset",
         formatter_class=DefaultsHelpFormatter,
@@ -100,8 +101,8 @@ def _run(argv: list[str]) -> int:
         help="set one recipe value by its dotted key, VALUE read as YAML (e.g. mlm.model=DIR, "
         "severity.nli=packaged:nli-me5); repeatable; changes the recipe hash like an edit would",
     )
-    parser.add_argument("--input", required=True, help="text file, one reference sentence per line (UTF-8)")
-    parser.add_argument("--output", required=True, help="folder for the dataset, summary.json and the histogram")
+    parser.add_required_option("--input", help="text file, one reference sentence per line (UTF-8)")
+    parser.add_required_option("--output", help="folder for the dataset, summary.json and the histogram")
     parser.add_argument(
         "--limit",
         type=positive_int,
@@ -244,19 +245,18 @@ def _refuse_dev_files(path: str, mix: str, data_root: str | None) -> None:
 def _sentences(argv: list[str]) -> int:
     from nlgmetrics.inputs import positive_int
     from nlgmetrics.metaeval import atomic_write
-    from sescore.options_file import OptionsFileError, with_options_file
+    from sescore.options_file import OptionsFileError, OptionsFileParser, with_options_file
     from sescore.synthesis.inputs import InputError, judged_references, mix_domains, read_sentences
 
-    parser = argparse.ArgumentParser(
+    parser = OptionsFileParser(
         prog="nlgmetrics-train synthesize sentences",
         formatter_class=DefaultsHelpFormatter,
         description="one input file from several domains (sentences interleaved round-robin, deduplicated)",
         epilog="example:\n  nlgmetrics-train synthesize sentences --config configs/sescore/mpnet_v2_sentences.yaml",
     )
-    parser.add_argument(
+    parser.add_required_option(
         "--input",
         action="append",
-        required=True,
         help="a text file, one sentence per line; FILE:split for paragraphs (split by spaCy); "
         "FILE.jsonl:refs for the references of a judged file (split by spaCy), refused when "
         "the file is in the dev mix (--mix) that checkpoints are selected on",
@@ -265,7 +265,7 @@ def _sentences(argv: list[str]) -> int:
         "--mix", default="devmix/default.yaml", help="dev mix whose judged files may not feed synthesis (:refs inputs)"
     )
     parser.add_argument("--data-root", help="judged-data folder of --mix (default: $NLGMETRICS_DATA)")
-    parser.add_argument("--output", required=True, help="new text file (an existing file is never overwritten)")
+    parser.add_required_option("--output", help="new text file (an existing file is never overwritten)")
     parser.add_argument("--take", type=positive_int, help="at most N sentences per input")
     parser.add_argument("--min-words", type=positive_int, default=4, help="drop shorter sentences")
     parser.add_argument("--spacy", default="packaged:en_core_web_sm", help="spaCy pipeline for :split inputs")
@@ -321,11 +321,15 @@ def _sentences(argv: list[str]) -> int:
     return 0
 
 
+# the modes ``synthesize`` dispatches on its first argument, each with its own parser (``run`` is the default); in
+# the order a recipe uses them (docs/gen/cli_reference.py documents each)
+MODES = {"run": _run, "sentences": _sentences, "merge": _merge, "calibrate": _calibrate}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    commands = {"merge": _merge, "calibrate": _calibrate, "run": _run, "sentences": _sentences}
-    if argv and argv[0] in commands:
-        return commands[argv[0]](argv[1:])
+    if argv and argv[0] in MODES:
+        return MODES[argv[0]](argv[1:])
     return _run(argv)
 
 

@@ -37,6 +37,10 @@ RULE_PERTURBATIONS: dict[str, str] = {
     "rule_agreement": "menli_subject_verb",  # subject-verb disagreement (fluency)
 }
 EDIT_KINDS.update({kind: ("rule", None) for kind in RULE_PERTURBATIONS})
+# German rule kinds and the parser-free rule of nlgmetrics.perturb.german each one runs (no German spaCy
+# pipeline installs offline); the other rule kinds exist in English only
+GERMAN_RULE_KINDS = {"rule_negation": "negation", "rule_number": "number", "rule_name": "name"}
+RULE_LANGUAGES = ("en", "de")
 # retrieval edits (SEScore2): one differing span of the sentence is replaced by (or gets) what its nearest neighbour
 # sentence of the input has there, so the new words are words real text uses in that context
 # (sescore/synthesis/neighbours.py)
@@ -113,6 +117,12 @@ class NeighboursConfig:
 
 @dataclass(frozen=True)
 class SynthesisConfig:
+    """A SEScore error-synthesis recipe: how many damaged variants each sentence gets, the mixes of edit kinds for
+    the first and the later edits, span lengths, the fill models, the severity labeller (NLI model and threshold)
+    and the optional rule and retrieval edits. Read from YAML by :func:`load_config` (the packaged
+    ``sescore/offline_en_v2.yaml`` built the shipped default's data); :meth:`hash` is the digest of everything that
+    can change a row, so two runs with the same hash and input write the same rows."""
+
     name: str = "paper_en"
     language: str = "en"
     seed: int = 12
@@ -214,6 +224,15 @@ def validate(config: SynthesisConfig) -> SynthesisConfig:
             config.rules is not None,
             f"the mixes use rule edits {config.rule_kinds_in_use()}; add a 'rules:' "
             "section (e.g. rules: {max_span: 6})",
+        )
+        need(
+            config.language in RULE_LANGUAGES,
+            f"rule edits exist for the languages {', '.join(RULE_LANGUAGES)}, not '{config.language}'",
+        )
+        english_only = sorted(set(config.rule_kinds_in_use()) - set(GERMAN_RULE_KINDS))
+        need(
+            config.language != "de" or not english_only,
+            f"rule kinds {english_only} need an English parse; German has {sorted(GERMAN_RULE_KINDS)}",
         )
     need(
         not config.uses_neighbours() or config.neighbours is not None,

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from sescore.synthesis.config import RULE_PERTURBATIONS, RulesConfig
+from sescore.synthesis.config import GERMAN_RULE_KINDS, RULE_LANGUAGES, RULE_PERTURBATIONS, RulesConfig
 from sescore.synthesis.tokens import Token, join_tokens, split_tokens
 
 
@@ -35,22 +35,48 @@ class RuleEdit:
 
 @dataclass
 class RuleContext:
-    """What the rule perturbations need: a spaCy pipeline (parses) and a word lexicon (substitutes)."""
+    """What the rule perturbations need: for English a spaCy pipeline (parses) and a word lexicon (substitutes);
+    for German nothing but the language (its rules read words only)."""
 
     nlp: Any
     lexicon: Any
     spec: str
+    language: str = "en"
 
     def describe(self) -> str:
+        if self.language != "en":
+            return f"{self.spec}@rules-{self.language}"
         meta = getattr(self.nlp, "meta", {}) or {}
         return f"{self.spec}@{meta.get('name', '?')}-{meta.get('version', '?')}"
 
 
-def load_rule_context(config: RulesConfig) -> RuleContext:
+def load_rule_context(config: RulesConfig, language: str = "en") -> RuleContext:
+    """The English rules' spaCy pipeline and lexicon, or (``language="de"``) the German word rules."""
+    if language == "de":
+        return RuleContext(None, None, "nlgmetrics.perturb.german", "de")
+    if language != "en":
+        raise ValueError(f"rule edits exist for {', '.join(RULE_LANGUAGES)}, not '{language}'")
     from nlgmetrics.modelroles import load_spacy
     from nlgmetrics.perturb.lexicon import default_lexicon
 
     return RuleContext(load_spacy(config.spacy), default_lexicon(max_names=config.lexicon_names), config.spacy)
+
+
+def german_rule_edit(kind: str, tokens: Sequence[Token], seed: int) -> RuleEdit | str:
+    """A German rule's one edit on the token list (spacing kept), or the reason it makes none."""
+    from nlgmetrics.perturb.errors import NotApplicable
+    from nlgmetrics.perturb.german import GERMAN_RULES
+
+    try:
+        edit = GERMAN_RULES[GERMAN_RULE_KINDS[kind]]([t.text for t in tokens], np.random.default_rng(seed))
+    except NotApplicable as reason:
+        return f"not applicable: {reason}"
+    if edit.length:  # a replacement keeps the spacing of the words it replaces
+        fill = tuple(Token(w, tokens[edit.start].space_before if k == 0 else True) for k, w in enumerate(edit.fill))
+    else:
+        fill = tuple(Token(w, edit.start > 0 or k > 0) for k, w in enumerate(edit.fill))
+    operation = "insert" if edit.length == 0 else "delete" if not fill else "replace"
+    return RuleEdit(operation, edit.start, edit.length, fill)
 
 
 def token_diff(old: Sequence[Token], new: Sequence[Token]) -> RuleEdit | None:
@@ -78,14 +104,16 @@ def rule_edits(
 ) -> list[RuleEdit | str]:
     """For each (kind, tokens, seed): the edit the rule makes, or the reason it makes none.
 
-    All texts are parsed in one ``nlp.pipe`` call. Each rule draws only from ``default_rng(seed)``, so the result
-    for one variant never depends on the others.
+    English texts are parsed in one ``nlp.pipe`` call; German rules read the words. Each rule draws only from
+    ``default_rng(seed)``, so the result for one variant never depends on the others.
     """
     from nlgmetrics.perturb.errors import NotApplicable
     from nlgmetrics.perturb.registry import get_perturbation
 
     if not len(kinds) == len(token_lists) == len(seeds):
         raise ValueError(f"rule_edits: {len(kinds)} kinds, {len(token_lists)} token lists, {len(seeds)} seeds")
+    if context.language == "de":
+        return [german_rule_edit(k, tokens, seed) for k, tokens, seed in zip(kinds, token_lists, seeds)]
     texts = [join_tokens(tokens) for tokens in token_lists]
     docs = list(context.nlp.pipe(texts)) if texts else []
     out: list[RuleEdit | str] = []
@@ -106,4 +134,12 @@ def rule_edits(
     return out
 
 
-__all__ = ["RuleContext", "RuleEdit", "load_rule_context", "rule_edits", "token_diff"]
+__all__ = [
+    "GERMAN_RULE_KINDS",
+    "RuleContext",
+    "RuleEdit",
+    "german_rule_edit",
+    "load_rule_context",
+    "rule_edits",
+    "token_diff",
+]

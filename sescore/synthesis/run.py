@@ -36,7 +36,7 @@ def load_models(config: SynthesisConfig, device: str | None = None) -> Synthesis
     if config.rule_kinds_in_use():
         from sescore.synthesis.rules import load_rule_context
 
-        rules = load_rule_context(config.rules)
+        rules = load_rule_context(config.rules, config.language)
     encoder = None
     if config.uses_neighbours():
         from nlgmetrics.modelroles import load_encoder

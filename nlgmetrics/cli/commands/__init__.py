@@ -9,6 +9,7 @@ from nlgmetrics.cli.commands import (
     correlate,
     devmix,
     make_adversarial,
+    nli_accuracy,
     robustness,
     score,
     selfbias,
@@ -27,4 +28,5 @@ COMMANDS = (
     robustness,
     selfbias,
     devmix,
+    nli_accuracy,
 )
