@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -26,6 +25,8 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
+from nlgmetrics.machine import KERNEL_FLAGS, cpu_model, kernel_key, machine  # noqa: F401  (bench's names)
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
@@ -285,65 +286,6 @@ def repo_path(path: str | Path) -> str:
     return resolved.relative_to(REPO).as_posix() if resolved.is_relative_to(REPO) else str(path)
 
 
-def _cpuinfo() -> dict[str, str]:
-    """The first processor's fields of Linux ``/proc/cpuinfo`` (empty elsewhere)."""
-    fields: dict[str, str] = {}
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if not line.strip():
-                break
-            key, _, value = line.partition(":")
-            fields.setdefault(key.strip(), value.strip())
-    except OSError:
-        pass
-    return fields
-
-
-def cpu_model() -> str:
-    """The processor's model name (Linux ``/proc/cpuinfo``), else the architecture: timings and, with MKL, the last
-    bits of results differ by CPU (bench_mkl_mode: an AMD EPYC rounds few-row products unlike the earlier CPU)."""
-    return _cpuinfo().get("model name") or platform.processor() or platform.machine()
-
-
-# The vector extensions that decide which matrix kernels MKL and oneDNN dispatch to, widest first. Two CPUs with the
-# same model name can differ here (an AMD EPYC with AVX2 only, another with AVX-512 and AVX512-BF16), and the last
-# bits of a float32 product differ with them.
-KERNEL_FLAGS = ("amx_bf16", "amx_tile", "avx512_bf16", "avx512_vnni", "avx512f", "avx2", "fma")
-
-
-def kernel_key() -> dict:
-    """What decides the CPU kernels a score runs through: torch's version and dispatch capability, the CPU vendor
-    (MKL dispatches on it) and which of :data:`KERNEL_FLAGS` the CPU reports.
-
-    Why: results are bit-identical only between machines whose kernels are the same; the model name alone
-    ("AMD EPYC") covers CPUs that take different paths.
-    """
-    import torch
-
-    info = _cpuinfo()
-    flags = set(info.get("flags", "").split())
-    return {
-        "torch": torch.__version__,
-        "capability": torch.backends.cpu.get_cpu_capability(),
-        "vendor": info.get("vendor_id") or platform.machine(),
-        "flags": [flag for flag in KERNEL_FLAGS if flag in flags],
-    }
-
-
-def machine() -> dict:
-    """Python, torch, torch threads, cores and processor: what every result file records beside its numbers."""
-    import torch
-
-    return {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "threads": torch.get_num_threads(),
-        "cpus": os.cpu_count(),
-        "processor": cpu_model(),
-        "kernels": kernel_key(),
-    }
-
-
 def children_cpu_seconds() -> float:
     """User + system CPU seconds of this process's finished child processes: the cost of a subprocess run (a
     train.py fit, an evaluate.py stress run) as the difference of two readings around it."""
@@ -370,6 +312,32 @@ class LoadSpan:
 # --- result files -------------------------------------------------------------------------------------------------
 
 
+def portable(value: Any) -> Any:
+    """``value`` with this machine's paths taken out, as result files must record them (they are read on the site):
+    the checkout's path becomes relative, the shared data folder ``$NLGMETRICS_DATA/``, an installed package's
+    folder ``<site-packages>/``."""
+    if isinstance(value, dict):
+        return {k: portable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [portable(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(portable(v) for v in value)
+    if isinstance(value, Path):
+        value = str(value)
+    if not isinstance(value, str) or "/" not in value:
+        return value
+    prefixes = [(f"{path}/", "$NLGMETRICS_DATA/") for path in {REPO.parent / "shared" / "data", _data_env()} if path]
+    prefixes += [(f"{path}/", "<site-packages>/") for path in map(Path, sys.path) if path.name == "site-packages"]
+    prefixes.append((f"{REPO}/", ""))
+    for prefix, replacement in prefixes:
+        value = value.replace(prefix, replacement)
+    return value
+
+
+def _data_env() -> Path | None:
+    return Path(os.environ["NLGMETRICS_DATA"]).resolve() if os.environ.get("NLGMETRICS_DATA") else None
+
+
 def write_results(
     name: str, result: dict, rows: list[dict], columns: list[str], title: str, notes: list[str] | None = None
 ) -> None:
@@ -385,7 +353,8 @@ def write_results(
         notes: lines under the table.
     """
     RESULTS.mkdir(parents=True, exist_ok=True)
-    result = {**result, "machine": result.get("machine") or machine(), "rows": rows, "notes": notes or []}
+    result = portable({**result, "machine": result.get("machine") or machine(), "rows": rows, "notes": notes or []})
+    rows, notes = result["rows"], result["notes"]
     (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=1))
     lines = [f"# {title}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for row in rows:
@@ -408,7 +377,7 @@ def write_document(name: str, result: dict, markdown: Callable[[dict], str]) -> 
         The document as written.
     """
     RESULTS.mkdir(parents=True, exist_ok=True)
-    result = {**result, "machine": result.get("machine") or machine()}
+    result = portable({**result, "machine": result.get("machine") or machine()})
     text = markdown(result)
     (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=1, default=str) + "\n", encoding="utf-8")
     (RESULTS / f"{name}.md").write_text(text, encoding="utf-8")

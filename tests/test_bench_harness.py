@@ -122,3 +122,25 @@ def test_best_of_turns_takes_each_names_best_and_stops_without_the_reference():
     assert best["b"]["ratio"] == 3.0 and best["c"] is None
     with pytest.raises(SystemExit, match="the A runs failed"):
         harness.best_of_turns({"a": [], "b": runs["b"]}, "a", "A")
+
+
+def test_result_files_record_no_path_of_this_machine(monkeypatch, tmp_path):
+    """What write_results and write_document store: the checkout relative, the shared data as $NLGMETRICS_DATA."""
+    from bench import harness
+
+    data = tmp_path / "data"
+    monkeypatch.setenv("NLGMETRICS_DATA", str(data))
+    record = harness.portable(
+        {
+            "config": str(harness.REPO / "configs" / "mars" / "offline.yaml"),
+            "data": [str(data / "nli" / "xnli.jsonl")],
+            "folder": harness.REPO / "bench",
+            "kept": ("plain text", 3),
+        }
+    )
+    assert record == {
+        "config": "configs/mars/offline.yaml",
+        "data": ["$NLGMETRICS_DATA/nli/xnli.jsonl"],
+        "folder": "bench",
+        "kept": ("plain text", 3),
+    }

@@ -47,11 +47,12 @@ def test_filling_the_rows_makes_few_row_products_invariant_in_this_process():
 def test_the_kernel_key_reads_this_cpu(monkeypatch, tmp_path):
     """The key that decides bit-identity reads vendor and vector flags from cpuinfo, widest first, nothing else."""
     from bench import harness
+    from nlgmetrics import machine
 
     info = tmp_path / "cpuinfo"
     info.write_text("vendor_id\t: GenuineIntel\nflags\t\t: fpu sse2 avx2 fma avx512f amx_bf16 amx_tile\n")
-    real = harness.Path
-    monkeypatch.setattr(harness, "Path", lambda p: info if p == "/proc/cpuinfo" else real(p))
+    real = machine.Path
+    monkeypatch.setattr(machine, "Path", lambda p: info if p == "/proc/cpuinfo" else real(p))
     key = harness.kernel_key()
     assert key["vendor"] == "GenuineIntel"
     assert key["flags"] == ["amx_bf16", "amx_tile", "avx512f", "avx2", "fma"]

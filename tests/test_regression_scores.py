@@ -4,7 +4,7 @@ mixes.
 
 Two rules, so the test holds on every CPU and still catches a real change:
 
-- **Same kernels, same bits.** Where this machine's kernel key (:func:`bench.harness.kernel_key`: torch version,
+- **Same kernels, same bits.** Where this machine's kernel key (:func:`nlgmetrics.machine.kernel_key`: torch version,
   torch's dispatch capability, CPU vendor, the vector extensions MKL and oneDNN dispatch on) equals the one the
   record was made with, every score must be bit-identical.
 - **Other kernels, 1e-5.** Elsewhere float32 products round differently (AVX2 against AVX-512 against AMX), so each
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.harness import cpu_model, kernel_key
 from nlgmetrics import load_metric
+from nlgmetrics.machine import cpu_model, kernel_key
 from nlgmetrics.registry import accepted_options
 
 REPO = Path(__file__).resolve().parents[1]

@@ -90,7 +90,9 @@ def _resampled_tau_difference(
     return _tau_from_counts(ca, da), _tau_from_counts(cb, db), taus(ca, da) - taus(cb, db), len(ca)
 
 
-def _interval(diff: np.ndarray) -> dict[str, float | list[float]]:
+def difference_interval(diff: np.ndarray) -> dict[str, float | list[float]]:
+    """The 95% percentile interval of resampled differences A - B and the share of resamples where A is not
+    better: how every paired comparison of the toolkit reports."""
     return {
         "ci95": [float(np.quantile(diff, 0.025)), float(np.quantile(diff, 0.975))],
         "share_a_not_better": float(np.mean(diff <= 0)),
@@ -118,7 +120,7 @@ def paired_bootstrap_tau_like(
         "tau_like_a": tau_a,
         "tau_like_b": tau_b,
         "difference": tau_a - tau_b,
-        **_interval(diff),
+        **difference_interval(diff),
         "resamples": resamples,
         "seed": seed,
         "items": int(n),
@@ -151,7 +153,7 @@ def paired_bootstrap_tau_like_mix(
     diff = np.mean(draws, axis=0)
     return {
         "difference": float(np.mean(differences)),
-        **_interval(diff),
+        **difference_interval(diff),
         "resamples": resamples,
         "seed": seed,
         "sets": len(sets),
@@ -189,7 +191,7 @@ def paired_bootstrap_correlation(
         "a": value_a,
         "b": value_b,
         "difference": value_a - value_b,
-        **(_interval(diff) if len(diff) else {"ci95": [math.nan, math.nan], "share_a_not_better": math.nan}),
+        **(difference_interval(diff) if len(diff) else {"ci95": [math.nan, math.nan], "share_a_not_better": math.nan}),
         "resamples": resamples,
         "seed": seed,
         "rows": int(len(a)),

@@ -15,7 +15,7 @@ place for the edit.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple, Sequence
+from typing import NamedTuple, Sequence, TypeVar
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from nlgmetrics.perturb.errors import NotApplicable
 from nlgmetrics.perturb.numbers import random_same_shape
 from nlgmetrics.perturb.words import match_case
 
+T = TypeVar("T")
 _EIN = ("ein", "eine", "einen", "einem", "einer", "eines")
 _KEIN = {"k" + form: form for form in _EIN}
 _NEGATABLE_VERBS = frozenset(
@@ -69,10 +70,16 @@ def _is_word(word: str) -> bool:
     return any(ch.isalpha() for ch in word)
 
 
-def _pick(rng: np.random.Generator, options: Sequence[WordEdit], what: str) -> WordEdit:
+def _pick(rng: np.random.Generator, options: Sequence[T], what: str) -> T:
+    """One of the places (or edits) on offer, drawn before anything is drawn for the edit itself."""
     if not options:
         raise NotApplicable(f"no {what}")
     return options[int(rng.integers(len(options)))]
+
+
+def _other(rng: np.random.Generator, choices: Sequence[str], current: str) -> str:
+    others = [c for c in choices if c != current]
+    return others[int(rng.integers(len(others)))]
 
 
 def negation_edit(words: Sequence[str], rng: np.random.Generator) -> WordEdit:
@@ -97,25 +104,18 @@ def negation_edit(words: Sequence[str], rng: np.random.Generator) -> WordEdit:
 def number_edit(words: Sequence[str], rng: np.random.Generator) -> WordEdit:
     """One number becomes a different one written the same way: digits keep their shape (``2.000`` ->
     ``7.000``, ``5,3`` -> ``8,1``), a number word becomes another number word."""
-    options: list[WordEdit] = []
-    for i, word in enumerate(words):
-        if _DIGITS.match(word):
-            options.append(WordEdit(i, 1, (random_same_shape(word, rng),)))
-        elif word.lower() in _NUMBER_WORDS:
-            others = [w for w in _NUMBER_WORDS if w != word.lower()]
-            options.append(WordEdit(i, 1, (match_case(others[int(rng.integers(len(others)))], word),)))
-    return _pick(rng, options, "number")
+    i = _pick(rng, [i for i, w in enumerate(words) if _DIGITS.match(w) or w.lower() in _NUMBER_WORDS], "number")
+    word = words[i]
+    if _DIGITS.match(word):
+        return WordEdit(i, 1, (random_same_shape(word, rng),))
+    return WordEdit(i, 1, (match_case(_other(rng, _NUMBER_WORDS, word.lower()), word),))
 
 
 def name_edit(words: Sequence[str], rng: np.random.Generator) -> WordEdit:
     """One first name, city or country of ``NAME_LISTS`` becomes another of the same list."""
-    options: list[WordEdit] = []
-    for i, word in enumerate(words):
-        group = _NAME_CLASS.get(word)
-        if group is not None:
-            others = [n for n in NAME_LISTS[group] if n != word]
-            options.append(WordEdit(i, 1, (others[int(rng.integers(len(others)))],)))
-    return _pick(rng, options, "German first name, city or country of the lists")
+    positions = [i for i, word in enumerate(words) if word in _NAME_CLASS]
+    i = _pick(rng, positions, "German first name, city or country of the lists")
+    return WordEdit(i, 1, (_other(rng, NAME_LISTS[_NAME_CLASS[words[i]]], words[i]),))
 
 
 GERMAN_RULES = {"negation": negation_edit, "number": number_edit, "name": name_edit}

@@ -75,8 +75,13 @@ def german_rule_edit(kind: str, tokens: Sequence[Token], seed: int) -> RuleEdit 
         fill = tuple(Token(w, tokens[edit.start].space_before if k == 0 else True) for k, w in enumerate(edit.fill))
     else:
         fill = tuple(Token(w, edit.start > 0 or k > 0) for k, w in enumerate(edit.fill))
-    operation = "insert" if edit.length == 0 else "delete" if not fill else "replace"
-    return RuleEdit(operation, edit.start, edit.length, fill)
+    return _rule_edit(edit.start, edit.length, fill)
+
+
+def _rule_edit(start: int, length: int, fill: tuple[Token, ...]) -> RuleEdit:
+    """The edit replacing ``length`` tokens at ``start`` by ``fill``, its operation named by its shape."""
+    operation = "insert" if length == 0 else "delete" if not fill else "replace"
+    return RuleEdit(operation, start, length, fill)
 
 
 def token_diff(old: Sequence[Token], new: Sequence[Token]) -> RuleEdit | None:
@@ -91,8 +96,7 @@ def token_diff(old: Sequence[Token], new: Sequence[Token]) -> RuleEdit | None:
     length, fill = len(a) - prefix - suffix, tuple(new[prefix : len(new) - suffix])
     if length == 0 and not fill:
         return None
-    operation = "insert" if length == 0 else "delete" if not fill else "replace"
-    return RuleEdit(operation, prefix, length, fill)
+    return _rule_edit(prefix, length, fill)
 
 
 def rule_edits(
@@ -107,13 +111,26 @@ def rule_edits(
     English texts are parsed in one ``nlp.pipe`` call; German rules read the words. Each rule draws only from
     ``default_rng(seed)``, so the result for one variant never depends on the others.
     """
-    from nlgmetrics.perturb.errors import NotApplicable
-    from nlgmetrics.perturb.registry import get_perturbation
-
     if not len(kinds) == len(token_lists) == len(seeds):
         raise ValueError(f"rule_edits: {len(kinds)} kinds, {len(token_lists)} token lists, {len(seeds)} seeds")
     if context.language == "de":
-        return [german_rule_edit(k, tokens, seed) for k, tokens, seed in zip(kinds, token_lists, seeds)]
+        made = [german_rule_edit(k, tokens, seed) for k, tokens, seed in zip(kinds, token_lists, seeds)]
+    else:
+        made = _english_rule_edits(kinds, token_lists, seeds, context)
+    out: list[RuleEdit | str] = []
+    for edit in made:
+        width = max(edit.length, len(edit.fill)) if isinstance(edit, RuleEdit) else 0
+        out.append(f"span of {width} tokens > rules.max_span {max_span}" if width > max_span else edit)
+    return out
+
+
+def _english_rule_edits(
+    kinds: Sequence[str], token_lists: Sequence[list[Token]], seeds: Sequence[int], context: RuleContext
+) -> list[RuleEdit | str]:
+    """The English rules (``nlgmetrics.perturb`` on one spaCy pass), each rewrite turned back into one edit."""
+    from nlgmetrics.perturb.errors import NotApplicable
+    from nlgmetrics.perturb.registry import get_perturbation
+
     texts = [join_tokens(tokens) for tokens in token_lists]
     docs = list(context.nlp.pipe(texts)) if texts else []
     out: list[RuleEdit | str] = []
@@ -125,12 +142,7 @@ def rule_edits(
             out.append(f"not applicable: {reason}")
             continue
         edit = token_diff(tokens, split_tokens(new_text))
-        if edit is None:
-            out.append("not applicable: text unchanged")
-        elif max(edit.length, len(edit.fill)) > max_span:
-            out.append(f"span of {max(edit.length, len(edit.fill))} tokens > rules.max_span {max_span}")
-        else:
-            out.append(edit)
+        out.append("not applicable: text unchanged" if edit is None else edit)
     return out
 
 

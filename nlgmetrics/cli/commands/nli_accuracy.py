@@ -7,8 +7,6 @@ model it is compared with are measured on exactly the rows its model card report
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import sys
 import time
 from typing import Any
@@ -71,19 +69,6 @@ def test_sets(args: argparse.Namespace) -> dict[str, Any]:
     return sets
 
 
-def machine_record() -> dict[str, Any]:
-    """What the timing column depends on: Python, torch, its threads, the cores and the processor."""
-    import torch
-
-    return {
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "threads": torch.get_num_threads(),
-        "cpus": os.cpu_count(),
-        "capability": torch.backends.cpu.get_cpu_capability(),
-    }
-
-
 def paired_accuracy_difference(
     correct_a: np.ndarray, correct_b: np.ndarray, resamples: int = 1000, seed: int = 0
 ) -> dict[str, float]:
@@ -92,19 +77,19 @@ def paired_accuracy_difference(
     a, b = np.asarray(correct_a, float), np.asarray(correct_b, float)
     if len(a) != len(b) or not len(a):
         raise ValueError(f"need equal, non-empty lengths; got {len(a)} and {len(b)}")
+    from nlgmetrics.metaeval.correlation import difference_interval
+
     rng = np.random.default_rng(seed)
     gap = b - a
-    diffs = np.array([gap[rng.integers(0, len(gap), len(gap))].mean() for _ in range(resamples)])
-    low, high = np.percentile(diffs, [2.5, 97.5])
-    return {
-        "difference": float(gap.mean()),
-        "low": float(low),
-        "high": float(high),
-        "not_better": float(np.mean(diffs <= 0)),
-    }
+    interval = difference_interval(
+        np.array([gap[rng.integers(0, len(gap), len(gap))].mean() for _ in range(resamples)])
+    )
+    low, high = interval["ci95"]
+    return {"difference": float(gap.mean()), "low": low, "high": high, "not_better": interval["share_a_not_better"]}
 
 
 def run(args: argparse.Namespace) -> dict:
+    from nlgmetrics.machine import machine
     from nlgmetrics.metaeval import InputError
     from nlgmetrics.nli import load_nli
     from nlgmetrics.nli.model import unload_nli
@@ -119,7 +104,7 @@ def run(args: argparse.Namespace) -> dict:
     rows = {name: read_nli_file(spec) for name, spec in sets.items()}
     result: dict[str, Any] = {
         "command": "nlgmetrics-evaluate " + " ".join(sys.argv[1:]) if sys.argv[1:2] == [NAME] else None,
-        "machine": machine_record(),
+        "machine": machine(),
         "models": [],
         "sets": {name: {"file": file_label(spec), "n": len(rows[name])} for name, spec in sets.items()},
     }
