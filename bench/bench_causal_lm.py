@@ -4,21 +4,18 @@ Both score the same texts the way the toolkit uses a causal LM most (``lm-likeli
 log-probability of each English WMT21 de-en system output, batched and length-sorted). Each (model, round) runs in
 a fresh process with ``--threads`` torch threads; models take turns over ``--repeats`` rounds and the best scoring
 time counts. First-use conversion (GGUF to fp16 safetensors) and loading are timed apart. MARS's cloze filling is
-generation rather than scoring, so its cost per reference is in ``bench_mars_length.py``; this is the per-token
-price of each model.
+generation rather than scoring, so its cost per reference is in ``bench/results/mars_length*.md``; this is the
+per-token price of each model.
 
-    python bench/bench_causal_lm.py [--n 400] [--repeats 2] [--threads 2]    # ~10 min; -> causal_lm.{json,md}
+    python -m bench.bench_causal_lm [--n 400] [--repeats 2] [--threads 2]    # ~10 min; -> causal_lm.{json,md}
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import (  # noqa: E402
+from bench.harness import (
     WMT_FILE,
     agreement,
     measure_scoring,

@@ -8,22 +8,19 @@ cache (warm use: the checks a later process still makes, such as mpnet's sha256 
 first / warm. Peak memory is the first-use process's own (``os.wait4``), interpreter included. Models whose package
 is not installed get a row saying so.
 
-    python bench/bench_conversion.py [--models mpnet me5-small smollm2 gemma3-270m]   # ~5 min; -> conversion.md
+    python -m bench.bench_conversion [--models mpnet me5-small smollm2 gemma3-270m]   # ~5 min; -> conversion.md
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 from unittest import mock
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import (  # noqa: E402
+from bench.harness import (
     LoadSpan,
     add_worker_options,
     run_worker,

@@ -7,7 +7,7 @@ folder): virtual environment, installs from the package caches, every first-use 
 same `make demo` again (warm: only the demo), and the demo with the earlier default NLI model
 (`examples/demo.py --nli-model packaged:nli-minilm`), the peer of the same run; ratios are to that peer.
 
-    python bench/bench_demo.py [--name demo]   # ~15 min (a fresh venv, installs, conversions, three demos)
+    python -m bench.bench_demo [--name demo]   # ~15 min (a fresh venv, installs, conversions, three demos)
 
 Uncommitted changes are not measured (the clone is of HEAD); the script says so when the tree is dirty.
 """
@@ -21,9 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import REPO, load_average, run_child, write_results  # noqa: E402
+from bench.harness import REPO, load_average, run_child, write_results
 
 
 def timed(cmd: list[str], cwd: Path, env: dict, log: Path) -> dict:

@@ -6,18 +6,15 @@ scorer's own batching and truncation. Each (encoder, round) runs in a fresh proc
 threads; encoders take turns over ``--repeats`` rounds and the best scoring time counts. Conversion on first use
 (unzipping mpnet, dequantising e5) and model loading are timed apart (``prepare_s``, ``load_s``).
 
-    python bench/bench_encoders.py [--n 1000] [--repeats 2] [--threads 2] [--name encoders]   # ~30 min
+    python -m bench.bench_encoders [--n 1000] [--repeats 2] [--threads 2] [--name encoders]   # ~30 min
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import (  # noqa: E402
+from bench.harness import (
     WMT_FILE,
     agreement,
     measure_scoring,

@@ -8,7 +8,7 @@ seconds are both recorded: on a shared machine the wall time is mostly other pro
 average before and after is recorded for. Target: <= 2 s per reference; the paper reports 0.8 s on an
 RTX-2080 with GPT-2 large (ROC endings of ~8 tokens, ours are whole five-sentence stories).
 
-    python bench/bench_mars.py [--n 20] [--config configs/mars/offline.yaml] [--repeats 1] [--threads 2]
+    python -m bench.bench_mars [--n 20] [--config configs/mars/offline.yaml] [--repeats 1] [--threads 2]
         [--override KEY=VALUE ...] [--show N]     # ~2 min per 20 references and repeat; -> mars.{json,md}
 
 ``--override`` sets MARS config values on top of ``--config`` for both variants (e.g. ``masking.window_words=0``);
@@ -20,13 +20,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import MARS_TARGET_S_PER_REFERENCE, REPO, repo_path, roc_references, timed, write_results  # noqa: E402
+from bench.harness import MARS_TARGET_S_PER_REFERENCE, REPO, repo_path, roc_references, timed, write_results
 
 TARGET_S_PER_REFERENCE = MARS_TARGET_S_PER_REFERENCE
 PAPER = {"s_per_reference": 0.8, "hardware": "RTX-2080 GPU", "lm": "gpt2-large", "references": "ROC endings"}

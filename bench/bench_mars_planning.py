@@ -8,7 +8,7 @@ pi_scope) at the cloze temperature, overlap of the 50 most likely tokens, and th
 the text after the blank); scope "none" is no planning. ``configs/mars/offline.yaml`` ships ``planning.scope:
 head`` on the strength of this table (``mars/README.md``).
 
-    python bench/bench_mars_planning.py [--n 3] [--ratio 0.4] [--threads 1] [--skip-all]
+    python -m bench.bench_mars_planning [--n 3] [--ratio 0.4] [--threads 1] [--skip-all]
         [--scopes none head 'head*2' hidden hidden_matched param:head param:last_layers:1 param:last_layers:2]
         # a few minutes for --n 3 with the all-parameter update (its reference); -> mars_planning.{json,md}
 
@@ -18,14 +18,11 @@ head`` on the strength of this table (``mars/README.md``).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import REPO, roc_references, write_results  # noqa: E402
+from bench.harness import REPO, roc_references, write_results
 
 SCOPES = [
     "none",

@@ -8,7 +8,7 @@ counts and loading is timed apart. Ratios are to BERTScore-MiniLM (the encoder S
 the same run. The mix's scores are checked against the packaged recipe applied to its parts' scores from their own
 processes (``max_abs_diff_to_parts``).
 
-    python bench/bench_menli_mix.py [--wmt 200] [--ted 10] [--repeats 2] [--threads 2]   # ~40 min on 2 cores
+    python -m bench.bench_menli_mix [--wmt 200] [--ted 10] [--repeats 2] [--threads 2]   # ~40 min on 2 cores
 
 Datasets: WMT21 de-en sentences (one seeded-random system output per item against reference A) and TED-MT zh-en
 paragraphs (the second human translation against the first). Writes bench/results/menli_mix_cost.{json,md}.
@@ -17,14 +17,11 @@ paragraphs (the second human translation against the first). Writes bench/result
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import (  # noqa: E402
+from bench.harness import (
     TED_FILE,
     WMT_FILE,
     LoadSpan,

@@ -10,7 +10,7 @@ system outputs, and how many of their scores change in any bit when the same ite
 instead of in batches (the property ``--devices`` and chunked torchmetrics updates rely on). Modes take turns over
 ``--repeats`` rounds; the best time counts. ``MKL_CBWR=OFF`` stands for MKL's default (no reproducibility mode).
 
-    python bench/bench_mkl_mode.py [--n 200] [--repeats 2] [--threads 2]   # ~10 min; -> mkl_mode.{json,md}
+    python -m bench.bench_mkl_mode [--n 200] [--repeats 2] [--threads 2]   # ~10 min; -> mkl_mode.{json,md}
 """
 
 from __future__ import annotations
@@ -18,13 +18,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import (  # noqa: E402
+from bench.harness import (
     WMT_FILE,
     LoadSpan,
     add_worker_options,

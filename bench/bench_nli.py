@@ -3,7 +3,7 @@
 The peer is the same model's forward pass on the same, already tokenised, length-sorted batches; the ratio
 says how much the toolkit adds (tokenisation, sorting, softmax, pooling) on top of the unavoidable floor.
 
-    python bench/bench_nli.py [--model packaged:nli-minilm] [--pairs 2000] [--batch-size 64]   # ~3 min
+    python -m bench.bench_nli [--model packaged:nli-minilm] [--pairs 2000] [--batch-size 64]   # ~3 min
 
 With ``--compare packaged:nli-minilm,packaged:nli-me5`` it instead measures every listed NLI role's
 ``predict_proba`` on the same pairs, in turns, with the time ratio to the first model (``nli_models.{json,md}``).
@@ -12,12 +12,8 @@ With ``--compare packaged:nli-minilm,packaged:nli-me5`` it instead measures ever
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import interleaved_best_times, read_data, write_results  # noqa: E402
+from bench.harness import interleaved_best_times, read_data, write_results
 
 
 def snli_pairs(n: int) -> tuple[list[str], list[str]]:

@@ -8,22 +8,19 @@ MENLI: our batched, length-sorted NLI pass vs one pair at a time, the loop of th
 Each (peer, dataset) runs in a fresh process, so the peak RSS is that peer's own (``os.wait4`` ru_maxrss); peers
 take turns over ``--repeats`` rounds and the best scoring time counts (model loading is reported apart).
 
-    python bench/bench_peers.py [--wmt 1000] [--wmt-items 60] [--menli-wmt 500] [--repeats 2]   # ~40 min
+    python -m bench.bench_peers [--wmt 1000] [--wmt-items 60] [--menli-wmt 500] [--repeats 2]   # ~40 min
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import (  # noqa: E402
+from bench.harness import (
     TED_FILE,
     WMT_FILE,
     LoadSpan,

@@ -10,8 +10,8 @@ the MQM judgments of those rows (for reading, not for choosing: the dev mix's se
 Training: median optimizer step of the default SEScore architecture in a Lightning fit with ``precision`` 32-true
 and bf16-mixed (``train.py fit --trainer.precision bf16-mixed``).
 
-    python bench/bench_precision.py [--segments 1000] [--repeats 2] [--train-steps 12] [--name precision]
-    python bench/bench_precision.py --metrics "" --train-steps 20 --name precision_train   # training rows only
+    python -m bench.bench_precision [--segments 1000] [--repeats 2] [--train-steps 12] [--name precision]
+    python -m bench.bench_precision --metrics "" --train-steps 20 --name precision_train   # training rows only
 
 The first command takes about 25 min on 2 cores (MENLI's two passes dominate).
 
@@ -32,12 +32,8 @@ newer GPUs); elsewhere it is emulated and slower. The machine's processor is wri
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import TED_MQM_FILE, read_data, sescore_step_times, timed, write_results  # noqa: E402
+from bench.harness import TED_MQM_FILE, read_data, sescore_step_times, timed, write_results
 
 PRECISIONS = ("float32", "bfloat16")
 

@@ -10,7 +10,7 @@ instruction set each kernel used: the CPU's flags, torch's CPU capability, and w
 
 Sections: instruction sets; peak matrix-product rates; FLOPs and tokens; roofline arithmetic; metrics; main.
 
-    python bench/bench_roofline.py [--segments 48] [--repeats 2] [--metrics menli,sescore,...] [--devmix OUT ...]
+    python -m bench.bench_roofline [--segments 48] [--repeats 2] [--metrics menli,sescore,...] [--devmix OUT ...]
 
 Rows: a seeded sample of TED zh-en MQM segments (``--segments``, ``--seed``). Each (metric, precision) scorer is
 timed ``--repeats`` times in turns with the others and the peer (best wall time counts; threads = torch's, the
@@ -37,9 +37,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import RESULTS, TED_MQM_FILE, LoadSpan, load_average, metric, read_data, write_results  # noqa: E402
+from bench.harness import RESULTS, TED_MQM_FILE, LoadSpan, load_average, metric, read_data, write_results
 
 # --- instruction sets ---------------------------------------------------------------------------------------------
 

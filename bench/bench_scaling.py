@@ -9,8 +9,8 @@ projected linearly from the last measured size, would pass ``--time-budget`` or 
 row says so. MENLI: formula e, direction <->, whole texts (granularity ``text``; ``auto`` would score paragraphs
 sentence by sentence, ~30x the NLI pairs, see menli_granularity.md).
 
-    python bench/bench_scaling.py --max 5000                      # the small sizes, minutes
-    nohup python bench/bench_scaling.py --resume > bench/results/scaling.log 2>&1 &   # the rest, in the background
+    python -m bench.bench_scaling --max 5000                      # the small sizes, minutes
+    nohup python -m bench.bench_scaling --resume > bench/results/scaling.log 2>&1 &   # the rest, in the background
 
 Writes bench/results/scaling.json, .md and .png (log-log time and peak memory against segments) after every row.
 """
@@ -19,16 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import (  # noqa: E402
+from bench.harness import (
     RESULTS,
     TED_FILE,
     WMT_FILE,

@@ -6,12 +6,12 @@ top (tokenisation, sorting, pooling, the head, order restoration). A second peer
 reference of every segment (2N texts), which is what a pair-at-a-time implementation pays.
 Training: optimizer steps per second of ``SEScoreModule`` in a Lightning loop (forward, backward, AdamW).
 
-    python bench/bench_sescore.py [--checkpoint sescore/checkpoints/minilm-news]   # v1, one model
-    python bench/bench_sescore.py --checkpoint sescore/checkpoints/mpnet-v2 --train-steps 0 --name sescore_default
+    python -m bench.bench_sescore [--checkpoint sescore/checkpoints/minilm-news]   # v1, one model
+    python -m bench.bench_sescore --checkpoint sescore/checkpoints/mpnet-v2 --train-steps 0 --name sescore_default
         # the default (one model on MPNet)
-    python bench/bench_sescore.py --checkpoint sescore/checkpoints/minilm-v2 --train-steps 0 --name sescore_minilm_v2
+    python -m bench.bench_sescore --checkpoint sescore/checkpoints/minilm-v2 --train-steps 0 --name sescore_minilm_v2
         # an ensemble: the rows above for its first member, plus the whole ensemble's scoring
-    python bench/bench_sescore.py --encoder packaged:minilm --untrained    # before the shipped model exists
+    python -m bench.bench_sescore --encoder packaged:minilm --untrained    # before the shipped model exists
 
 Each run takes a few minutes on 2 cores (1,000 segments, three timed passes in turns, best of 3; the default's
 MPNet about 7x MiniLM's time). Writes bench/results/<name>.{json,md}.
@@ -20,12 +20,9 @@ MPNet about 7x MiniLM's time). Writes bench/results/<name>.{json,md}.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import (  # noqa: E402
+from bench.harness import (
     TED_MQM_FILE,
     interleaved_best_times,
     read_data,

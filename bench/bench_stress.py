@@ -3,19 +3,15 @@
 The peer is the metric's own scoring time inside the same run (its callable is timed), so the ratio
 total / scoring says what the protocol (parsing, perturbing, noise ratios) adds on top of the unavoidable work.
 
-    python bench/bench_stress.py [--metric chrf] [--segments 1000] [--seeds 1,2,3,4,5]   # ~2 min for chrF
+    python -m bench.bench_stress [--metric chrf] [--segments 1000] [--seeds 1,2,3,4,5]   # ~2 min for chrF
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import WMT_FILE, metric, read_data, write_results  # noqa: E402
+from bench.harness import WMT_FILE, metric, read_data, write_results
 
 
 def main() -> None:

@@ -8,21 +8,18 @@ The peer, measured in the same run, is the time spent inside model calls (causal
 passes): that is the floor no amount of Python-side work can remove. The ratio wall / floor says how much
 the pipeline adds on top of it (edit planning, budget tables, dataset writing).
 
-    python bench/bench_synthesis.py [--config configs/sescore/offline_en.yaml] [--sentences 64]   # ~3 min
+    python -m bench.bench_synthesis [--config configs/sescore/offline_en.yaml] [--sentences 64]   # ~3 min
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import REPO, data_dir, write_results  # noqa: E402
+from bench.harness import REPO, data_dir, write_results
 
 PAPER_ROWS_PER_SECOND = 10_000 / 1800  # SEScore paper: 0.5 h per 10K sentences on an RTX A6000
 TARGET_PER_SECOND = 5.0  # issue target

@@ -7,23 +7,19 @@ resampled within their error type, so the statistic stays the protocol's mean ov
 same resample, and the table gives the 95% interval of the difference and the share of resamples where a model is
 not better than the first one.
 
-    python bench/compare_nli.py --models packaged:nli-minilm,packaged:nli-me5 [--limit N]
+    python -m bench.compare_nli --models packaged:nli-minilm,packaged:nli-me5 [--limit N]
         # ~15 min per model on 2 cores (2 x 2,400 rows, two NLI passes each); -> nli_adversarial{,_by_type}.md
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import read_data, write_results  # noqa: E402
+from bench.harness import read_data, write_results
 
 PROTOCOLS = {"reference-based": False, "reference-free (German source)": True}
 

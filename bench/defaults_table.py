@@ -8,14 +8,14 @@ Nothing here scores anything; it gathers what the role benchmarks wrote, so ever
   speed: ``bench_encoders.py`` (``encoders.json``);
 - NLI quality: each shipped adapter's ``report.json`` (test accuracy) and ``bench/compare_nli.py``
   (``nli_adversarial.json``), speed: ``bench_nli.py --compare`` (``nli_models.json``);
-- causal LM quality: ``bench/ablate_mars_roc.py`` (``mars_roc_ablation.json``, select half), speed:
-  ``bench_causal_lm.py`` (``causal_lm.json``).
+- causal LM quality: ``mars_roc_ablation.json`` (select half; written by ``bench/ablate_mars_roc.py``, removed after
+  its run, in git history at commit 6764470), speed: ``bench_causal_lm.py`` (``causal_lm.json``).
 
 Disk is what a user's machine holds for the model: its installed package folders plus the converted copy in the
 toolkit cache (or the shipped adapter folder plus its base). A model whose package is not installed here gets
 "not installed" instead of a number.
 
-    python bench/defaults_table.py            # -> bench/results/defaults.{json,md}; seconds (reads files)
+    python -m bench.defaults_table            # -> bench/results/defaults.{json,md}; seconds (reads files)
 """
 
 from __future__ import annotations
@@ -23,12 +23,9 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import RESULTS, machine, tree_mb  # noqa: E402
+from bench.harness import RESULTS, machine, tree_mb
 
 # Licence facts from each model card / package metadata (not measured).
 LICENCES = {

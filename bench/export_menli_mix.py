@@ -1,13 +1,14 @@
 """Package a measured MENLI mix as a recipe ``evaluate.py --metric menli+<a>+<b>`` finds by itself.
 
-The fluency ablation (``ablate_menli_fluency.py``) chooses its combination under a rule fixed before the run and
-writes the chosen weights, the ranges every part was normalised with and each part's signature to its result file.
-A toolkit option must score exactly what was measured, so the recipe is not refitted: this script copies those
-weights and ranges, and the parts' ``fitted_with`` records derived from the stored signatures, into
-``menli/mix/<nli>+<partner>+<fluency>[-<model>].json`` under the packaged configs. ``MixedScorer`` (default
-``recipe="auto"``) then takes it whenever the run's models match every part's record, and refuses it otherwise.
+The fluency ablation (``ablate_menli_fluency.py``, removed after its run; in git history at commit 6764470) chose
+its combination under a rule fixed before the run and wrote the chosen weights, the ranges every part was
+normalised with and each part's signature to its result file. A toolkit option must score exactly what was
+measured, so the recipe is not refitted: this script copies those weights and ranges, and the parts' ``fitted_with``
+records derived from the stored signatures, into ``menli/mix/<nli>+<partner>+<fluency>[-<model>].json`` under the
+packaged configs. ``MixedScorer`` (default ``recipe="auto"``) then takes it whenever the run's models match every
+part's record, and refuses it otherwise.
 
-    python bench/export_menli_mix.py bench/results/menli_fluency_nli-mpnet.json [--out-dir DIR] [--force]
+    python -m bench.export_menli_mix bench/results/menli_fluency_nli-mpnet.json [--out-dir DIR] [--force]
 
 No model is loaded and nothing is scored (it takes a second); an existing recipe is never overwritten without
 ``--force``. The packaged ``nli-mpnet+sescore-minilm+lm-ratio-smollm2.json`` recipe is this script's output for
@@ -18,13 +19,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.fit_menli_ranges import partner_name, short_model_name  # noqa: E402
-from bench.harness import REPO  # noqa: E402
+from bench.fit_menli_ranges import partner_name, short_model_name
+from bench.harness import REPO
 
 
 def recipe_from_result(result: dict, source: str):

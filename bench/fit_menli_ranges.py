@@ -11,7 +11,7 @@ toolkit's default NLI model, pooling and encoder (or the ones given). One file p
 --normalization auto`` (the default) finds it by those models. The run's record (rows, seconds) goes to
 bench/results/menli_ranges.json.
 
-    python bench/fit_menli_ranges.py [--partners bertscore,chrf,lm-ratio] [--limit-items 100] [--force]
+    python -m bench.fit_menli_ranges [--partners bertscore,chrf,lm-ratio] [--limit-items 100] [--force]
 
 An existing file is never overwritten without ``--force``. Cost: MENLI and each partner on ~1,300 select-half rows,
 about 15 min on 2 cores with the default models.
@@ -21,13 +21,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import RESULTS, data_dir, machine, metric  # noqa: E402
+from bench.harness import RESULTS, data_dir, machine, metric
 
 
 def short_model_name(role: str) -> str:

@@ -327,11 +327,21 @@ def portable(value: Any) -> Any:
     if not isinstance(value, str) or "/" not in value:
         return value
     prefixes = [(f"{path}/", "$NLGMETRICS_DATA/") for path in {REPO.parent / "shared" / "data", _data_env()} if path]
-    prefixes += [(f"{path}/", "<site-packages>/") for path in map(Path, sys.path) if path.name == "site-packages"]
+    prefixes += [(f"{path}/", "<site-packages>/") for path in _site_packages()]
     prefixes.append((f"{REPO}/", ""))
     for prefix, replacement in prefixes:
         value = value.replace(prefix, replacement)
     return value
+
+
+def _site_packages() -> list[Path]:
+    """This interpreter's package folders: where an installed package's paths start."""
+    import site
+    import sysconfig
+
+    found = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib"), *site.getsitepackages()}
+    found.add(site.getusersitepackages())
+    return [Path(p) for p in sorted(found) if p and Path(p).name == "site-packages"]
 
 
 def _data_env() -> Path | None:
@@ -339,7 +349,13 @@ def _data_env() -> Path | None:
 
 
 def write_results(
-    name: str, result: dict, rows: list[dict], columns: list[str], title: str, notes: list[str] | None = None
+    name: str,
+    result: dict,
+    rows: list[dict],
+    columns: list[str],
+    title: str,
+    notes: list[str] | None = None,
+    folder: Path | None = None,
 ) -> None:
     """``bench/results/<name>.json`` and ``<name>.md`` (a table a person can read, then ``notes`` as a list).
 
@@ -351,17 +367,20 @@ def write_results(
         columns: the keys shown, in order.
         title: the Markdown heading.
         notes: lines under the table.
+        folder: where the two files go (default ``RESULTS``, read at the call; another folder for a run whose files
+            travel back from elsewhere).
     """
-    RESULTS.mkdir(parents=True, exist_ok=True)
+    folder = Path(folder) if folder is not None else RESULTS
+    folder.mkdir(parents=True, exist_ok=True)
     result = portable({**result, "machine": result.get("machine") or machine(), "rows": rows, "notes": notes or []})
     rows, notes = result["rows"], result["notes"]
-    (RESULTS / f"{name}.json").write_text(json.dumps(result, indent=1))
+    (folder / f"{name}.json").write_text(json.dumps(result, indent=1))
     lines = [f"# {title}", "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for row in rows:
         lines.append("| " + " | ".join(fmt(row.get(c)) for c in columns) + " |")
     lines += [""] + [f"- {note}" for note in notes or []] + ([""] if notes else [])
     lines += [f"Machine: {result['machine']}"]
-    (RESULTS / f"{name}.md").write_text("\n".join(lines) + "\n")
+    (folder / f"{name}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
@@ -470,11 +489,15 @@ def run_worker(
 ) -> tuple[dict | None, ChildRun]:
     """Run ``script --out FILE *worker_args`` with this interpreter in a fresh process; its JSON and how it ended.
 
-    The JSON is None when the worker failed or was stopped by the memory watchdog.
+    A script under bench/ runs as its module from the checkout (``python -m bench.<name>``, as every bench script
+    does), any other file by its path. The JSON is None when the worker failed or was stopped by the memory watchdog.
     """
+    script = Path(script).resolve()
+    command = ["-m", f"bench.{script.stem}"] if script.parent == REPO / "bench" else [str(script)]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
-        run = run_child([sys.executable, str(script), "--out", str(out), *worker_args], rss_limit_mb, log_path=log_path)
+        cmd = [sys.executable, *command, "--out", str(out), *worker_args]
+        run = run_child(cmd, rss_limit_mb, log_path=log_path, cwd=REPO)
         result = json.loads(out.read_text()) if run.returncode == 0 and out.exists() else None
     return result, run
 

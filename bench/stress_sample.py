@@ -11,10 +11,10 @@ its cost ledgers, ``*.costs.json``). The mix reuses the ``menli`` cell's rows fo
 so that cell's scores are kept until the set's mix is finished too. Runs go cheapest first and none starts once
 ``--budget-minutes`` are spent.
 
-    python bench/stress_sample.py                        # every run not finished yet, within 60 minutes
-    python bench/stress_sample.py --sets wmt21_deen --metrics sescore --budget-minutes 30
-    python bench/stress_sample.py --sets tedmt_zhen --budget-minutes 70 --stop-running   # one session's piece
-    python bench/stress_sample.py --status               # what is finished, what is partly scored, the costs
+    python -m bench.stress_sample                        # every run not finished yet, within 60 minutes
+    python -m bench.stress_sample --sets wmt21_deen --metrics sescore --budget-minutes 30
+    python -m bench.stress_sample --sets tedmt_zhen --budget-minutes 70 --stop-running   # one session's piece
+    python -m bench.stress_sample --status               # what is finished, what is partly scored, the costs
 
 The full-set command for one cell (a GPU or a long CPU run) is the same without ``--sample``:
 
@@ -34,10 +34,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import REPO, children_cpu_seconds, cpu_model, data_dir, write_results  # noqa: E402
-from nlgmetrics.stress.report import passed_of_judged  # noqa: E402
+from bench.harness import REPO, children_cpu_seconds, cpu_model, data_dir, write_results
+from nlgmetrics.stress.report import passed_of_judged
 
 SAMPLE, SEED = 25, 0
 ROOT = REPO / "bench" / "results" / "stress" / "sample25"

@@ -5,7 +5,7 @@ Why: the tables gather passed/judged counts from a dozen report folders written 
 they drift from the reports. Here every cell names the folder and the metric key it comes from, and a folder that
 does not exist yet gives "not run". ``docs/gen/results_pages.py`` puts them on the stress results page.
 
-    python bench/stress_table.py                 # print the tables
+    python -m bench.stress_table                 # print the tables
 """
 
 from __future__ import annotations
@@ -15,10 +15,8 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from bench.harness import REPO  # noqa: E402
-from nlgmetrics.stress.report import passed_of_judged  # noqa: E402
+from bench.harness import REPO
+from nlgmetrics.stress.report import passed_of_judged
 
 STRESS = REPO / "bench" / "results" / "stress"
 NOT_RUN = "not run"

@@ -27,7 +27,8 @@ run adv_menli+bertscore adversarial --metric menli+bertscore --weight 0.2 --norm
 TED="$DATA/judgments/mt_mqm_wmt21_ted_zhen.jsonl"
 for m in menli bertscore chrf bleu; do run "ted_zhen_$m" correlate --metric "$m" "${MI[@]}" --data "$TED"; done
 run ted_zhen_menli+bertscore correlate --metric menli+bertscore --weight 0.2 --normalization set "${MI[@]}" --data "$TED"
-# the combination bench/ablate_menli_combiner.py chose on the dev mix (chrF at w = 0.3) with the ranges it saved
+# the combination bench/ablate_menli_combiner.py (removed after its run; in git history at commit 6764470) chose on
+# the dev mix (chrF at w = 0.3) with the ranges it saved
 # (~7 more minutes on 2 shared cores)
 CD=(--metric menli+chrf --weight 0.3 --normalization bench/results/menli_combiner_sescore.stats.json)
 run adv_menli+chrf-dev adversarial "${CD[@]}" "${MI[@]}" --data "$ADV"

@@ -85,7 +85,7 @@ class ClozeAugmenter:
         self.planning = planning
         self._vocab: tuple[torch.Tensor, torch.Tensor] | None = None
         self.skip_trailing_text = True  # False only to measure the saving (bench/bench_mars.py); same output
-        self.growing_cache = True  # False = transformers' DynamicCache, only to measure (bench_mars_length.py)
+        self.growing_cache = True  # False = transformers' DynamicCache, only to measure (mars_length*.md results)
 
     # -- vocabulary ---------------------------------------------------------------------------------------------
     def _vocab_masks(self) -> tuple[torch.Tensor, torch.Tensor]:

@@ -11,7 +11,7 @@ whole cache on every append, into freshly mapped memory whose pages fault in one
 step and O(width^2) per reference. ``GrowingLayer`` writes each step into spare capacity and hands the model
 views of the filled part, so attention reads the same numbers (every augmented text stays the same) and an
 append costs only the new column; finished rows leave by moving the later rows down inside the buffer.
-Measured (``bench/bench_mars_length.py``): on 200-word references the copy was 7-8% of the time, not the bulk;
+Measured (``bench/results/mars_length*.md``): on 200-word references the copy was 7-8% of the time, not the bulk;
 appends fall to 1%, but attention then reads the cache from memory instead of from the copy just written, so
 the whole run gains a few percent. Augmentation cost is nearly linear in reference tokens (model and LM head).
 """

@@ -17,6 +17,7 @@ from mars.config import MARSConfig, load_config, stable_hash
 from mars.functional import mars_scores
 from mars.template import Template
 from nlgmetrics.metaeval.scorer import toolkit_version
+from nlgmetrics.signature import Signature
 
 package_version = toolkit_version  # one version lookup for every signature of the toolkit
 
@@ -244,11 +245,18 @@ class MARSScorer:
         if not c.use_context:
             variant += "-noctx"
         ratios = ",".join(f"{r:g}" for r in c.masking.ratios)
-        return (
-            f"MARS|{generator}|enc:{m.encoder}@{self._model_hash('encoder', m.encoder)}|spacy:{m.spacy}"
-            f"|idf:{self._get('idf').digest()}|ratios:{ratios}|q:{c.score.q:g}|aug:{variant}|seed:{c.seed}"
-            f"|cfg:{self.config_hash()}|version:{package_version()}"
+        parts = (
+            generator,
+            ("enc", f"{m.encoder}@{self._model_hash('encoder', m.encoder)}"),
+            ("spacy", m.spacy),
+            ("idf", self._get("idf").digest()),
+            ("ratios", ratios),
+            ("q", f"{c.score.q:g}"),
+            ("aug", variant),
+            ("seed", c.seed),
+            ("cfg", self.config_hash()),
         )
+        return str(Signature("MARS", parts))
 
 
 def build(

@@ -87,7 +87,7 @@ def candidate_mask(premise_sentences: Sequence[str], hypothesis_sentences: Seque
 
     The best-supporting premise sentence of a hypothesis sentence is almost always among its lexical neighbours,
     so scoring only those cuts the m x n NLI pairs to about (k + 1) x n with little change in the pooled vector
-    (measured in bench/bench_menli_granularity.py).
+    (measured in bench/results/menli_granularity.md).
     """
     m, n = len(premise_sentences), len(hypothesis_sentences)
     if k <= 0 or m <= k:

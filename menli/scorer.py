@@ -21,12 +21,10 @@ from menli.functional import AGGREGATIONS, menli_scores
 from menli.granularity import check_granularity
 from menli.pooling import check_strategy
 from nlgmetrics.language import UNDETERMINED, LanguageError, check_lang, name, resolve_lang
-from nlgmetrics.metaeval.scorer import toolkit_version
-from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision, forward_precision, precision_tag
+from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision, forward_precision
 from nlgmetrics.nli.defaults import MULTILINGUAL_NLI
 from nlgmetrics.nli.model import DEFAULT_NLI
-
-_VERSION = toolkit_version()
+from nlgmetrics.signature import Signature, signature_fields
 
 
 def nli_language(spec: str, lang: str | None, texts: Sequence) -> tuple[str, list[str] | None]:
@@ -140,18 +138,24 @@ class MENLIScorer:
 
     def signature(self) -> str:
         mode = "src" if self.reference_free else "ref"
-        return (
-            f"{self.name}|nli:{self.model}@{self.nli.hash}|formula:{self.formula}|direction:{self.direction}"
-            f"|anchor:{mode}|refs:{self.aggregation}|granularity:{self.granularity}/{self.sentence_reduce}"
-            f"{f'/k{self.sentence_candidates}' if self.sentence_candidates else ''}"
-            f"|lang:{self.lang or 'auto'}{precision_tag(self.precision)}|version:{_VERSION}"
+        granularity = f"{self.granularity}/{self.sentence_reduce}"
+        granularity += f"/k{self.sentence_candidates}" if self.sentence_candidates else ""
+        parts = (
+            ("nli", f"{self.model}@{self.nli.hash}"),
+            ("formula", self.formula),
+            ("direction", self.direction),
+            ("anchor", mode),
+            ("refs", self.aggregation),
+            ("granularity", granularity),
+            ("lang", self.lang or "auto"),
         )
+        return str(Signature(self.name, parts, precision=self.precision))
 
 
 def nli_fitted_with(menli_signature: str) -> str | None:
     """What stored ranges record of a MENLI part: the NLI model with its weights' hash and MENLI's formula and
     direction, read off its signature; None when the signature does not name those (a custom scorer)."""
-    fields = dict(part.split(":", 1) for part in menli_signature.split("|") if ":" in part)
+    fields = signature_fields(menli_signature)
     if not {"nli", "formula", "direction"} <= set(fields):
         return None
     return f"{fields['nli']}|formula:{fields['formula']}|direction:{fields['direction']}"

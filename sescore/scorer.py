@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from nlgmetrics.language import UNDETERMINED, LanguageError, check_lang, name, resolve_lang
-from nlgmetrics.metaeval.scorer import toolkit_version
-from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision, precision_tag
+from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision
+from nlgmetrics.signature import Signature
 from sescore.functional import ensemble_scores
 from sescore.regressor.checkpoint import checkpoint_hash, checkpoint_languages, ensemble_members, load_checkpoint
 from sescore.regressor.model import SEScoreRegressor
@@ -29,8 +29,6 @@ DEFAULT_CHECKPOINT = str(_CHECKPOINTS / DEFAULT_NAME)
 MINILM_V2_CHECKPOINT = str(_CHECKPOINTS / "minilm-v2")
 # The first shipped model (`train.py fit --config configs/sescore/fit_offline.yaml`), the default until minilm-v2.
 V1_CHECKPOINT = str(_CHECKPOINTS / "minilm-news")
-
-_VERSION = toolkit_version()
 
 
 def checkpoint_folders(checkpoint: str | Path | Sequence[str | Path]) -> list[str]:
@@ -164,7 +162,7 @@ class SEScoreScorer:
             )
         combined = "|".join(parts) if len(parts) == 1 else f"ensemble:mean[{';'.join(parts)}]"
         lang = self.lang or "auto"  # stable before and after scoring: score caches are keyed by it
-        return f"{self.name}|{combined}|refs:max|lang:{lang}{precision_tag(self.precision)}|version:{_VERSION}"
+        return str(Signature(self.name, (combined, ("refs", "max"), ("lang", lang)), precision=self.precision))
 
 
 __all__ = [

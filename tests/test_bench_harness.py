@@ -144,3 +144,17 @@ def test_result_files_record_no_path_of_this_machine(monkeypatch, tmp_path):
         "folder": "bench",
         "kept": ("plain text", 3),
     }
+
+
+def test_bench_scripts_run_as_modules_without_patching_sys_path(monkeypatch):
+    """Every bench script runs from the checkout as ``python -m bench.<name>``, its fresh-process workers too."""
+    assert [p.name for p in (harness.REPO / "bench").glob("*.py") if "sys.path" in p.read_text()] == []
+    seen = []
+
+    def child(cmd, *args, **kwargs):
+        seen.append((cmd, kwargs.get("cwd")))
+        return harness.ChildRun(1, 0.0, 0.0, None)
+
+    monkeypatch.setattr(harness, "run_child", child)
+    assert harness.run_worker(harness.REPO / "bench" / "bench_nli.py", ["--worker", "x"])[0] is None
+    assert seen[0][0][1:3] == ["-m", "bench.bench_nli"] and seen[0][1] == harness.REPO

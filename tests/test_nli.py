@@ -625,3 +625,60 @@ def test_train_py_nli_options_reach_the_config(monkeypatch, tmp_path, capsys):
     )
     assert config.lr == base.lr and config.lora == base.lora  # what no flag names stays the recipe's
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == {"ok": 1}
+
+
+def test_an_embeddinggemma_like_base_trains_in_bf16_and_reloads(tmp_path):
+    """Gemma 3 encoders name their projections q_proj/.../down_proj and their head ``score``: the default pattern
+    must adapt them (attention included) and the head must train, here under bf16 autocast as the Gemma recipe."""
+    from tests.tiny_models import build_gemma3_encoder
+
+    base = build_gemma3_encoder(tmp_path / "gemma")
+    data = _tiny_nli_data(tmp_path / "train.jsonl")
+    config = NLITrainConfig(
+        base=str(base),
+        train_files=[str(data)],
+        test_files={"toy": str(data)},
+        dev_size=6,
+        batch_size=8,
+        epochs=1,
+        lr=1e-3,
+        precision="bf16-mixed",
+        lora=LoraShape(r=2, alpha=4, modules_to_save=["score"]),
+        output=str(tmp_path / "ckpt"),
+        accelerator="cpu",
+        devices=1,
+    )
+    report = train_nli(config)
+    assert report["trainable_parameters"] > 0
+    from safetensors import safe_open
+
+    with safe_open(str(tmp_path / "ckpt" / "adapter.safetensors"), "pt") as tensors:
+        names = list(tensors.keys())
+        lora_b = {k: tensors.get_tensor(k) for k in names if "lora_B" in k}
+    assert any("self_attn.q_proj" in k for k in lora_b) and any("mlp.down_proj" in k for k in lora_b)
+    assert all(float(b.abs().max()) > 0 for b in lora_b.values())
+    assert any(".score." in k for k in names), "the classification head is saved"
+    model = load_nli(str(tmp_path / "ckpt"))
+    assert model.predict_proba(["the cat runs"], ["a cat runs"]).shape == (1, 3)
+
+
+def test_a_head_the_adapter_does_not_save_is_refused(tmp_path):
+    """A head missing from modules_to_save would stay at its random initialisation through hours of training."""
+    from tests.tiny_models import build_gemma3_encoder
+
+    base = build_gemma3_encoder(tmp_path / "gemma")
+    data = _tiny_nli_data(tmp_path / "train.jsonl")
+    config = NLITrainConfig(
+        base=str(base),
+        train_files=[str(data)],
+        dev_size=6,
+        batch_size=8,
+        epochs=1,
+        lora=LoraShape(r=2, alpha=4),  # classifier/pooler: BERT's names, not Gemma's ``score``
+        output=str(tmp_path / "ckpt"),
+        accelerator="cpu",
+        devices=1,
+    )
+    with pytest.raises(ValueError, match="score"):
+        train_nli(config)
+    assert not (tmp_path / "ckpt").exists()

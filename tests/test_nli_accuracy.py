@@ -89,3 +89,16 @@ def test_the_command_names_bad_test_options(tiny, tmp_path, capsys):
     assert "unknown test sets b; known: a" in capsys.readouterr().err
     assert main(["nli-accuracy", "--nli-model", model]) == 1
     assert "no test sets" in capsys.readouterr().err
+
+
+def test_bfloat16_scores_near_float32_and_is_recorded(tiny, tmp_path, capsys):
+    data = _rows(tmp_path / "x.jsonl")
+    results = {}
+    for precision in ("float32", "bfloat16"):
+        argv = ["nli-accuracy", "--nli-model", str(tiny["nli"]), "--test", f"x={data}", "--resamples", "10"]
+        assert main([*argv, "--precision", precision, "--device", "cpu"]) == 0
+        results[precision] = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert results["bfloat16"]["precision"] == "bfloat16" and results["float32"]["precision"] == "float32"
+    fp32, bf16 = (results[p]["models"][0]["sets"]["x"] for p in ("float32", "bfloat16"))
+    assert abs(fp32["accuracy"] - bf16["accuracy"]) <= 0.25  # a tiny random model: near, not equal
+    assert "bfloat16)" in markdown_table(results["bfloat16"])

@@ -1471,27 +1471,6 @@ def test_pack_stores_float16_weights_that_score_like_the_float32_export(tiny, tm
     assert train_main(["pack", "--checkpoint", str(source), "--out", str(out)]) == 2
 
 
-def test_own_start_flags_of_the_ablation_bench_leave_the_initial_weights(tiny, dataset_dir, dev_file):
-    """bench/ablate_sescore.py exports a run's own start by running its fit with OWN_START's learning rates: the
-    steps must leave every weight where it started (LoRA's B exactly zero), so the export is the initialisation."""
-    import pytorch_lightning as pl
-
-    from bench.ablate_sescore import OWN_START
-
-    rates = {flag.removeprefix("--model."): float(value) for flag, value in zip(OWN_START[::2], OWN_START[1::2])}
-    pl.seed_everything(3, verbose=False)
-    module = _module(tiny["encoder"], lora_r=4, alignment=True, encoder_freeze_fraction=0.0, **rates)
-    before = {k: v.detach().clone() for k, v in module.regressor.state_dict().items()}
-    data = _small_data(dataset_dir, dev_file)
-    _trainer(max_steps=2, limit_val_batches=0).fit(module, data)
-    after = module.regressor.state_dict()
-    assert any("lora_B" in k for k in after)
-    for key, value in after.items():
-        assert torch.allclose(value, before[key], atol=1e-25, rtol=0), key
-        if "lora_B" in key:
-            assert not value.any(), key
-
-
 def test_the_train_cli_offers_exactly_the_stored_dtypes():
     """train.py's pack/ensemble commands (``sescore.regressor.pack_cli``) write the dtype choices out (no model import
     for --help); they must not drift from the loader's."""

@@ -1,5 +1,5 @@
-"""The on-disk score cache (nlgmetrics.scorecache) behind resumable stress runs (evaluate.py stress,
-bench/stress_menli.py), the dev mix's --cache and the benchmarks' ablations."""
+"""The on-disk score cache (nlgmetrics.scorecache) behind resumable stress runs (evaluate.py stress), the dev mix's
+--cache and the benchmarks' ablations."""
 
 import hashlib
 import json

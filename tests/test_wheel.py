@@ -1,11 +1,13 @@
 """The built wheel, installed into a fresh virtual environment, works from a directory outside the repository.
 
-This is what a ``pip install nlgmetrics`` user gets: the console commands, the packaged configs and shipped
-checkpoints, and the Python imports, with no generic top-level names. The wheel is built and pip-installed for
-real; its dependencies are not downloaded and unpacked again (that was 130 s, an eighth of the suite, repeating
-what ``make setup`` already resolved from the same requirements). Instead the fresh environment sees exactly the
-distributions the wheel's own ``Requires-Dist`` reaches, transitively, linked from the environment running the
-tests, and nothing else: a module the toolkit imports without declaring it (say a ``dev`` extra's) is missing
+The release files are built as they would be published (``python -m build``: an sdist, and the wheel built from
+it) and checked by ``twine check --strict``. This is what a ``pip install nlgmetrics`` user gets: the console
+commands, the packaged configs and shipped checkpoints, and the Python imports, with no generic top-level names.
+The wheel is pip-installed for real; its dependencies are not downloaded and unpacked again (that was 130 s, an
+eighth of the suite, repeating what ``make setup`` already resolved from the same requirements). Instead the fresh
+environment sees exactly the distributions the wheel's own ``Requires-Dist`` reaches, transitively, linked from the
+environment running the tests, and nothing else: a module the toolkit imports without declaring it (say a ``dev``
+extra's) is missing
 there as it would be for a user.
 """
 
@@ -98,8 +100,9 @@ def installed(tmp_path_factory):
     root = tmp_path_factory.mktemp("wheel")
     source = _copy_of_the_checkout(root / "src")
     dist = root / "dist"
-    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(source)], root)
-    assert built.returncode == 0, built.stderr[-3000:]
+    # the release path: an sdist, and the wheel built from that sdist (so a file the sdist lacks fails here)
+    built = _run([sys.executable, "-m", "build", "--no-isolation", "--outdir", str(dist), str(source)], root)
+    assert built.returncode == 0, (built.stdout + built.stderr)[-3000:]
     (wheel,) = dist.glob("nlgmetrics-*.whl")
     env_dir = root / "venv"
     venv.create(env_dir, with_pip=False)
@@ -128,6 +131,16 @@ def installed(tmp_path_factory):
     work = root / "elsewhere"
     work.mkdir()
     return env_dir / "bin", wheel, work
+
+
+def test_release_files_pass_twine_check(installed):
+    """What PyPI would refuse (a README that does not render, missing metadata) fails here, not at upload."""
+    _, wheel, _ = installed
+    files = sorted(str(p) for p in wheel.parent.iterdir())
+    assert len(files) == 2 and any(f.endswith(".tar.gz") for f in files), files
+    checked = _run([sys.executable, "-m", "twine", "check", "--strict", *files], wheel.parent)
+    assert checked.returncode == 0, (checked.stdout + checked.stderr)[-3000:]
+    assert checked.stdout.count("PASSED") == 2
 
 
 def test_wheel_holds_only_the_toolkit_namespaces_and_its_data(installed):

@@ -38,6 +38,7 @@ INTERNAL_WORDS = re.compile(
 # an identifier with an underscore (a result file's stem, a variant code): not a heading, so not in the sidebar
 FILE_ID = re.compile(r"\b[A-Za-z0-9]+(?:_[A-Za-z0-9.+-]+)+\b")
 MAX_VISIBLE_COLUMNS = 8  # a table shown open is no wider than this; wider ones go into a collapsed section
+MAX_COLUMNS = 12  # no table is wider: a wider one is split into several, each repeating the row's naming columns
 # where a local path's repository-relative part starts, and what stands for the part before it
 _PATH_ANCHORS = [
     (re.compile(r".*?/site-packages/"), "<site-packages>/"),
@@ -192,10 +193,29 @@ def table(
     if not rows:
         return []
     keys = list(columns) if columns is not None else list(dict.fromkeys(k for row in rows for k in row))
-    titles = [(headers or {}).get(k, k.replace("_", " ")) for k in keys]
-    lines = ["| " + " | ".join(titles) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(cell(row.get(k), k) for k in keys) + " |" for row in rows]
+    lines: Lines = []
+    for part in column_groups(rows, keys):
+        titles = [(headers or {}).get(k, k.replace("_", " ")) for k in part]
+        lines += ([""] if lines else []) + ["| " + " | ".join(titles) + " |", "|" + "---|" * len(part)]
+        lines += ["| " + " | ".join(cell(row.get(k), k) for k in part) + " |" for row in rows]
     return lines
+
+
+def column_groups(rows: Sequence[Mapping[str, Any]], keys: Sequence[str], limit: int = MAX_COLUMNS) -> list[list[str]]:
+    """The columns of each table a wide table is split into, so that none is wider than ``limit`` columns (on a
+    laptop screen a wider one hides its right-hand columns): each part repeats the leading columns that name a row
+    (those before the first numeric one, at most three), then takes the next columns in order."""
+    if len(keys) <= limit:
+        return [list(keys)]
+    naming = []
+    for key in keys[:3]:
+        if any(isinstance(row.get(key), (int, float)) and not isinstance(row.get(key), bool) for row in rows):
+            break
+        naming.append(key)
+    naming = naming or [keys[0]]
+    rest = [k for k in keys if k not in naming]
+    width = limit - len(naming)
+    return [naming + rest[start : start + width] for start in range(0, len(rest), width)]
 
 
 def bullets(notes: Iterable[str] | None) -> Lines:
@@ -424,7 +444,7 @@ def validate(page: Page) -> None:
 
 def _check_table(rows: Sequence[str], first: int, block: str, before: str, fail: Callable) -> None:
     """One table's shape: a blank line before it, a separator second, every row as wide as the header, and no
-    wider than ``MAX_VISIBLE_COLUMNS`` where it is shown open."""
+    wider than ``MAX_VISIBLE_COLUMNS`` where it is shown open, nor than ``MAX_COLUMNS`` anywhere (``table`` splits)."""
     if before.strip():
         fail(first, "a table without a blank line before it renders as text")
     if len(rows) < 2 or not SEPARATOR.match(rows[1].strip()):
@@ -437,3 +457,5 @@ def _check_table(rows: Sequence[str], first: int, block: str, before: str, fail:
     collapsed = block.startswith("???") and not block.startswith("???+")
     if width > MAX_VISIBLE_COLUMNS and not collapsed:
         fail(first, f"a table of {width} columns shown open (at most {MAX_VISIBLE_COLUMNS}): collapse it or narrow it")
+    if width > MAX_COLUMNS:
+        fail(first, f"a table of {width} columns (at most {MAX_COLUMNS}) hides its right-hand columns: split it")

@@ -1,6 +1,7 @@
 """MARS on ROC stories: correlation with the UNION judgments, robustness to the paper's attacks (the runs of
-``bench/notes/mars_roc.md``) and the augmentation ablation of ``bench/ablate_mars_roc.py`` (the shipped weighting's
-rows on the page, every variant in the raw-data appendix)."""
+``bench/notes/mars_roc.md``) and the augmentation ablation of ``bench/ablate_mars_roc.py`` (removed after its run;
+in git history at commit 6764470; the shipped weighting's rows on the page, every variant in the raw-data
+appendix)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,17 @@
 """MENLI: the default against the baselines (adversarial accuracy and MQM correlation, ``docs/reproduce_menli.sh``'s
 JSON lines) and the ablations that chose its pooling, its combiner partner and the partner's weight
-(``bench/ablate_menli_*.py``).
+(``bench/ablate_menli_*.py``; the pooling, combiner and fluency ablations were removed after their runs and are in
+git history at commit 6764470).
 
 The page opens with the default beside the baselines and a plain table of what each ablation chose; the ablations'
-own tables are rendered in the raw-data appendix by the benchmarks' ``markdown`` functions from their JSON, so
-the site and the ``.md`` a benchmark writes beside its JSON read the same.
+own tables are in the raw-data appendix: the weight ablation's rendered by its ``markdown`` function from its JSON,
+the removed ablations' as the ``.md`` they wrote beside their JSON, so the site and those files read the same.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from results_markdown import Lines, Page, collapsible, generic, local_path, plain, table
 from results_plots import lines, scatter
@@ -79,16 +80,13 @@ def demoted(text: str, levels: int = 2) -> Lines:
 
 def adversarial_table(files: ResultFiles, stems: Sequence[str]) -> Lines:
     """Preference accuracy per error type on adv_menli_wmt20_de, one row per run that has a file."""
-    rows = ["| metric | mean | " + " | ".join(ERROR_TYPES) + " |", "|---|---|" + "---|" * len(ERROR_TYPES)]
+    rows = []
     for stem in stems:
         doc = files.load(f"{EVALUATE}/adv_{stem}")
         if doc:
-            rows.append(
-                f"| {MENLI_ROWS.get(stem, stem)} | {fmt3(doc['mean'])} | "
-                + " | ".join(fmt3(doc["per_type"].get(t)) for t in ERROR_TYPES)
-                + " |"
-            )
-    return rows if len(rows) > 2 else []
+            per_type = {t: fmt3(doc["per_type"].get(t)) for t in ERROR_TYPES}
+            rows.append({"metric": MENLI_ROWS.get(stem, stem), "mean": fmt3(doc["mean"]), **per_type})
+    return table(rows, ["metric", "mean", *ERROR_TYPES], headers={t: t for t in ERROR_TYPES})
 
 
 def correlation_table(files: ResultFiles, prefix: str, stems: Sequence[str]) -> Lines:
@@ -306,23 +304,79 @@ def _veto_label(point: Mapping[str, Any]) -> str:
     )
 
 
+def _as_written(files: ResultFiles, stem: str) -> str | None:
+    """The Markdown a removed ablation wrote beside its JSON (``<stem>.md``, the script's ``markdown`` of that JSON),
+    or None when there is none; the JSON is read too, so the index counts it as shown."""
+    path = files.root / f"{stem}.md"
+    return path.read_text(encoding="utf-8") if files.load(stem) is not None and path.is_file() else None
+
+
+def rule_tables(
+    result: Mapping[str, Any],
+    png: str,
+    shown: Sequence[tuple[str, Mapping[str, Any] | None]],
+    label: Callable[[Mapping[str, Any]], str],
+    frontier_column: str,
+) -> Lines:
+    """The Markdown after a rule-based ablation's header (the veto ablation's, as the removed fluency ablation
+    wrote it): the shown points and BERTScore alone (rows of a table whose header the caller wrote), the frontier,
+    the report half when a point was carried, then the metrics, ranges and run notes."""
+    lines = [
+        f"| {name} | {label(point)} | {point['select_tau']:.4f} | {point['adversarial']:.3f} |"
+        for name, point in shown
+        if point is not None
+    ]
+    lines.append(f"| BERTScore alone | - | {result['bertscore_select_tau']:.4f} | - |")
+    lines += [
+        "",
+        f"Frontier (no grid point is better on both; `{png}` plots every point):",
+        "",
+        f"| {frontier_column} | select mean tau | adversarial acc. |",
+        "|---|---|---|",
+    ]
+    lines += [f"| {label(p)} | {p['select_tau']:.4f} | {p['adversarial']:.3f} |" for p in result["frontier"]]
+    if result["report"]:
+        boot = result["report"]["vs_bertscore"]
+        lines += [
+            "",
+            "Report half: "
+            + ", ".join(f"{s} {t:.4f}" for s, t in result["report"]["tau"].items())
+            + f"; mean vs BERTScore {boot['difference']:+.4f} [{boot['ci95'][0]:+.4f}, {boot['ci95'][1]:+.4f}]"
+            f", not better in {boot['share_a_not_better']:.1%} of resamples.",
+        ]
+        whole = result["report"].get("all_items_vs_bertscore")
+        if whole:
+            lines.append(
+                f"All items of the all-items set (includes the select half): vs BERTScore "
+                f"{whole['difference']:+.4f} [{whole['ci95'][0]:+.4f}, {whole['ci95'][1]:+.4f}], not better "
+                f"in {whole['share_a_not_better']:.1%}."
+            )
+    lines.append("")
+    lines += [
+        "- Metrics: " + "; ".join(f"`{s}`" for s in result["signatures"].values()),
+        "- Ranges (min-max, pooled select half, then fixed): "
+        + ", ".join(f"{n} [{r['low']:.4g}, {r['high']:.4g}]" for n, r in result["ranges"].items()),
+        "- Adversarial: mean preference accuracy over error types, reference-based, with the same ranges.",
+        f"- {result['seconds']:.0f} s; machine {result['machine']}",
+    ]
+    return lines
+
+
 def _raw_ablations(page: Page, files: ResultFiles) -> None:
     """The ablations' own tables, as their benchmarks write them, in the raw-data appendix."""
     from bench.ablate_menli_bertscore_weight import markdown as weight
-    from bench.ablate_menli_combiner import markdown as combiner
-    from bench.ablate_menli_fluency import markdown as fluency
-    from bench.ablate_menli_fluency import rule_tables
-    from bench.ablate_menli_pooling import markdown as pooling
 
     figure = "the figure under 'How the settings were chosen'"
-    for stem in files.stems("menli_pooling_*"):
-        page.add(collapsible(stem, unheaded(pooling(files.load(stem)))))
-    for stem in files.stems("menli_combiner*"):
-        page.add(collapsible(stem, unheaded(combiner(files.load(stem)))))
+    for stem in files.stems("menli_pooling_*") + files.stems("menli_combiner*"):
+        written = _as_written(files, stem)
+        if written is not None:
+            page.add(collapsible(stem, unheaded(written)))
     for stem in files.stems("menli_bertscore_weight_*"):
         page.add(collapsible(stem, unheaded(weight(files.load(stem)))))
     for stem in files.stems("menli_fluency*"):
-        page.add(collapsible(stem, unheaded(fluency(files.load(stem), "FIGURE").replace("`FIGURE`", figure))))
+        written = _as_written(files, stem)
+        if written is not None:
+            page.add(collapsible(stem, unheaded(written.replace(f"`{stem}.png`", figure))))
     for stem in files.stems("menli_veto*"):
         doc = files.load(stem)
         shown = [

@@ -413,7 +413,8 @@ def render(files: ResultFiles, link: Callable[[str], str]) -> Page:
     if ties is not None:
         page.add(
             "**Ties and tau-like.** Does tau-like move when numerically equal scores tie differently (MKL's strict "
-            "mode against its default)? From `bench/tau_ties.py` on WebNLG, select half.",
+            "mode against its default)? From `bench/tau_ties.py` (removed after its run; in git history at commit "
+            "`6764470`) on WebNLG, select half.",
             "",
             collapsible("tau_ties_webnlg_select", generic(ties)),
         )

@@ -1,7 +1,7 @@
 """SEScore: the default checkpoint against the baselines on the dev mix's report half, the correlation runs of
 ``docs/reproduce_sescore.sh`` (made before the default; its row says so), the recipe ablations of
-``bench/ablate_sescore.py`` under plain names (their variant codes and verdicts in the raw-data appendix) and the
-offline synthesis runs the training data came from."""
+``bench/ablate_sescore.py`` (removed after its runs; in git history at commit ba587ce) under plain names (their
+variant codes and verdicts in the raw-data appendix) and the offline synthesis runs the training data came from."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ SHIPPED = {"sescore": "`minilm-v2`", "sescore_v1": "v1"}  # the runs reproduce_s
 # the result files of docs/reproduce_sescore.sh that hold the current default (``<set>_<key>``); it has none yet
 DEFAULT_RUN = "sescore_default"
 NOT_MEASURED = "not measured"
-# plain names of the recipe experiments (bench/ablate_sescore.py result files); an unnamed file gets one from its stem
+# plain names of the recipe experiments (result files of the removed bench/ablate_sescore.py); an unnamed file gets
+# one from its stem
 EXPERIMENTS = {
     "sescore_ablation_select": "The v2 recipe and its parts, on MiniLM",
     "sescore_ablation_me5_select": "The v2 recipe on the me5-small encoder",
@@ -78,7 +79,7 @@ SYNTHESIS_LEVERS = [  # the data of screened recipe changes (docs/guides/experim
     ("synthesis_v2_nli_mpnet_summary", "Training data with severity graded by nli-mpnet"),
     ("synthesis_v2_news_summary", "Training data from news sentences only"),
 ]
-LABELLERS = "severity_labellers"  # bench/labeller_agreement.py
+LABELLERS = "severity_labellers"  # bench/labeller_agreement.py, removed after its run (git history: 6f5fd22)
 SYNTHESIS_KEYS = [
     "variants",
     "max_edits",
@@ -217,12 +218,28 @@ def synthesis_tables(summary: Mapping[str, Any]) -> Lines:
     return lines
 
 
+def set_deltas(lever: Mapping[str, Any], base: Mapping[str, Any]) -> dict[str, float]:
+    """Per dev-mix set, the lever row's tau-like minus the base row's: where a lever helps or hurts (e.g. MT or
+    only the other sets). BERTScore's rows are the same for both, so this is also the change of the set's
+    difference against BERTScore."""
+    base_tau = {entry["set"]: entry["tau_like_a"] for entry in base.get("sets", [])}
+    return {
+        entry["set"]: entry["tau_like_a"] - base_tau[entry["set"]]
+        for entry in lever.get("sets", [])
+        if entry["set"] in base_tau
+    }
+
+
+def mean_set_deltas(pairs: list[dict[str, float]]) -> dict[str, float]:
+    """The mean over screened pairs of their ``set_deltas``, for the sets every pair has."""
+    names = [name for name in pairs[0] if all(name in pair for pair in pairs)] if pairs else []
+    return {name: sum(pair[name] for pair in pairs) / len(pairs) for name in names}
+
+
 def _screen_sets(files: ResultFiles, doc: Mapping[str, Any]) -> dict[str, float]:
     """Per dev-mix set, the screened pairs' mean of lever minus base tau-like: where a lever helps (MT, or only
     the other sets). Files written before the screen recorded it are computed from their rows; base rows a run
     borrowed (``--screen-base``) are read from the file it names."""
-    from bench.ablate_sescore import mean_set_deltas, set_deltas
-
     verdict = doc["screen"]
     if "mean_sets" in verdict:
         return verdict["mean_sets"]
@@ -558,7 +575,8 @@ def render(files: ResultFiles) -> Page:
             "## Severity labellers",
             "",
             "The NLI models that grade synthetic edits minor or major, on seeded pairs of the shared NLI test sets "
-            "and on the edits both synthesis runs applied to the same text (`python bench/labeller_agreement.py`).",
+            "and on the edits both synthesis runs applied to the same text (`bench/labeller_agreement.py`, removed "
+            "after its run; in git history at commit `6f5fd22`).",
             "",
             *table(labellers["rows"], labellers.get("columns")),
             "",

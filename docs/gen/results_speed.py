@@ -8,6 +8,7 @@ column that holds the ratio.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from results_markdown import MAX_VISIBLE_COLUMNS, Lines, Page, bullets, collapsible, generic, plain, table
@@ -23,7 +24,8 @@ class Section:
         stem: the file under bench/results.
         title: the section heading.
         peer: what the ratio column compares with (the peer measured in the same run).
-        script: the benchmark that writes the file (how to rerun it).
+        script: the benchmark module that writes the file (``python -m <script>`` reruns it), or the file of a
+            removed one (``REMOVED``).
         columns: the row keys of the table shown (what was measured, the throughput and the ratio); every other
             column and setting is one click away.
         brief: where ``columns`` are more than a readable table holds (``MAX_VISIBLE_COLUMNS``), the ones shown
@@ -38,6 +40,14 @@ class Section:
     columns: tuple[str, ...] = ()
     brief: tuple[str, ...] = ()
     rows: Callable[[Mapping[str, Any]], bool] | None = None
+
+
+# one-off benchmarks deleted after their runs (their result files stay): the commit each is in git history at
+REMOVED = {
+    "bench/bench_menli_granularity.py": "6764470",
+    "bench/bench_sescore_devcheck.py": "6764470",
+    "bench/bench_mars_length.py": "426b037",
+}
 
 
 # the columns shared by the encoder sections and by the MARS length sections (which add their two ratios)
@@ -68,7 +78,7 @@ SECTIONS = [
         "BERTScore and MENLI against other implementations",
         "bert-score and torchmetrics for BERTScore, the original one-pair-at-a-time loop for MENLI, each in a "
         "fresh process of the same session; `time_ratio_to_ours` > 1 means the peer is slower.",
-        "bench/bench_peers.py",
+        "bench.bench_peers",
         (
             "metric",
             "dataset",
@@ -88,14 +98,14 @@ SECTIONS = [
         "scaling",
         "Throughput and memory as the input grows",
         "the same metric at 1k segments; `segments_per_s` should stay flat and `mb_per_1k_segments` fall.",
-        "bench/bench_scaling.py",
+        "bench.bench_scaling",
         ("metric", "texts", "segments", "seconds", "segments_per_s", "peak_rss_mb", "mb_per_1k_segments", "status"),
     ),
     Section(
         "menli_mix_cost",
         "MENLI and its mix against BERTScore",
         "BERTScore-MiniLM on the same segments; `time_ratio_to_bertscore`.",
-        "bench/bench_menli_mix.py",
+        "bench.bench_menli_mix",
         (
             "dataset",
             "metric",
@@ -122,14 +132,14 @@ SECTIONS = [
         "nli",
         "NLI scoring against the bare model forward",
         "the model's forward pass on pre-tokenised pairs; `ratio_to_bare`.",
-        "bench/bench_nli.py",
+        "bench.bench_nli",
         ("what", "items", "unit", "seconds", "per_second", "ratio_to_bare"),
     ),
     Section(
         "nli_models",
         "The NLI models against nli-minilm",
         "packaged:nli-minilm; `time_ratio_to_first`.",
-        "bench/bench_nli.py --compare",
+        "bench.bench_nli --compare",
         ("model", "params_m", "pairs", "seconds", "pairs_per_s", "time_ratio_to_first"),
     ),
     Section(
@@ -151,21 +161,21 @@ SECTIONS = [
         "sescore_default",
         "SEScore (default `mpnet-v2`) against its bare encoder",
         "the encoder's forward pass on the same distinct texts; `ratio_to_bare`.",
-        "bench/bench_sescore.py",
+        "bench.bench_sescore",
         ("what", "items", "wall_seconds", "cpu_seconds", "per_second", "ratio_to_bare"),
     ),
     Section(
         "sescore_minilm_v2",
         "SEScore `minilm-v2` against its bare encoder",
         "the encoder's forward pass on the same distinct texts; `ratio_to_bare`.",
-        "bench/bench_sescore.py",
+        "bench.bench_sescore",
         ("what", "items", "wall_seconds", "cpu_seconds", "per_second", "ratio_to_bare"),
     ),
     Section(
         "sescore",
         "SEScore v1 (`minilm-news`) against its bare encoder",
         "the encoder's forward pass on the same distinct texts; `ratio_to_bare`.",
-        "bench/bench_sescore.py",
+        "bench.bench_sescore",
         ("what", "items", "wall_seconds", "cpu_seconds", "per_second", "ratio_to_bare"),
     ),
     Section(
@@ -179,7 +189,7 @@ SECTIONS = [
         "precision",
         "bfloat16 against float32",
         "float32 in the same run; `cpu_ratio_to_float32`.",
-        "bench/bench_precision.py",
+        "bench.bench_precision",
         (
             "metric",
             "precision",
@@ -197,7 +207,7 @@ SECTIONS = [
             f"Utilization and the fast paths: {machine}",
             "float32 in the same run (`ratio_to_float32`) and the bert-score package (`ratio_to_peer`); below 1 is "
             "faster. Utilization is against the peak matrix-product rate the same run measured in that precision.",
-            "bench/bench_roofline.py",
+            "bench.bench_roofline",
             (
                 "metric",
                 "precision",
@@ -233,21 +243,21 @@ SECTIONS = [
         "encoders",
         "Encoders against MiniLM (2 threads)",
         "packaged:minilm; `time_ratio_to_minilm`.",
-        "bench/bench_encoders.py",
+        "bench.bench_encoders",
         ENCODER_COLUMNS,
     ),
     Section(
         "encoders_1thread",
         "Encoders against MiniLM (1 thread)",
         "packaged:minilm; `time_ratio_to_minilm`.",
-        "bench/bench_encoders.py --threads 1",
+        "bench.bench_encoders --threads 1",
         ENCODER_COLUMNS,
     ),
     Section(
         "causal_lm",
         "Causal LMs against SmolLM2",
         "packaged:smollm2; `time_ratio_to_smollm2`.",
-        "bench/bench_causal_lm.py",
+        "bench.bench_causal_lm",
         (
             "model",
             "params_m",
@@ -263,7 +273,7 @@ SECTIONS = [
         "mars",
         "MARS augmentation: self-planning against no planning",
         "the no-planning ablation on the same references; `wall_ratio_to_peer`, `cpu_ratio_to_peer`.",
-        "bench/bench_mars.py",
+        "bench.bench_mars",
         (
             "what",
             "references",
@@ -329,21 +339,21 @@ SECTIONS = [
         "synthesis",
         "SEScore error synthesis against its model calls",
         "the model calls alone (the floor); `ratio to floor`.",
-        "bench/bench_synthesis.py",
+        "bench.bench_synthesis",
         ("what", "seconds", "references/s", "rows/s", "ratio to floor"),
     ),
     Section(
         "stress_chrf",
         "The blind-spot suite against scoring alone",
         "scoring the same rows without the suite; `ratio_to_scoring`.",
-        "bench/bench_stress.py",
+        "bench.bench_stress",
         ("what", "segments", "tests", "texts_scored", "seconds", "ratio_to_scoring"),
     ),
     Section(
         "mkl_mode",
         "MKL's strict mode against its default",
         "the default mode in the same run; `time_ratio_to_default`.",
-        "bench/bench_mkl_mode.py",
+        "bench.bench_mkl_mode",
         (
             "mode",
             "metric",
@@ -359,14 +369,14 @@ SECTIONS = [
         "conversion",
         "Packaged models: first use against warm use",
         "the same call with a filled cache; `first_over_warm`.",
-        "bench/bench_conversion.py",
+        "bench.bench_conversion",
         ("model", "first_use_s", "warm_use_s", "first_over_warm", "first_use_peak_rss_mb", "converted_mb", "status"),
     ),
     Section(
         "demo",
         "`make demo`: a fresh clone against a warm run",
         "the demo with the earlier default NLI model in the same session; `vs_peer`.",
-        "bench/bench_demo.py",
+        "bench.bench_demo",
         ("step", "seconds", "minutes", "vs_peer", "exit_code", "load_1m"),
     ),
 ]
@@ -477,13 +487,58 @@ def _figure(page: Page, files: ResultFiles, stem: str) -> None:
             lambda: from_path(lambda path: plot(doc["rows"], path)),
         )
     elif stem.startswith("mars_length"):
-        from bench.bench_mars_length import plot
-
         page.figure(
             f"speed-{stem.replace('_', '-')}",
             "MARS seconds per reference against reference length",
-            lambda: from_path(lambda path: plot(doc["rows"], path, doc.get("torch_threads", 2))),
+            lambda: from_path(lambda path: mars_length_plot(doc["rows"], path, doc.get("torch_threads", 2))),
         )
+
+
+# the variants of the removed bench/bench_mars_length.py, as its figure labelled them
+MARS_LENGTH_VARIANTS = {
+    "config": "config as given (growing KV cache)",
+    "unbounded": "config without the window (masking.window_words 0, the paper)",
+    "dynamic": "config as given, old DynamicCache (torch.cat per step)",
+}
+
+
+def mars_length_plot(rows: list[dict], path: Path, threads: int) -> None:
+    """s/reference against words per variant, as bench/bench_mars_length.py drew it: CPU seconds (solid; steady on
+    a busy machine) and wall seconds (dashed; what the 2 s target is about). Runs stopped by the time box are drawn
+    as open markers (lower bounds)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from bench.harness import MARS_TARGET_S_PER_REFERENCE
+
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for variant, label in MARS_LENGTH_VARIANTS.items():
+        mine = [r for r in rows if r["variant"] == variant and r["set"] == "wikitext"]
+        if not mine:
+            continue
+        for key, style, what in (("cpu_s_per_reference", "o-", "CPU"), ("wall_s_per_reference", "s--", "wall")):
+            done = [r for r in mine if r["finished"]]
+            line = ax.plot([r["mean_words"] for r in done], [r[key] for r in done], style, label=f"{label}, {what}")[0]
+            boxed = [r for r in mine if not r["finished"]]
+            if boxed:
+                ax.plot(
+                    [r["mean_words"] for r in boxed],
+                    [r[key] for r in boxed],
+                    style[0],
+                    mfc="none",
+                    color=line.get_color(),
+                    label=f"{label}, {what}: stopped by the time box",
+                )
+    ax.axhline(MARS_TARGET_S_PER_REFERENCE, color="grey", ls=":", label="target 2 s (wall, 2 cores)")
+    ax.set_xlabel("reference words")
+    ax.set_ylabel(f"s / reference ({threads} torch thread(s))")
+    ax.set_yscale("log")
+    ax.legend(fontsize=7)
+    ax.set_title("MARS augmentation cost over reference length", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 def _anchor(stem: str) -> str:
@@ -573,7 +628,12 @@ def render(files: ResultFiles) -> Page:
         )
         shown = [r for r in rows if section.rows is None or section.rows(r)]
         page.add(table(shown, brief), "", [plain(line) for line in bullets(doc.get("notes"))], "")
-        body = [f"Source: `{files.display(section.stem)}`, written by `python {section.script}`.", ""]
+        written = (
+            f"`{section.script}`, a script removed after its run (in git history at commit `{REMOVED[section.script]}`)"
+            if section.script in REMOVED
+            else f"`python -m {section.script}`"
+        )
+        body = [f"Source: `{files.display(section.stem)}`, written by {written}.", ""]
         if brief != columns or len(shown) != len(rows):
             body += ["Every row, in the section's columns:", "", *table(rows, columns), "", "The whole file:", ""]
         body += generic(doc)

@@ -17,9 +17,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from nlgmetrics.metaeval.scorer import toolkit_version
 from nlgmetrics.modelroles.batching import bucket_length, bucketed_batches, length_sorted_batches
 from nlgmetrics.modelroles.kvcache import returned_cache, with_cache
+from nlgmetrics.signature import Signature
 
 
 def _start_id(tokenizer: Any) -> int:
@@ -271,4 +271,4 @@ class LMLikelihoodScorer:
     def signature(self) -> str:
         lm = self._lm()
         quantity = "logprob(hyp)-max(logprob(ref))" if self.relative else "mean-token-logprob"
-        return f"{self.name}|lm:{self.model}@{lm.hash[:12]}|{quantity}|nlgmetrics:{toolkit_version()}"
+        return str(Signature(self.name, (("lm", f"{self.model}@{lm.hash[:12]}"), quantity), version_key="nlgmetrics"))

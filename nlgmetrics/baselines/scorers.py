@@ -14,11 +14,9 @@ import numpy as np
 from nlgmetrics.baselines.embedding import mean_pooled, token_embeddings
 from nlgmetrics.inputs import check_pairs
 from nlgmetrics.metaeval.compare import CorpusStatistic
-from nlgmetrics.metaeval.scorer import toolkit_version
-from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision, precision_tag
+from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision
 from nlgmetrics.modelroles.resolve import DEFAULT_ENCODER
-
-_VERSION = toolkit_version()
+from nlgmetrics.signature import Signature
 
 
 def _refs_per_hyp(hyps: Sequence[str], refs: Sequence[str] | Sequence[Sequence[str]]) -> list[list[str]]:
@@ -50,7 +48,7 @@ class SacreBleuScorer:
         metric.corpus_score(["x"], [["x"]])  # sacrebleu fills its signature only after one evaluation
         signature = metric.get_signature()
         signature.info["nrefs"] = "var"
-        return f"{self.name}|{signature}|nlgmetrics:{_VERSION}"
+        return str(Signature(self.name, (str(signature),), version_key="nlgmetrics"))
 
     def corpus_statistic(
         self,
@@ -73,7 +71,8 @@ class SacreBleuScorer:
             name: np.asarray(metric._extract_corpus_statistics(hyps, None), dtype=np.int64)
             for name, hyps in systems.items()
         }
-        signature = f"{self.name}|corpus|{metric.get_signature()}|nlgmetrics:{_VERSION}"  # nrefs known from the cache
+        # nrefs known from the cache
+        signature = str(Signature(self.name, ("corpus", str(metric.get_signature())), version_key="nlgmetrics"))
         statistic = CorpusStatistic(
             stats,
             lambda summed: float(metric._compute_score_from_stats(summed).score),
@@ -172,10 +171,8 @@ class BERTScorer(_EncoderScorer):
 
     def signature(self) -> str:
         m = self._model()
-        return (
-            f"{self.name}|encoder:{self.encoder}@{m.hash}|layer:{self.layer}|idf:no"
-            f"{precision_tag(self.precision)}|version:{_VERSION}"
-        )
+        parts = (("encoder", f"{self.encoder}@{m.hash}"), ("layer", self.layer), ("idf", "no"))
+        return str(Signature(self.name, parts, precision=self.precision))
 
 
 def bertscore_prf(hyp: np.ndarray, ref: np.ndarray) -> tuple[float, float, float]:
@@ -207,8 +204,6 @@ class CosineScorer(_EncoderScorer):
     def signature(self) -> str:
         loaded = self._model()
         prefix = getattr(loaded, "sentence_prefix", "")  # e5 folders name one; it changes every score
-        shown = f"|prefix:{prefix.strip()}" if prefix else ""
-        return (
-            f"{self.name}|encoder:{self.encoder}@{loaded.hash}|pool:mean{shown}{precision_tag(self.precision)}"
-            f"|version:{_VERSION}"
-        )
+        shown = (("prefix", prefix.strip()),) if prefix else ()
+        parts = (("encoder", f"{self.encoder}@{loaded.hash}"), ("pool", "mean"), *shown)
+        return str(Signature(self.name, parts, precision=self.precision))

@@ -1,11 +1,12 @@
 """Which encoder modules get LoRA adapters: one pattern for every encoder family the toolkit ships.
 
 BERT, RoBERTa and XLM-R (MiniLM, me5-small) name a block's attention projections ``attention.self.query/key/value``
-and ``attention.output.dense``; MPNet names them ``attention.attn.q/k/v/o``. A pattern written for one family
-matches only the other's feed-forward layers, and peft does not complain: training then adapts no attention at
-all. The pattern below reaches all six projections of every block in both families, and the same modules as
-before in the BERT family. The pooler is left out (metrics pool token states themselves; NLI classifiers save it
-whole instead).
+and ``attention.output.dense``; MPNet names them ``attention.attn.q/k/v/o``; Gemma 3 (EmbeddingGemma) names them
+``self_attn.q_proj/k_proj/v_proj/o_proj`` and its gated feed-forward ``mlp.gate_proj/up_proj/down_proj``. A
+pattern written for one family matches only another's feed-forward layers, or nothing, and peft does not
+complain: training then adapts no attention at all. The pattern below reaches every attention and feed-forward
+projection of every block in the three families. The pooler is left out (metrics pool token states themselves;
+NLI classifiers save it whole instead).
 """
 
 from __future__ import annotations
@@ -14,16 +15,22 @@ import re
 
 from torch import nn
 
-# a block's attention projections, BERT/XLM-R names then MPNet's: the one list both the pattern and the check read
-ATTENTION_PROJECTIONS = r"attention\.self\.(query|key|value)|attention\.output\.dense|attention\.attn\.(q|k|v|o)"
-LORA_TARGETS = r".*encoder\.layer\.\d+\.(" + ATTENTION_PROJECTIONS + r"|intermediate\.dense|output\.dense)"
+# a block's attention projections, BERT/XLM-R names, MPNet's, then Gemma's: the one list the pattern and the check read
+ATTENTION_PROJECTIONS = (
+    r"attention\.self\.(query|key|value)|attention\.output\.dense|attention\.attn\.(q|k|v|o)"
+    r"|self_attn\.(q|k|v|o)_proj"
+)
+LORA_TARGETS = (
+    r".*encoder\.layer\.\d+\.(" + ATTENTION_PROJECTIONS + r"|intermediate\.dense|output\.dense)"
+    r"|.*layers\.\d+\.(self_attn\.(q|k|v|o)_proj|mlp\.(gate|up|down)_proj)"
+)
 _PROJECTION = re.compile(rf".*\.({ATTENTION_PROJECTIONS})$")
 
 
 def attention_adapters(model: nn.Module) -> tuple[list[str], list[str]]:
-    """(adapted, unadapted): the attention projections (BERT- or MPNet-style names) of a peft-wrapped model with and
-    without a LoRA adapter. Adapted empty while unadapted is not means the pattern matched feed-forward layers only,
-    the silent mismatch described above."""
+    """(adapted, unadapted): the attention projections (BERT-, MPNet- or Gemma-style names) of a peft-wrapped model
+    with and without a LoRA adapter. Adapted empty while unadapted is not means the pattern matched feed-forward
+    layers only, the silent mismatch described above."""
     linear, wrapped = set(), set()
     for name, module in model.named_modules():
         if isinstance(module, nn.Linear):
@@ -42,8 +49,8 @@ def require_attention_adapters(model: nn.Module, pattern: str) -> None:
     if unadapted and not adapted:
         raise ValueError(
             f"LoRA target_modules {pattern!r} matches none of the model's {len(unadapted)} attention "
-            f"projections (e.g. {unadapted[0]!r}); the toolkit's pattern for BERT-, XLM-R- and "
-            f"MPNet-style encoders is {LORA_TARGETS!r}"
+            f"projections (e.g. {unadapted[0]!r}); the toolkit's pattern for BERT-, XLM-R-, "
+            f"MPNet- and Gemma-style encoders is {LORA_TARGETS!r}"
         )
 
 

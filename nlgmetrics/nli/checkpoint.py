@@ -101,9 +101,22 @@ def wrap_with_lora(model: Any, lora: LoraShape) -> Any:
         modules_to_save=list(lora.modules_to_save),
         bias="none",
     )
+    require_saved_head(model, lora.modules_to_save)
     wrapped = get_peft_model(model, config)
     require_attention_adapters(wrapped, lora.target_modules)
     return wrapped
+
+
+def require_saved_head(model: Any, modules_to_save: list[str]) -> None:
+    """Stop when the classification head is not among ``modules_to_save``: peft ignores names a model lacks, so
+    a recipe written for BERT (``classifier``) on a Gemma base (``score``) would keep a random head untrained."""
+    names = {name.rsplit(".", 1)[-1] for name, _ in model.named_modules()}
+    heads = [name for name in ("classifier", "score") if name in names]
+    if heads and not set(heads) & set(modules_to_save):
+        raise ValueError(
+            f"lora.modules_to_save {list(modules_to_save)} leaves the model's classification head "
+            f"{heads[0]!r} frozen at its random initialisation; add {heads[0]!r} to lora.modules_to_save"
+        )
 
 
 def save_adapter(peft_model: Any, config: AdapterConfig, out_dir: str | Path) -> Path:

@@ -48,6 +48,7 @@ class NLITrainConfig:
     accelerator: str = "auto"
     devices: str | int = "auto"
     num_threads: int | None = None
+    precision: str = "32-true"  # Lightning precision; "bf16-mixed" autocasts on CPUs with bf16 units and on GPUs
     resume_every: int = 200  # optimizer steps between saves of the full training state (0: off)
     resume_dir: str | None = None  # default: "<output>.resume"; the file is last.safetensors in it
     resume_from: str | None = None  # a last.safetensors to continue an interrupted run from (same config)
@@ -354,17 +355,28 @@ def _collate(tokenizer: Any, max_length: int):
 
 
 def model_logits(
-    model: Any, tokenizer: Any, rows: Sequence[dict], max_length: int, batch_size: int = 128
+    model: Any,
+    tokenizer: Any,
+    rows: Sequence[dict],
+    max_length: int,
+    batch_size: int = 128,
+    precision: str = "32-true",
 ) -> np.ndarray:
-    """Raw logits in the model's label order (here canonical: training writes e, n, c) for evaluation."""
+    """Raw logits in the model's label order (here canonical: training writes e, n, c) for evaluation.
+
+    ``precision``: a Lightning precision string; ``bf16-*`` evaluates under bfloat16 autocast, as it trained.
+    """
     import torch
 
     from nlgmetrics.modelroles.batching import length_sorted_batches
+    from nlgmetrics.modelroles.precision import forward_precision
 
     model.eval()
     out = np.zeros((len(rows), model.config.num_labels), dtype=np.float64)
     lengths = [len(r["premise"]) + len(r["hypothesis"]) for r in rows]
-    with torch.inference_mode():
+    device = next(model.parameters()).device
+    scoring = forward_precision(device, "bfloat16" if precision.startswith("bf16") else "float32")
+    with torch.inference_mode(), scoring:
         for batch in length_sorted_batches(lengths, batch_size):
             encoded = tokenizer(
                 [rows[i]["premise"] for i in batch],
@@ -373,7 +385,7 @@ def model_logits(
                 max_length=max_length,
                 padding=True,
                 return_tensors="pt",
-            ).to(next(model.parameters()).device)
+            ).to(device)
             out[batch] = model(**encoded).logits.float().cpu().numpy()
     return out
 
@@ -507,6 +519,7 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
         plugins=[SafetensorsCheckpointIO()],
         callbacks=[ResumeState(resume_dir, config.resume_every)] if config.resume_every else [],
         gradient_clip_val=1.0,
+        precision=config.precision,
         log_every_n_steps=50,
         deterministic=False,
         use_distributed_sampler=False,  # LengthGroupedSampler shards by rank itself
@@ -516,7 +529,7 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
     train_seconds = time.time() - started
 
     merged_view = peft_model  # evaluation runs through the adapter; the export merges on load
-    dev_logits = model_logits(merged_view, tokenizer, dev_rows, config.max_length)
+    dev_logits = model_logits(merged_view, tokenizer, dev_rows, config.max_length, precision=config.precision)
     temperature = fit_temperature(dev_logits, [r["label"] for r in dev_rows])
     report: dict[str, Any] = {
         "train_rows": len(train_rows),
@@ -551,7 +564,7 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
     print(f"exported the NLI adapter to {Path(config.output).resolve()} (test sets next)", file=sys.stderr, flush=True)
     for name, spec in config.test_files.items():
         test_rows = read_nli_file(spec)
-        logits = model_logits(merged_view, tokenizer, test_rows, config.max_length)
+        logits = model_logits(merged_view, tokenizer, test_rows, config.max_length, precision=config.precision)
         labels = [r["label"] for r in test_rows]
         report["tests"][name] = {
             "raw": nli_report(softmax(logits, axis=1), labels),

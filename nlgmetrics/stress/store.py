@@ -1,8 +1,8 @@
 """The stress suite's name for the on-disk score cache of ``nlgmetrics.scorecache``.
 
-``evaluate.py stress`` keeps one in ``<out>/scores.json`` and ``bench/stress_menli.py`` one per set-up; the dev mix
-and the benchmarks use the same cache (``nlgmetrics.scorecache.cached_row_scores``). Existing stores and their
-``.costs.json`` ledgers are read as they are.
+``evaluate.py stress`` keeps one in ``<out>/scores.json`` (the removed ``bench/stress_menli.py`` kept one per
+set-up, git history 6764470); the dev mix and the benchmarks use the same cache
+(``nlgmetrics.scorecache.cached_row_scores``). Existing stores and their ``.costs.json`` ledgers are read as they are.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from nlgmetrics.modelroles.precision import PRECISIONS
+
 NAME = "nli-accuracy"
 EPILOG = """examples:
   nlgmetrics-evaluate nli-accuracy --nli-model packaged:nli-me5 --recipe nli/me5_xnli.yaml --only xnli_de
@@ -38,6 +40,12 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--only", help="comma-separated test-set names to keep (default: all)")
     p.add_argument("--batch-size", type=int, default=64, help="pairs per forward pass")
     p.add_argument("--device", default="auto", help="cpu, cuda, mps or auto")
+    p.add_argument(
+        "--precision",
+        default="float32",
+        choices=PRECISIONS,
+        help="the models' forward pass (bfloat16: autocast, for CPUs with bf16 units and GPUs)",
+    )
     p.add_argument("--resamples", type=int, default=1000, help="paired-bootstrap resamples for the differences")
     p.add_argument("--json", help="also write the full result as indented JSON here")
     p.add_argument("--markdown", help="also write the table as Markdown here")
@@ -91,6 +99,7 @@ def paired_accuracy_difference(
 def run(args: argparse.Namespace) -> dict:
     from nlgmetrics.machine import machine
     from nlgmetrics.metaeval import InputError
+    from nlgmetrics.modelroles.precision import forward_precision
     from nlgmetrics.nli import load_nli
     from nlgmetrics.nli.model import unload_nli
     from nlgmetrics.nli.training import file_label, nli_report, read_nli_file
@@ -105,6 +114,7 @@ def run(args: argparse.Namespace) -> dict:
     result: dict[str, Any] = {
         "command": "nlgmetrics-evaluate " + " ".join(sys.argv[1:]) if sys.argv[1:2] == [NAME] else None,
         "machine": machine(),
+        "precision": args.precision,
         "models": [],
         "sets": {name: {"file": file_label(spec), "n": len(rows[name])} for name, spec in sets.items()},
     }
@@ -115,13 +125,14 @@ def run(args: argparse.Namespace) -> dict:
         entry: dict[str, Any] = {"model": spec, "hash": nli.hash, "sets": {}}
         correct[spec] = {}
         for name, test in rows.items():
-            probs = nli.predict_proba(
-                [r["premise"] for r in test],
-                [r["hypothesis"] for r in test],
-                batch_size=args.batch_size,
-                progress=True,
-                desc=f"{spec} {name}",
-            )
+            with forward_precision(nli.device, args.precision):
+                probs = nli.predict_proba(
+                    [r["premise"] for r in test],
+                    [r["hypothesis"] for r in test],
+                    batch_size=args.batch_size,
+                    progress=True,
+                    desc=f"{spec} {name}",
+                )
             labels = [r["label"] for r in test]
             entry["sets"][name] = nli_report(probs, labels)
             correct[spec][name] = probs.argmax(1) == np.asarray(labels)
@@ -177,4 +188,5 @@ def markdown_table(result: dict) -> str:
     for prefix, members in groups(names).items():
         lines.append(row(f"mean of the {len(members)} {prefix} sets", "", members))
     seconds = ", ".join(f"{m['model']} {m['seconds']:.0f} s" for m in models)
-    return "\n".join(lines) + f"\n\nScoring time (load and every set): {seconds}.\n"
+    precision = result.get("precision", "float32")
+    return "\n".join(lines) + f"\n\nScoring time (load and every set, {precision}): {seconds}.\n"
