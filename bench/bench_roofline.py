@@ -8,9 +8,11 @@ against the ``bert-score`` package (the peer), and compares its scores with floa
 differ (an AMD EPYC with or without AVX-512 BF16, an Intel Xeon with AMX), so the run also records which
 instruction set each kernel used: the CPU's flags, torch's CPU capability, and what oneDNN and MKL print when asked.
 
-Sections: instruction sets; peak matrix-product rates; FLOPs and tokens; roofline arithmetic; metrics; main.
+Sections: instruction sets; peak matrix-product rates; FLOPs and tokens; roofline arithmetic; metrics; where the
+time goes (``--profile``); main.
 
     python -m bench.bench_roofline [--segments 48] [--repeats 2] [--metrics menli,sescore,...] [--devmix OUT ...]
+    python -m bench.bench_roofline --profile bfloat16 --metrics menli,sescore   # share of time per operator kind
 
 Rows: a seeded sample of TED zh-en MQM segments (``--segments``, ``--seed``). Each (metric, precision) scorer is
 timed ``--repeats`` times in turns with the others and the peer (best wall time counts; threads = torch's, the
@@ -595,6 +597,68 @@ COLUMNS = [
 REFOLD_NOTE = "dev-mix comparisons folded in after the timing run"
 
 
+# --- where the time goes ------------------------------------------------------------------------------------------
+
+# operator kinds of a profile, first match wins (aten names, lower case); what matches none is "other operators"
+OPERATOR_KINDS = (
+    ("matrix products", ("mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "mkldnn", "onednn", "int_mm")),
+    ("attention outside products", ("scaled_dot_product", "softmax", "masked_fill", "where")),
+    ("norms", ("layer_norm", "rms_norm", "rsqrt", "norm")),
+    ("activations", ("gelu", "tanh", "silu", "relu", "sigmoid")),
+    ("elementwise arithmetic", ("add", "mul", "div", "sub", "pow", "mean", "sum", "max", "min", "neg", "exp")),
+    ("copies and layout", ("copy", "to", "clone", "contiguous", "cat", "index", "embedding", "fill", "empty", "pad")),
+)
+
+
+def operator_kind(name: str) -> str:
+    """The kind of a profiled operator (``aten::addmm`` -> "matrix products"), by its name's last part."""
+    base = name.lower().split("::")[-1].strip("_")
+    for kind, stems in OPERATOR_KINDS:
+        if any(base == stem or base.startswith(stem) or base.endswith(stem) for stem in stems):
+            return kind
+    return "other operators"
+
+
+def profile_shares(fn: Callable[[], Any]) -> dict[str, Any]:
+    """Run ``fn`` once under torch's profiler and split its wall time by operator kind (self CPU time, so nested
+    operators are not counted twice); what no operator accounts for (tokenization, Python, waiting) is the rest.
+
+    Returns:
+        wall seconds, and per kind its seconds and share of the wall time, largest first.
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as recorded:
+        started = time.perf_counter()
+        fn()
+        wall = time.perf_counter() - started
+    seconds: dict[str, float] = {}
+    for event in recorded.key_averages():
+        kind = operator_kind(event.key)
+        seconds[kind] = seconds.get(kind, 0.0) + event.self_cpu_time_total / 1e6
+    # an operator's time is recorded on the thread that called it (its intra-op threads inside it): comparable
+    # with the wall time as it is
+    kinds = dict(seconds)
+    kinds["outside operators (tokenization, Python)"] = max(0.0, wall - sum(kinds.values()))
+    ordered = sorted(kinds.items(), key=lambda item: -item[1])
+    return {
+        "wall_seconds": wall,
+        "kinds": [{"kind": k, "seconds": v, "share": v / wall if wall else 0.0} for k, v in ordered],
+    }
+
+
+def profile_rows(names: Sequence[str], precision: str, hyps: list[str], refs: list[str]) -> list[dict]:
+    """One profiled scoring call per metric after one warm-up call (model load and first-call costs left out)."""
+    rows = []
+    for name in names:
+        made = scorer(name, precision)
+        made.score(hyps, refs)
+        shares = profile_shares(lambda: made.score(hyps, refs))
+        for entry in shares["kinds"]:
+            rows.append({"metric": name, "precision": precision, "wall_seconds": shares["wall_seconds"], **entry})
+    return rows
+
+
 def title(segments: int, seed: int) -> str:
     """The Markdown heading of a roofline result."""
     return f"Roofline of CPU scoring ({segments} TED zh-en segments, seed {seed}; wall-time ratios)"
@@ -664,9 +728,40 @@ def main() -> None:
         help="measure nothing: fold the --devmix outputs into the existing bench/results/<name>.json and "
         "re-derive its offered and contract columns (its timings, notes and machine stay as written)",
     )
+    parser.add_argument(
+        "--profile",
+        metavar="PRECISION",
+        help="measure nothing else: profile one scoring call per --metrics entry in this precision and write "
+        "bench/results/<name>_profile (share of the time per operator kind)",
+    )
     args = parser.parse_args()
     if args.refold:
         refold(args.name, args.devmix)
+        return
+    if args.profile:
+        hyps, refs = sample_rows(args.segments, args.seed)
+        names = [m for m in args.metrics.split(",") if m]
+        load = LoadSpan()
+        rows = profile_rows(names, args.profile, hyps, refs)
+        write_results(
+            f"{args.name}_profile",
+            {
+                "segments": len(hyps),
+                "seed": args.seed,
+                "data": TED_MQM_FILE,
+                "precision": args.profile,
+                "load": load.span(),
+            },
+            rows,
+            ["metric", "precision", "kind", "seconds", "share", "wall_seconds"],
+            f"Where the time of one {args.profile} scoring call goes, by operator kind ({len(hyps)} segments)",
+            [
+                "torch.profiler, CPU activities; self time per operator on the calling thread (nested calls "
+                "counted once, intra-op threads inside the operator's time); one warm-up call first",
+                "outside operators: wall time no operator accounts for (tokenization, Python between calls)",
+                f"load average during the run: {load.span()}",
+            ],
+        )
         return
 
     import torch

@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from bench.harness import read_data, write_results
+from nlgmetrics.modelroles.precision import PRECISIONS, forward_precision
 
 PROTOCOLS = {"reference-based": False, "reference-free (German source)": True}
 
@@ -63,6 +64,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--name", default="nli_adversarial", help="results file stem in bench/results")
+    parser.add_argument("--precision", default="float32", choices=PRECISIONS, help="the NLI forward pass")
     args = parser.parse_args()
 
     from menli import menli_scores
@@ -80,7 +82,8 @@ def main() -> None:
         nli = load_nli(model, "cpu")
 
         def score_against(hyps: list[str], anchors: list[str]) -> np.ndarray:
-            return menli_scores(nli, hyps, anchors, "e", "<->", batch_size=args.batch_size, progress=True)
+            with forward_precision(nli.device, args.precision):
+                return menli_scores(nli, hyps, anchors, "e", "<->", batch_size=args.batch_size, progress=True)
 
         for protocol, reference_free in PROTOCOLS.items():
             started = time.perf_counter()
@@ -120,6 +123,7 @@ def main() -> None:
             "limit": args.limit,
             "resamples": args.resamples,
             "menli": "formula e, direction <->",
+            "precision": args.precision,
         },
         out,
         ["protocol", "model", "rows", "accuracy", "diff_to_first", "ci95", "not_better", "seconds"],

@@ -42,11 +42,13 @@ Pairs = tuple[list[str], list[str]]
 
 
 def data_dir() -> Path:
-    """The shared data folder: ``$NLGMETRICS_DATA``, else ``../shared/data`` beside the repository."""
-    path = Path(os.environ.get("NLGMETRICS_DATA", REPO.parent / "shared" / "data"))
-    if not path.is_dir():
-        raise SystemExit(f"shared data not found at {path}; set NLGMETRICS_DATA")
-    return path
+    """The shared data folder: ``$NLGMETRICS_DATA``, else ``shared/data`` beside the repository."""
+    from nlgmetrics.resources import data_root
+
+    try:
+        return data_root(beside=REPO)
+    except FileNotFoundError as error:
+        raise SystemExit(str(error)) from error
 
 
 def read_data(name: str) -> list[dict]:

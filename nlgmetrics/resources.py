@@ -63,13 +63,27 @@ def refuse_shipped_output(path: str | Path, what: str = "training output") -> Pa
     return Path(path).expanduser().resolve()
 
 
-def data_root(override: str | Path | None = None) -> Path:
-    """The judged-data folder: ``override`` (a flag), else ``$NLGMETRICS_DATA``, else ``../shared/data`` beside the
-    working directory; a clear error when it does not exist, because none of that data is ever shipped."""
+def data_folder(override: str | Path | None = None, beside: str | Path | None = None) -> Path:
+    """Where the judged-data folder is meant to be, whether or not it exists (``data_root`` checks).
+
+    Args:
+        override: a flag's value; wins when given.
+        beside: the folder whose sibling ``shared/data`` is the default (a checkout, for its benchmarks and
+            tests); None for the working directory's.
+
+    Returns:
+        ``override``, else ``$NLGMETRICS_DATA``, else ``shared/data`` beside ``beside`` (or ``../shared/data``).
+    """
     import os
 
-    chosen = override or os.environ.get("NLGMETRICS_DATA") or Path("..") / "shared" / "data"
-    path = Path(chosen).expanduser()
+    default = Path(beside).parent / "shared" / "data" if beside is not None else Path("..") / "shared" / "data"
+    return Path(override or os.environ.get("NLGMETRICS_DATA") or default).expanduser()
+
+
+def data_root(override: str | Path | None = None, beside: str | Path | None = None) -> Path:
+    """The judged-data folder (``data_folder``), with a clear error when it does not exist, because none of that
+    data is ever shipped."""
+    path = data_folder(override, beside)
     if not path.is_dir():
         raise FileNotFoundError(f"judged data folder not found: {path} (pass --data-root or set NLGMETRICS_DATA)")
     return path

@@ -19,7 +19,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def shared_data_dir() -> Path:
-    return Path(os.environ.get("NLGMETRICS_DATA", REPO.parent / "shared" / "data"))
+    from nlgmetrics.resources import data_folder
+
+    return data_folder(beside=REPO)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

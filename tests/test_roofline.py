@@ -180,3 +180,21 @@ def test_refold_judges_the_written_fast_paths_again_and_keeps_timings_and_machin
         roofline.refold("roofline_x", [str(saved)])
     with pytest.raises(SystemExit, match="no result to fold into"):
         roofline.refold("roofline_missing", [str(saved)])
+
+
+def test_operator_kinds_and_profile_shares_add_up():
+    import torch
+
+    from bench.bench_roofline import operator_kind, profile_shares
+
+    assert operator_kind("aten::addmm") == "matrix products"
+    assert operator_kind("aten::_scaled_dot_product_flash_attention_for_cpu") == "attention outside products"
+    assert operator_kind("aten::native_layer_norm") == "norms"
+    assert operator_kind("aten::gelu") == "activations"
+    assert operator_kind("aten::_to_copy") == "copies and layout"
+    assert operator_kind("aten::something_new") == "other operators"
+    a, b = torch.randn(256, 256), torch.randn(256, 256)
+    shares = profile_shares(lambda: [torch.nn.functional.gelu(a @ b) for _ in range(5)])
+    kinds = {row["kind"]: row for row in shares["kinds"]}
+    assert kinds["matrix products"]["seconds"] > 0 and "outside operators (tokenization, Python)" in kinds
+    assert sum(row["seconds"] for row in shares["kinds"]) >= shares["wall_seconds"] * 0.99
