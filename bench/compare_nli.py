@@ -65,6 +65,11 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--name", default="nli_adversarial", help="results file stem in bench/results")
     parser.add_argument("--precision", default="float32", choices=PRECISIONS, help="the NLI forward pass")
+    parser.add_argument(
+        "--protocols",
+        default=",".join(PROTOCOLS),
+        help=f"comma-separated, of: {', '.join(PROTOCOLS)} (default: both)",
+    )
     args = parser.parse_args()
 
     from menli import menli_scores
@@ -76,6 +81,10 @@ def main() -> None:
     models = [m.strip() for m in args.models.split(",") if m.strip()]
     if len(set(models)) != len(models) or len(models) < 2:
         parser.error(f"--models needs two or more distinct NLI role values, got {models}")
+    protocols = {p: PROTOCOLS[p] for p in (p.strip() for p in args.protocols.split(",")) if p in PROTOCOLS}
+    unknown = [p for p in args.protocols.split(",") if p.strip() and p.strip() not in PROTOCOLS]
+    if unknown or not protocols:
+        parser.error(f"--protocols: unknown {unknown or args.protocols!r}; known: {', '.join(PROTOCOLS)}")
     scored: dict[tuple[str, str], tuple[np.ndarray, np.ndarray, list[str]]] = {}
     seconds: dict[tuple[str, str], float] = {}
     for model in models:
@@ -85,13 +94,13 @@ def main() -> None:
             with forward_precision(nli.device, args.precision):
                 return menli_scores(nli, hyps, anchors, "e", "<->", batch_size=args.batch_size, progress=True)
 
-        for protocol, reference_free in PROTOCOLS.items():
+        for protocol, reference_free in protocols.items():
             started = time.perf_counter()
             scored[model, protocol] = adversarial_scores(score_against, rows, reference_free)
             seconds[model, protocol] = time.perf_counter() - started
 
     out, by_type = [], []
-    for protocol in PROTOCOLS:
+    for protocol in protocols:
         good, bad, types = scored[models[0], protocol]
         base = good > bad
         for model in models:

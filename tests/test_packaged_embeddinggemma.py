@@ -234,3 +234,18 @@ def test_the_pinned_hashes_are_the_adopted_ones():
         for version, sha256 in EMBEDDINGGEMMA_WHEELS:
             assert f"| {version} | `{sha256}` |" in text
         assert EMBEDDINGGEMMA.archive.check_sha256 in text
+
+
+def test_the_shipped_gemma_nli_adapter_names_the_fetch_before_it_and_is_small(private_cache):
+    """packaged:nli-gemma ships in the repository (under 12 MiB); its base comes from the fetch, so before it the
+    name fails in one line naming the command, and it is never suggested in place of another model."""
+    from nlgmetrics.modelroles.resolve import PACKAGED
+    from nlgmetrics.nli import load_nli
+    from nlgmetrics.nli.checkpoint import read_adapter_config
+
+    folder = resolve("nli", "packaged:nli-gemma").location
+    assert Path(folder, "adapter.safetensors").stat().st_size <= 12 * 2**20
+    assert read_adapter_config(folder).base == "packaged:embeddinggemma"
+    assert PACKAGED["nli-gemma"].opt_in and "Gemma Terms" in PACKAGED["nli-gemma"].notice
+    with pytest.raises(ModelRoleError, match="nlgmetrics-models fetch embeddinggemma --accept-gemma-terms"):
+        load_nli("packaged:nli-gemma", "cpu")

