@@ -4,9 +4,10 @@ BERT, RoBERTa and XLM-R (MiniLM, me5-small) name a block's attention projections
 and ``attention.output.dense``; MPNet names them ``attention.attn.q/k/v/o``; Gemma 3 (EmbeddingGemma) names them
 ``self_attn.q_proj/k_proj/v_proj/o_proj`` and its gated feed-forward ``mlp.gate_proj/up_proj/down_proj``. A
 pattern written for one family matches only another's feed-forward layers, or nothing, and peft does not
-complain: training then adapts no attention at all. The pattern below reaches every attention and feed-forward
-projection of every block in the three families. The pooler is left out (metrics pool token states themselves;
-NLI classifiers save it whole instead).
+complain: training then adapts no attention at all. ``ALL_LORA_TARGETS`` reaches every attention and
+feed-forward projection of every block in the three families; SEScore's default, ``LORA_TARGETS``, covers the
+BERT and MPNet families, whose names its recipes record. The pooler is left out (metrics pool token states
+themselves; NLI classifiers save it whole instead).
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ ATTENTION_PROJECTIONS = (
     r"attention\.self\.(query|key|value)|attention\.output\.dense|attention\.attn\.(q|k|v|o)"
     r"|self_attn\.(q|k|v|o)_proj"
 )
-LORA_TARGETS = (
-    r".*encoder\.layer\.\d+\.(" + ATTENTION_PROJECTIONS + r"|intermediate\.dense|output\.dense)"
-    r"|.*layers\.\d+\.(self_attn\.(q|k|v|o)_proj|mlp\.(gate|up|down)_proj)"
-)
+_BERT_MPNET_PROJECTIONS = ATTENTION_PROJECTIONS.rsplit("|self_attn", 1)[0]
+# BERT-style blocks (``encoder.layer.N``): the pattern SEScore's recipes and checkpoints record
+LORA_TARGETS = r".*encoder\.layer\.\d+\.(" + _BERT_MPNET_PROJECTIONS + r"|intermediate\.dense|output\.dense)"
+# the same plus Gemma 3 blocks (``layers.N``): NLI adapters' default
+ALL_LORA_TARGETS = LORA_TARGETS + r"|.*layers\.\d+\.(self_attn\.(q|k|v|o)_proj|mlp\.(gate|up|down)_proj)"
 _PROJECTION = re.compile(rf".*\.({ATTENTION_PROJECTIONS})$")
 
 
@@ -54,4 +56,10 @@ def require_attention_adapters(model: nn.Module, pattern: str) -> None:
         )
 
 
-__all__ = ["ATTENTION_PROJECTIONS", "LORA_TARGETS", "attention_adapters", "require_attention_adapters"]
+__all__ = [
+    "ALL_LORA_TARGETS",
+    "ATTENTION_PROJECTIONS",
+    "LORA_TARGETS",
+    "attention_adapters",
+    "require_attention_adapters",
+]

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from nlgmetrics.modelroles import ModelRoleError, fingerprint, resolve
-from nlgmetrics.modelroles.lora import LORA_TARGETS, require_attention_adapters
+from nlgmetrics.modelroles.lora import ALL_LORA_TARGETS, require_attention_adapters
 from nlgmetrics.weightfiles import read_format_yaml, unreadable_reason
 
 CONFIG_NAME = "nli.yaml"
@@ -30,7 +30,7 @@ class LoraShape:
     r: int = 16
     alpha: int = 32
     dropout: float = 0.1
-    target_modules: str = LORA_TARGETS
+    target_modules: str = ALL_LORA_TARGETS
     modules_to_save: list[str] = field(default_factory=lambda: ["classifier", "pooler"])
 
 
