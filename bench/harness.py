@@ -315,39 +315,11 @@ class LoadSpan:
 
 
 def portable(value: Any) -> Any:
-    """``value`` with this machine's paths taken out, as result files must record them (they are read on the site):
-    the checkout's path becomes relative, the shared data folder ``$NLGMETRICS_DATA/``, an installed package's
-    folder ``<site-packages>/``."""
-    if isinstance(value, dict):
-        return {k: portable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [portable(v) for v in value]
-    if isinstance(value, tuple):
-        return tuple(portable(v) for v in value)
-    if isinstance(value, Path):
-        value = str(value)
-    if not isinstance(value, str) or "/" not in value:
-        return value
-    prefixes = [(f"{path}/", "$NLGMETRICS_DATA/") for path in {REPO.parent / "shared" / "data", _data_env()} if path]
-    prefixes += [(f"{path}/", "<site-packages>/") for path in _site_packages()]
-    prefixes.append((f"{REPO}/", ""))
-    for prefix, replacement in prefixes:
-        value = value.replace(prefix, replacement)
-    return value
+    """``value`` with this machine's paths taken out (:func:`nlgmetrics.resources.portable`), relative to the
+    checkout."""
+    from nlgmetrics.resources import portable as without_paths
 
-
-def _site_packages() -> list[Path]:
-    """This interpreter's package folders: where an installed package's paths start."""
-    import site
-    import sysconfig
-
-    found = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib"), *site.getsitepackages()}
-    found.add(site.getusersitepackages())
-    return [Path(p) for p in sorted(found) if p and Path(p).name == "site-packages"]
-
-
-def _data_env() -> Path | None:
-    return Path(os.environ["NLGMETRICS_DATA"]).resolve() if os.environ.get("NLGMETRICS_DATA") else None
+    return without_paths(value, REPO)
 
 
 def write_results(

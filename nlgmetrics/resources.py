@@ -8,6 +8,7 @@ relative to the working directory. A path that exists always wins, so users' own
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 CONFIG_DIR = Path(__file__).resolve().parent / "configs"
 
@@ -87,3 +88,47 @@ def data_root(override: str | Path | None = None, beside: str | Path | None = No
     if not path.is_dir():
         raise FileNotFoundError(f"judged data folder not found: {path} (pass --data-root or set NLGMETRICS_DATA)")
     return path
+
+
+def portable(value: Any, root: str | Path | None = None) -> Any:
+    """``value`` with this machine's paths taken out, as result files should record them (they are read on other
+    machines and on the docs site): paths under ``root`` become relative, the judged-data folder becomes
+    ``$NLGMETRICS_DATA/``, an installed package's folder ``<site-packages>/``.
+
+    Args:
+        value: a result: dicts, lists and tuples are walked, strings and paths rewritten, the rest kept.
+        root: the folder paths are made relative to (a checkout); None for the working directory.
+
+    Returns:
+        The same structure with the rewritten strings (paths become strings).
+    """
+    root = Path(root if root is not None else Path.cwd()).resolve()
+    data = {(root.parent / "shared" / "data").resolve(), data_folder().resolve()}
+    prefixes = [(f"{path}/", "$NLGMETRICS_DATA/") for path in sorted(data)]
+    prefixes += [(f"{path}/", "<site-packages>/") for path in _site_packages()]
+    prefixes.append((f"{root}/", ""))
+    return _rewrite(value, prefixes)
+
+
+def _rewrite(value: Any, prefixes: list[tuple[str, str]]) -> Any:
+    if isinstance(value, dict):
+        return {k: _rewrite(v, prefixes) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_rewrite(v, prefixes) for v in value)
+    if isinstance(value, Path):
+        value = str(value)
+    if not isinstance(value, str) or "/" not in value:
+        return value
+    for prefix, replacement in prefixes:
+        value = value.replace(prefix, replacement)
+    return value
+
+
+def _site_packages() -> list[Path]:
+    """This interpreter's package folders: where an installed package's paths start."""
+    import site
+    import sysconfig
+
+    found = {sysconfig.get_path("purelib"), sysconfig.get_path("platlib"), *site.getsitepackages()}
+    found.add(site.getusersitepackages())
+    return [Path(p) for p in sorted(found) if p and Path(p).name == "site-packages"]

@@ -11,17 +11,19 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from nlgmetrics.inputs import InputError
-from nlgmetrics.language import check_lang
+from nlgmetrics.language import check_lang, resolve_lang
 from nlgmetrics.modelroles.precision import DEFAULT_PRECISION, check_precision
 from nlgmetrics.textmetric import TextScoreMetric
 from sescore.functional import ensemble_scores
-from sescore.scorer import DEFAULT_CHECKPOINT, checkpoint_folders, covered_language
+from sescore.scorer import checkpoint_folders, covered_language
+from sescore.shipped import default_for
 
 
 class SEScore(TextScoreMetric):
     """Mean SEScore of all updates, or every per-sample score with ``per_sample=True`` (in update order).
 
-    ``checkpoint`` is a folder of ``export_checkpoint`` (default: the shipped one), or several: then each sample's
+    ``checkpoint`` is a folder of ``export_checkpoint`` (default: the shipped one of the references' language,
+    ``mpnet-v2`` for English, ``me5-de`` for German), or several: then each sample's
     score is the mean of theirs (``ensemble_scores``); ``regressor`` passes a loaded model (or a list) instead (then
     ``checkpoint`` should name its folders, or the metric cannot reload after pickling). ``precision``: the
     encoders' forward pass, float32 or bfloat16 (``nlgmetrics.modelroles.precision``); inside a loop's own bfloat16
@@ -43,7 +45,9 @@ class SEScore(TextScoreMetric):
         super().__init__(per_sample=per_sample, **kwargs)
         self.precision = check_precision(precision)
         self.lang = check_lang(lang)
-        self.checkpoint = checkpoint if checkpoint is not None or regressor is not None else DEFAULT_CHECKPOINT
+        # no checkpoint named: each update scores with the shipped checkpoint of its references' language
+        self.follow_language = checkpoint is None and regressor is None
+        self.checkpoint = default_for(self.lang) if self.follow_language else checkpoint
         self.batch_size = batch_size
         self._set_model(regressor)
 
@@ -69,6 +73,11 @@ class SEScore(TextScoreMetric):
         return regressors
 
     def _score(self, hyps: list[str], refs: list[list[str]], srcs: Sequence[str | None] | None) -> Sequence[float]:
+        if self.follow_language:
+            folder = default_for(resolve_lang(self.lang, refs))
+            if folder != self.checkpoint:
+                self.checkpoint = folder
+                self._set_model(None)
         if self.checkpoint is not None:
             covered_language(checkpoint_folders(self.checkpoint), self.lang, refs)
         return ensemble_scores(self._model(), hyps, refs, self.batch_size, precision=self.precision)

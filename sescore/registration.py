@@ -25,7 +25,8 @@ from sescore.shipped import checkpoint_folder
 class SEScoreOptions:
     checkpoint: list[str] | None = option(
         None,
-        "sescore: checkpoint folder or shipped name (default: mpnet-v2; in a menli+...+sescore mix: minilm-v2, "
+        "sescore: checkpoint folder or shipped name (default: mpnet-v2, for German references me5-de; in a "
+        "menli+...+sescore mix: minilm-v2, "
         "the model the packaged mix recipe was fitted with), or several: the mean of their scores (e.g. the "
         "training seeds of one recipe; train.py ensemble packs them into one folder)",
         metavar="CHECKPOINT",
@@ -48,6 +49,7 @@ def build_sescore(options: SEScoreOptions) -> Any:
         progress=options.progress,
         precision=options.precision,
         lang=options.lang,
+        follow_language=not options.checkpoint,
     )
 
 
@@ -56,7 +58,7 @@ SESCORE = MetricSpec(
     "a regressor trained on synthetic errors graded by NLI severity (SEScore)",
     SEScoreOptions,
     build_sescore,
-    languages="English (the shipped checkpoints' training data); other languages are refused",
+    languages="English (mpnet-v2) and German (me5-de), chosen by the references' language; other languages are refused",
 )
 
 

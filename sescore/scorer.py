@@ -16,7 +16,7 @@ from nlgmetrics.signature import Signature
 from sescore.functional import ensemble_scores
 from sescore.regressor.checkpoint import checkpoint_hash, checkpoint_languages, ensemble_members, load_checkpoint
 from sescore.regressor.model import SEScoreRegressor
-from sescore.shipped import DEFAULT_NAME
+from sescore.shipped import DEFAULT_NAME, default_for
 from sescore.shipped import SHIPPED as _CHECKPOINTS
 
 # The shipped default: the v2 recipe on the MPNet encoder (packaged:mpnet), weights half-way from the run's own
@@ -96,6 +96,9 @@ class SEScoreScorer:
     ``precision``: the encoders' forward pass, float32, bfloat16 or int8 (``nlgmetrics.modelroles.precision``).
     ``lang``: the references' language (ISO 639-1); None identifies it from the references of each ``score`` call.
     Text in a language the checkpoints do not declare is refused (:class:`~nlgmetrics.language.LanguageError`).
+    ``follow_language`` (no checkpoint was named): each call scores with the shipped checkpoint of its references'
+    language (``sescore.shipped.LANGUAGE_DEFAULTS``: German with ``me5-de``), English and unknown text with the
+    default; the signature names the checkpoint that scored.
     """
 
     checkpoint: str | Sequence[str] = DEFAULT_CHECKPOINT
@@ -106,13 +109,23 @@ class SEScoreScorer:
     _regressors: Any = field(default=None, repr=False)
     precision: str = DEFAULT_PRECISION
     lang: str | None = None
+    follow_language: bool = False
 
     def __post_init__(self) -> None:
         check_precision(self.precision)
         self.lang = check_lang(self.lang)
+        if self.follow_language:
+            self._use(default_for(self.lang))
+
+    def _use(self, folder: str) -> None:
+        if self.checkpoint != folder:
+            self.checkpoint, self._regressors = folder, None
 
     def check_language(self, refs: Sequence) -> str:
-        """The references' language, checked against the checkpoints (:func:`covered_language`)."""
+        """The references' language, checked against the checkpoints (:func:`covered_language`); with
+        ``follow_language`` the checkpoint is first switched to that language's shipped one."""
+        if self.follow_language:
+            self._use(default_for(resolve_lang(self.lang, refs)))
         return covered_language(self.checkpoints, self.lang, refs)
 
     @property

@@ -146,6 +146,21 @@ def test_result_files_record_no_path_of_this_machine(monkeypatch, tmp_path):
     }
 
 
+def test_command_reports_record_no_path_of_this_machine(monkeypatch, tmp_path):
+    """The commands' --json reports (nli-accuracy, correlate...) take the same paths out, relative to the
+    working directory, because they land in bench/results too."""
+    import json
+
+    from nlgmetrics.cli.common import write_report
+
+    data = tmp_path / "data"
+    monkeypatch.setenv("NLGMETRICS_DATA", str(data))
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "report.json"
+    write_report({"test": [str(data / "nli" / "x.jsonl")], "model": str(tmp_path / "runs" / "m")}, str(out), None, str)
+    assert json.loads(out.read_text()) == {"test": ["$NLGMETRICS_DATA/nli/x.jsonl"], "model": "runs/m"}
+
+
 def test_bench_scripts_run_as_modules_without_patching_sys_path(monkeypatch):
     """Every bench script runs from the checkout as ``python -m bench.<name>``, its fresh-process workers too."""
     assert [p.name for p in (harness.REPO / "bench").glob("*.py") if "sys.path" in p.read_text()] == []

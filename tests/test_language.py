@@ -63,6 +63,46 @@ def test_a_checkpoint_that_declares_german_scores_german(tiny, tmp_path):
         scorer.score(DE_HYPS, EN_REFS)
 
 
+FR_REFS = [
+    "Le conseil a approuvé le nouveau budget après un long débat.",
+    "Les bénéfices ont fortement augmenté au troisième trimestre, a déclaré la société.",
+]
+
+
+def test_sescore_left_at_its_default_scores_each_language_with_its_shipped_checkpoint(tiny, tmp_path, monkeypatch):
+    """No checkpoint named: German references score with the German checkpoint, English ones with the English
+    default (the same scores as naming it), text no shipped checkpoint covers fails in one line; the same through
+    ``load_metric`` and the torchmetrics class."""
+    import sescore.scorer
+    import sescore.shipped
+    from sescore.metric import SEScore
+    from sescore.scorer import SEScoreScorer
+
+    shipped = tmp_path / "shipped"
+    _sescore_checkpoint(tiny, shipped / "mpnet-v2")
+    _sescore_checkpoint(tiny, shipped / "me5-de", ["de"])
+    monkeypatch.setattr(sescore.shipped, "SHIPPED", shipped)
+    monkeypatch.setattr(sescore.scorer, "_CHECKPOINTS", shipped)
+    scorer = load_metric("sescore", progress=False)
+    assert scorer.follow_language and "ckpt:mpnet-v2@" in scorer.signature()
+    english = scorer.score(DE_HYPS, EN_REFS)
+    assert english == SEScoreScorer(str(shipped / "mpnet-v2")).score(DE_HYPS, EN_REFS)
+    german = scorer.score(DE_HYPS, DE_REFS)
+    assert "ckpt:me5-de@" in scorer.signature() and len(german) == 2
+    assert german == SEScoreScorer(str(shipped / "me5-de")).score(DE_HYPS, DE_REFS)
+    scorer.score(DE_HYPS, EN_REFS)
+    assert "ckpt:mpnet-v2@" in scorer.signature()  # back to English for English references
+    assert "ckpt:me5-de@" in load_metric("sescore", lang="de", progress=False).signature()  # chosen up front
+    with pytest.raises(LanguageError, match="French"):
+        scorer.score(DE_HYPS, FR_REFS)
+    metric = SEScore()
+    metric.update(DE_HYPS, DE_REFS)
+    assert metric.checkpoint == str(shipped / "me5-de") and abs(float(metric.compute()) - sum(german) / 2) < 1e-6
+    named = SEScore(checkpoint=str(shipped / "mpnet-v2"))
+    with pytest.raises(LanguageError, match="Use --checkpoint me5-de"):
+        named.update(DE_HYPS, DE_REFS)
+
+
 def test_menli_switches_to_the_multilingual_nli_only_when_left_at_its_default(monkeypatch):
     from menli.scorer import MENLIScorer
 

@@ -204,7 +204,7 @@ def test_layerwise_decay_and_separate_learning_rates(tiny):
 
 
 def test_config_rejects_bad_values():
-    from sescore.regressor.model import RegressorConfig
+    from sescore.regressor.config import RegressorConfig
 
     with pytest.raises(ValueError, match="output scale"):
         RegressorConfig(output_scale="percent")
@@ -379,7 +379,8 @@ def test_default_lora_adapts_every_attention_projection_of_bert_and_mpnet_encode
     from transformers import BertConfig, BertModel, MPNetConfig, MPNetModel
 
     from nlgmetrics.modelroles.lora import attention_adapters
-    from sescore.regressor.model import LoraSettings, add_lora
+    from sescore.regressor.config import LoraSettings
+    from sescore.regressor.model import add_lora
 
     shape = dict(
         vocab_size=64,
@@ -411,7 +412,7 @@ def test_default_lora_adapts_every_attention_projection_of_bert_and_mpnet_encode
 
 
 def test_greedy_alignment_matches_a_loop_and_handles_empty_sides():
-    from sescore.regressor.model import greedy_alignment
+    from sescore.regressor.layers import greedy_alignment
 
     gen = torch.Generator().manual_seed(3)
     cand = torch.nn.functional.normalize(torch.randn(3, 5, 4, generator=gen), dim=-1)
@@ -461,7 +462,8 @@ def test_lexical_chrf_feature_starts_at_zero_weight_trains_and_survives_export(t
 
     from sescore.functional import sescore_scores
     from sescore.regressor.checkpoint import export_checkpoint, load_checkpoint
-    from sescore.regressor.model import RegressorConfig, lexical_features
+    from sescore.regressor.config import RegressorConfig
+    from sescore.regressor.features import lexical_features
 
     hyps = ["the cat runs .", "a dog sees the house", "house", "the cat runs ."]
     refs = ["the cat runs .", "a dog sees the big house", "the house is red", ["x y", "the cat runs ."]]
@@ -506,7 +508,8 @@ def test_nli_features_start_at_zero_weight_train_and_are_checked_on_load(tiny, d
     from sescore.functional import sescore_scores
     from sescore.regressor.card import write_model_card
     from sescore.regressor.checkpoint import CheckpointError, export_checkpoint, load_checkpoint
-    from sescore.regressor.model import NLI_FEATURES, RegressorConfig, nli_features
+    from sescore.regressor.config import RegressorConfig
+    from sescore.regressor.features import NLI_FEATURES, nli_features
 
     nli_path = str(tiny["nli"])
     nli = load_nli(nli_path, "cpu")
@@ -553,19 +556,19 @@ def test_nli_features_start_at_zero_weight_train_and_are_checked_on_load(tiny, d
 def test_nli_pairs_are_kept_in_a_file_for_the_next_process(tiny, tmp_path, monkeypatch):
     """With $NLGMETRICS_NLI_PAIRS a later process (here: the process-wide memo emptied) reads the pairs an
     earlier one scored from the NLI model's file and never calls the model for them; unset, nothing is written."""
-    import sescore.regressor.model as model_module
+    import sescore.regressor.features as features_module
 
     hyps = ["the cat runs .", "a dog sees the house", "the cat runs ."]
     refs = ["the cat sat .", "a dog sees the big house", "the cat sat ."]
     folder = tmp_path / "pairs"
-    monkeypatch.setattr(model_module, "_NLI_MEMOS", {})
-    monkeypatch.setenv(model_module.NLI_PAIRS_ENV, str(folder))
+    monkeypatch.setattr(features_module, "_NLI_MEMOS", {})
+    monkeypatch.setenv(features_module.NLI_PAIRS_ENV, str(folder))
     first = _module(tiny["encoder"], layer_mix=False, alignment=True, nli=str(tiny["nli"])).regressor
     features = first.pair_inputs(hyps, refs)
-    path = model_module.nli_pair_file(first.nli_model().hash)
+    path = features_module.nli_pair_file(first.nli_model().hash)
     assert path.parent == folder and len(path.read_text().splitlines()) == 1 + 2 * 2  # header, 2 pairs x 2 ways
 
-    monkeypatch.setattr(model_module, "_NLI_MEMOS", {})  # a new process: only the file remembers
+    monkeypatch.setattr(features_module, "_NLI_MEMOS", {})  # a new process: only the file remembers
     second = _module(tiny["encoder"], layer_mix=False, alignment=True, nli=str(tiny["nli"])).regressor
 
     def no_model(*args, **kwargs):
@@ -575,11 +578,11 @@ def test_nli_pairs_are_kept_in_a_file_for_the_next_process(tiny, tmp_path, monke
         patch.setattr(second.nli_model().nli, "predict_proba", no_model)
         np.testing.assert_array_equal(second.pair_inputs(hyps, refs), features)
 
-    monkeypatch.delenv(model_module.NLI_PAIRS_ENV)
-    monkeypatch.setattr(model_module, "_NLI_MEMOS", {})
+    monkeypatch.delenv(features_module.NLI_PAIRS_ENV)
+    monkeypatch.setattr(features_module, "_NLI_MEMOS", {})
     third = _module(tiny["encoder"], layer_mix=False, alignment=True, nli=str(tiny["nli"])).regressor
     np.testing.assert_allclose(third.pair_inputs(hyps, refs), features, atol=1e-6)
-    assert model_module.nli_pair_file("abc") is None and len(path.read_text().splitlines()) == 5
+    assert features_module.nli_pair_file("abc") is None and len(path.read_text().splitlines()) == 5
 
 
 def test_bound_to_range_keeps_the_middle_and_the_order():
@@ -775,24 +778,39 @@ def test_default_checkpoint_constant_points_into_the_package():
     assert Path(V1_CHECKPOINT).parts[-3:] == ("sescore", "checkpoints", "minilm-news")
 
 
-@pytest.mark.parametrize("which", ["default", "minilm-v2", "v1"])
-def test_shipped_checkpoints_are_small_load_offline_and_penalise_errors(which):
-    """The embedded models (the default on MPNet, stored as float16; the MiniLM ensemble of three; v1): every file
-    under 12 MiB, each model rebuilt over its packaged encoder with a model card, and the metric ranks an untouched
-    candidate above the same sentence with a negated verb, a wrong number and a dropped phrase."""
-    from sescore.regressor import DEFAULT_CHECKPOINT, MINILM_V2_CHECKPOINT
-    from sescore.regressor.checkpoint import read_hparams
-    from sescore.scorer import V1_CHECKPOINT, SEScoreScorer, checkpoint_folders
+GERMAN_REFS = [
+    "Das Unternehmen meldete im dritten Quartal einen Gewinn von 12 Millionen Euro.",
+    "Die Polizei sagte, die zwei Männer seien am Freitagabend in der Nähe des Bahnhofs festgenommen worden.",
+]
+GERMAN_BAD = [
+    "Das Unternehmen meldete im dritten Quartal keinen Gewinn von 12 Millionen Euro.",
+    "Die Polizei sagte, die neun Männer seien am Freitagabend festgenommen worden.",
+]
 
-    folder = Path({"default": DEFAULT_CHECKPOINT, "minilm-v2": MINILM_V2_CHECKPOINT, "v1": V1_CHECKPOINT}[which])
+
+@pytest.mark.parametrize("which", ["default", "minilm-v2", "v1", "me5-de"])
+def test_shipped_checkpoints_are_small_load_offline_and_penalise_errors(which):
+    """The embedded models (the default on MPNet, stored as float16; the MiniLM ensemble of three; v1; the German
+    checkpoint on me5-small): every file under 12 MiB, each model rebuilt over its packaged encoder with a model
+    card, and the metric ranks an untouched candidate above the same sentence with a negated verb, a wrong number
+    and a dropped phrase (German sentences for the German checkpoint, which declares German)."""
+    from sescore.regressor import DEFAULT_CHECKPOINT, MINILM_V2_CHECKPOINT
+    from sescore.regressor.checkpoint import checkpoint_languages, read_hparams
+    from sescore.scorer import V1_CHECKPOINT, SEScoreScorer, checkpoint_folders
+    from sescore.shipped import SHIPPED
+
+    folders = {"default": DEFAULT_CHECKPOINT, "minilm-v2": MINILM_V2_CHECKPOINT, "v1": V1_CHECKPOINT}
+    folder = Path(folders.get(which) or SHIPPED / which)
     assert all(f.stat().st_size < 12 * 2**20 for f in folder.rglob("*") if f.is_file())
     members = checkpoint_folders(folder)
     assert len(members) == (3 if which == "minilm-v2" else 1)
     assert (folder / "README.md").is_file() and all((Path(m) / "README.md").is_file() for m in members)
     encoders = {read_hparams(m)["encoder"] for m in members}
-    assert encoders == ({"packaged:mpnet"} if which == "default" else {"packaged:minilm"})
+    expected = {"default": "packaged:mpnet", "me5-de": "packaged:me5-small"}.get(which, "packaged:minilm")
+    assert encoders == {expected}
     if which == "default":
         assert read_hparams(folder)["weights"]["dtype"] == "float16"
+    assert all(checkpoint_languages(m) == (["de"] if which == "me5-de" else ["en"]) for m in members)
     refs = [
         "The company reported a profit of 12 million dollars in the third quarter.",
         "Police said the two men were arrested on Friday night near the station.",
@@ -801,10 +819,27 @@ def test_shipped_checkpoints_are_small_load_offline_and_penalise_errors(which):
         "The company did not report a profit of 12 million dollars in the third quarter.",
         "Police said the nine men were arrested on Friday night.",
     ]
+    if which == "me5-de":
+        refs, bad = GERMAN_REFS, GERMAN_BAD
     scorer = SEScoreScorer(device="cpu") if which == "default" else SEScoreScorer(str(folder), device="cpu")
     scores = scorer.score(refs + bad, refs + refs)
     assert all(0.0 <= s <= 1.0 for s in scores)
     assert scores[0] > scores[2] and scores[1] > scores[3], scores
+
+
+def test_left_at_its_default_sescore_scores_german_with_the_german_checkpoint():
+    """No checkpoint named: German references go to the shipped German checkpoint (its signature says so and the
+    scores are its own), English ones to the English default."""
+    from nlgmetrics import load_metric
+    from sescore.scorer import SEScoreScorer
+    from sescore.shipped import SHIPPED
+
+    scorer = load_metric("sescore", device="cpu", progress=False)
+    german = scorer.score(GERMAN_BAD, GERMAN_REFS)
+    assert "ckpt:me5-de@" in scorer.signature()
+    assert german == SEScoreScorer(str(SHIPPED / "me5-de"), device="cpu").score(GERMAN_BAD, GERMAN_REFS)
+    scorer.score(["The council passed the budget."], ["The council approved the new budget."])
+    assert "ckpt:mpnet-v2@" in scorer.signature()
 
 
 def test_dev_tau_like_dedupes_and_matches_metaeval():

@@ -771,6 +771,22 @@ def test_sentences_command_splits_paragraphs_and_never_overwrites(tmp_path: Path
     assert "missing.txt: no such file" in capsys.readouterr().err
 
 
+def test_sentences_command_takes_one_source_of_a_concatenated_corpus(tmp_path: Path, capsys) -> None:
+    """``FILE:START-END`` reads lines START..END (1-based, inclusive, counted in the file as written, empty lines
+    included), so one licence's part of a corpus can be used alone; a bad or empty range is one clear error."""
+    from sescore.synthesis.cli import main
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join([SENTENCES[0], "", SENTENCES[1], SENTENCES[2], SENTENCES[3]]) + "\n", encoding="utf-8")
+    out = tmp_path / "part.txt"
+    assert main(["sentences", "--input", f"{corpus}:2-4", "--output", str(out)]) == 0
+    assert out.read_text(encoding="utf-8").splitlines() == SENTENCES[1:3]
+    assert main(["sentences", "--input", f"{corpus}:4-2", "--output", str(tmp_path / "a.txt")]) == 2
+    assert "1 <= START <= END" in capsys.readouterr().err and not (tmp_path / "a.txt").exists()
+    assert main(["sentences", "--input", f"{corpus}:9-12", "--output", str(tmp_path / "b.txt")]) == 2
+    assert "has 5 lines, the range starts at 9" in capsys.readouterr().err
+
+
 def test_sentences_from_judged_references_and_never_from_the_dev_mix(tmp_path: Path, capsys) -> None:
     """``FILE.jsonl:refs``: in-domain references (summaries, translations), split into sentences, each once; a
     file the dev mix selects checkpoints on is refused, because its references would leak into training."""

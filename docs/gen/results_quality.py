@@ -10,6 +10,7 @@ the others.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from statistics import mean
 from typing import Any, Callable, Mapping
@@ -277,9 +278,10 @@ def devmix_stems(files: ResultFiles) -> list[str]:
     stems = []
     for stem in files.stems("*"):
         head = files.path(stem).read_text(encoding="utf-8")[:2000]
-        if '"versus_signature"' in head and '"label_a"' in head:  # checked before loading: only these are shown
-            doc = files.load(stem)
+        if '"versus_signature"' in head and '"label_a"' in head:  # checked before reading: only these are shown
+            doc = json.loads(files.path(stem).read_text(encoding="utf-8"))  # not files.load: that marks it shown
             if isinstance(doc, dict) and {"versus_signature", "sets", "mean"} <= doc.keys():
+                files.load(stem)
                 stems.append(stem)
     return stems
 

@@ -79,6 +79,17 @@ SYNTHESIS_LEVERS = [  # the data of screened recipe changes (docs/guides/experim
     ("synthesis_v2_nli_mpnet_summary", "Training data with severity graded by nli-mpnet"),
     ("synthesis_v2_news_summary", "Training data from news sentences only"),
 ]
+GERMAN = ("sescore_de_select", "sescore_de_report")  # bench/bench_sescore_german.py
+GERMAN_SYNTHESIS = "synthesis_de_me5_summary"
+GERMAN_COLUMNS = [
+    "candidate",
+    "items",
+    "tau-like SEScore",
+    "tau-like BERTScore-me5",
+    "difference [95% CI]",
+    "not better",
+]
+GERMAN_CANDIDATES = {"packed": "half-way from the run's start (0.5)", "trained": "the trained weights (`me5-de`)"}
 LABELLERS = "severity_labellers"  # bench/labeller_agreement.py, removed after its run (git history: 6f5fd22)
 SYNTHESIS_KEYS = [
     "variants",
@@ -461,6 +472,47 @@ def _default_section(page: Page, files: ResultFiles) -> None:
     )
 
 
+def _german_section(page: Page, files: ResultFiles) -> None:
+    """The German checkpoint on TED en-de: the candidates on the tuning half, the chosen one on the report half,
+    a verdict, and how its training data was made."""
+    from sescore.shipped import LANGUAGE_DEFAULTS
+
+    docs = [(stem, files.load(stem)) for stem in GERMAN]
+    docs = [(stem, doc) for stem, doc in docs if doc is not None]
+    if not docs:
+        return
+    name = LANGUAGE_DEFAULTS["de"]
+    page.add(
+        f"## German (`{name}`)",
+        "",
+        f"German references are scored with `{name}` (the v2 recipe over the multilingual `me5-small` encoder, "
+        "trained on German synthetic errors; recipe `configs/sescore/de_me5_*.yaml`), against BERTScore with "
+        "the same encoder, the toolkit's default for German, on TED en-de MQM (WMT21, 13 systems). Candidates were "
+        "compared on the tuning half and the chosen one was scored once on the report half, by "
+        "[a rule written down before the runs](../guides/experiments.md).",
+        "",
+    )
+    for stem, doc in docs:
+        rows = [{**row, "candidate": GERMAN_CANDIDATES.get(row["candidate"], row["candidate"])} for row in doc["rows"]]
+        page.add(f"**{HALVES[doc['half']].capitalize()}**", "", table(rows, GERMAN_COLUMNS), "")
+    report = dict(docs).get("sescore_de_report")
+    if report:
+        row = report["rows"][0]
+        ted = report["runs"][row["candidate"]]["sets"][0]
+        lead = ted["share_a_not_better"] < REPORT_NOT_BETTER
+        page.add(
+            f"**Verdict:** on German, `{name}` "
+            + ("ranks outputs more like people than" if lead else "is not shown better than")
+            + f" BERTScore-me5-small ({signed(ted['difference'])} {interval(ted['ci95'])}, not better in "
+            f"{ted['share_a_not_better']:.1%} of resamples; the bar is under 5%).",
+            "",
+        )
+    if files.load(GERMAN_SYNTHESIS) is not None:
+        body: Lines = []
+        _synthesis(page, files, GERMAN_SYNTHESIS, "The German checkpoint's training data", body)
+        page.add(collapsible("The German checkpoint's training data", body))
+
+
 def _published_sets(page: Page, files: ResultFiles) -> None:
     """The correlation runs of reproduce_sescore.sh: the default's row, the baselines, the earlier checkpoints
     collapsed."""
@@ -533,6 +585,7 @@ def render(files: ResultFiles) -> Page:
         "",
     )
     _default_section(page, files)
+    _german_section(page, files)
     _published_sets(page, files)
     ablations = [s for s in files.stems("sescore_*") if "details" in (files.load(s) or {})]
     order = list(EXPERIMENTS)

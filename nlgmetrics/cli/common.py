@@ -59,12 +59,14 @@ def json_safe(value: Any) -> Any:
 
 
 def write_report(report: dict, json_path: str | None, markdown_path: str | None, render: Callable[[dict], str]) -> None:
-    """The result as indented JSON and as Markdown (``render``), each written atomically, when asked for."""
+    """The result as indented JSON and as Markdown (``render``), each written atomically, when asked for; the
+    JSON without this machine's paths (``nlgmetrics.resources.portable``): results are read on other machines."""
     from nlgmetrics.metaeval import atomic_write
+    from nlgmetrics.resources import portable
 
     if json_path:
         with atomic_write(json_path) as handle:
-            handle.write(json.dumps(json_safe(report), indent=1, ensure_ascii=False) + "\n")
+            handle.write(json.dumps(json_safe(portable(report)), indent=1, ensure_ascii=False) + "\n")
     if markdown_path:
         with atomic_write(markdown_path) as handle:
             handle.write(render(report))

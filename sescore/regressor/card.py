@@ -69,6 +69,20 @@ def _training_record(hparams: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
     return (interpolated.get("trained_record") or {} if interpolated else record), interpolated
 
 
+def _language_line(languages: list[str], summary: dict[str, Any] | None) -> str:
+    """What the card says about languages: the declared ones, which scoring enforces (other text is refused)."""
+    from nlgmetrics.language import name
+
+    if languages == ["en"]:
+        return "- English only (the encoder and the NLI model that labelled severities are English)."
+    nli = ((summary or {}).get("models") or {}).get("nli")
+    labelled = f"; severities labelled by `{nli}`" if nli else ""
+    return (
+        f"- Declared languages: {', '.join(name(code) for code in languages)}, the language of its training "
+        f"sentences{labelled}; scoring refuses references identified as another language unless `--lang` says so."
+    )
+
+
 def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[str, Any] | None = None) -> str:
     """Markdown card: what the model is, what it was trained on, how, and how it did on the dev set."""
     record, interpolated = _training_record(hparams)
@@ -178,7 +192,7 @@ def render_model_card(hparams: dict[str, Any], size_bytes: int, summary: dict[st
         + [
             "",
             "## Limits",
-            "- English only (the encoder and the NLI model that labelled severities are English).",
+            _language_line(hparams.get("languages") or ["en"], summary),
             (
                 "- Fine-tuned on the human judgments above"
                 if data.get("judged")

@@ -19,7 +19,8 @@ import yaml
 from nlgmetrics.metaeval.scorer import toolkit_version
 from nlgmetrics.modelroles import ModelRoleError, fingerprint, resolve
 from nlgmetrics.weightfiles import read_format_yaml, unreadable_reason
-from sescore.regressor.model import RegressorConfig, SEScoreRegressor, add_lora, build_regressor, load_base_encoder
+from sescore.regressor.config import RegressorConfig
+from sescore.regressor.model import SEScoreRegressor, add_lora, build_regressor, load_base_encoder
 from sescore.regressor.scale import describe
 
 WEIGHTS_NAME = "model.safetensors"
@@ -514,4 +515,5 @@ def interpolate_checkpoints(start: str | Path, trained: str | Path, weight: floa
             "trained_record": read_hparams(trained).get("record", {}),
         },
     }
-    return export_checkpoint(regressor.eval(), out_dir, record)
+    declared = read_hparams(trained).get("languages")
+    return export_checkpoint(regressor.eval(), out_dir, record, languages=declared)

@@ -19,6 +19,7 @@ from nlgmetrics.resume import ResumableDataLoader
 from sescore.regressor.sampler import LengthBucketBatchSampler
 from sescore.regressor.sources import LABELS, load_dev_judgments, load_dev_mix, load_judged_pairs, load_synthesis
 from sescore.regressor.split import split_by_reference
+from sescore.synthesis.store import synthesis_language
 
 DEFAULT_DEV_JUDGMENTS = "../shared/data/judgments/mt_mqm_wmt21_ted_zhen.jsonl"
 
@@ -239,6 +240,7 @@ class SEScoreDataModule(pl.LightningDataModule):
         """What the data was, for the checkpoint's training record."""
         return {
             "dataset": str(Path(self.dataset)) if self.dataset else None,
+            "language": synthesis_language(self.dataset) if self.dataset else None,
             "judged": self.judged,
             "judged_score": self.judged_score,
             "judged_limit": self.judged_limit,

@@ -69,7 +69,9 @@ class ExportBest(pl.Callback):
 
     def _export(self, trainer: pl.Trainer, pl_module: pl.LightningModule, why: str) -> None:
         if trainer.is_global_zero:
-            export_checkpoint(pl_module.regressor, self.dirpath, self.record(trainer, pl_module, why))
+            record = self.record(trainer, pl_module, why)
+            language = (record.get("data") or {}).get("language")
+            export_checkpoint(pl_module.regressor, self.dirpath, record, languages=[language] if language else None)
             write_model_card(self.dirpath)
             print(f"exported ({why}) to {Path(self.dirpath).resolve()}", file=sys.stderr, flush=True)
         self.exports += 1

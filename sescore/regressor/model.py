@@ -20,16 +20,16 @@ and similarity metrics fail on different inputs. The NLI model is frozen and not
 checkpoint names it (and the hash of its weights, checked on load), and its probabilities of a pair are computed
 once per distinct pair and remembered (``nlgmetrics.nli.cache.PairCache``), so repeated dev checks cost nothing.
 
-The encoder is always loaded fresh from its folder (never through the shared ``modelroles`` cache): training
-changes its weights and a checkpoint loads its own weights into it, which must not leak into other metrics.
+The configuration lives in ``sescore.regressor.config``, the pair features and the NLI memo in
+``sescore.regressor.features``, the tensor building blocks in ``sescore.regressor.layers``; their names are
+exported here too. The encoder is always loaded fresh from its folder (never through the shared ``modelroles``
+cache): training changes its weights and a checkpoint loads its own weights into it, which must not leak into
+other metrics.
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -37,251 +37,17 @@ from torch import nn
 
 from nlgmetrics.modelroles import fingerprint, load_fresh
 from nlgmetrics.modelroles.batching import ROW_MULTIPLE, bucketed_batches, filled_rows, token_lengths
-from nlgmetrics.modelroles.lora import LORA_TARGETS, require_attention_adapters
+from nlgmetrics.modelroles.lora import require_attention_adapters
 from nlgmetrics.truncation import note_batch
-from sescore.regressor.scale import check_scale
-
-
-def _chrf(candidates: Sequence[str], references: Sequence[str]) -> list[float]:
-    """sacrebleu's sentence chrF (character 6-grams, beta 2) of each pair, divided by 100."""
-    import sacrebleu
-
-    chrf = sacrebleu.CHRF()
-    return [chrf.sentence_score(c, [r]).score / 100.0 for c, r in zip(candidates, references)]
-
-
-# text-level features a regressor can add to its head (RegressorConfig.lexical): name -> (candidates, references)
-# -> one value on [0, 1] per pair
-LEXICAL_FEATURES: dict[str, Callable[[Sequence[str], Sequence[str]], list[float]]] = {"chrf": _chrf}
-
-# the inputs RegressorConfig.nli adds, in order (P of the label, premise -> hypothesis)
-NLI_FEATURES = (
-    "entailment(reference -> candidate)",
-    "contradiction(reference -> candidate)",
-    "entailment(candidate -> reference)",
-    "contradiction(candidate -> reference)",
+from sescore.regressor.config import DEFAULT_LORA_TARGETS, LoraSettings, RegressorConfig
+from sescore.regressor.features import (
+    LEXICAL_FEATURES,
+    NLI_FEATURES,
+    lexical_features,
+    memoised_nli,
+    nli_features,
 )
-
-# LoRA on the attention projections and feed-forward of every transformer block (BERT/RoBERTa/XLM-R and MPNet
-# naming, nlgmetrics.modelroles.lora); the pooler is left out because SEScore pools the token states itself.
-DEFAULT_LORA_TARGETS = LORA_TARGETS
-
-
-@dataclass(frozen=True)
-class LoraSettings:
-    """Low-rank adapters on the encoder: small checkpoints (adapter + head) over a named, hashed base."""
-
-    r: int = 8
-    alpha: int = 16
-    dropout: float = 0.1
-    target_modules: str = DEFAULT_LORA_TARGETS
-
-
-@dataclass(frozen=True)
-class RegressorConfig:
-    """Everything that shapes the network (and so must be in a checkpoint to rebuild it)."""
-
-    encoder: str = "packaged:minilm"
-    layer_mix: bool = False
-    hidden_sizes: tuple[int, ...] = (2048, 1024)
-    dropout: float = 0.1
-    max_length: int = 256
-    output_scale: str = "unit"
-    lora: LoraSettings | None = None
-    alignment: bool = False
-    lexical: tuple[str, ...] = ()
-    nli: str | None = None
-
-    def __post_init__(self) -> None:
-        check_scale(self.output_scale)
-        lexical = tuple(str(name) for name in self.lexical)
-        unknown = [name for name in lexical if name not in LEXICAL_FEATURES]
-        if unknown:
-            raise ValueError(f"unknown lexical features {unknown}; known: {', '.join(LEXICAL_FEATURES)}")
-        if len(set(lexical)) != len(lexical):
-            raise ValueError(f"lexical features listed twice: {list(lexical)}")
-        if lexical and not self.alignment:
-            raise ValueError("lexical features join the alignment skip: they need alignment: true")
-        object.__setattr__(self, "lexical", lexical)
-        if self.nli is not None:
-            if not isinstance(self.nli, str) or not self.nli.strip():
-                raise ValueError(f"nli must name an NLI model (a role value: packaged:nli-minilm...), not {self.nli!r}")
-            if not self.alignment:
-                raise ValueError("NLI features join the alignment skip: they need alignment: true")
-        if not self.hidden_sizes or any(int(h) < 1 for h in self.hidden_sizes):
-            raise ValueError(f"hidden_sizes must be positive integers, got {list(self.hidden_sizes)}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout}")
-        if self.max_length < 8:
-            raise ValueError(f"max_length must be at least 8 tokens, got {self.max_length}")
-        object.__setattr__(self, "hidden_sizes", tuple(int(h) for h in self.hidden_sizes))
-
-    def to_dict(self) -> dict[str, Any]:
-        body = asdict(self)
-        body["hidden_sizes"] = list(self.hidden_sizes)
-        if self.lexical:
-            body["lexical"] = list(self.lexical)
-        else:  # checkpoints without lexical features keep the hparams they had before the option existed
-            del body["lexical"]
-        if self.nli is None:  # likewise for NLI features
-            del body["nli"]
-        return body
-
-    @property
-    def extra_inputs(self) -> int:
-        """How many pair features (lexical, then NLI) join the alignment's P/R/F1."""
-        return len(self.lexical) + (len(NLI_FEATURES) if self.nli is not None else 0)
-
-    @classmethod
-    def from_dict(cls, raw: dict[str, Any]) -> "RegressorConfig":
-        raw = dict(raw)
-        lora = raw.pop("lora", None)
-        return cls(**raw, lora=LoraSettings(**lora) if lora else None)
-
-
-def masked_mean(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """[B, T, H] -> [B, H] mean over real tokens (the same pooling as ``baselines.mean_pooled``, differentiable)."""
-    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-    return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-
-
-def lexical_features(names: Sequence[str], candidates: Sequence[str], references: Sequence[str]) -> np.ndarray:
-    """[N, len(names)] float32 text-level similarities of candidate i and reference i, each on [0, 1].
-
-    Args:
-        names: keys of ``LEXICAL_FEATURES``; ``chrf`` is sacrebleu's sentence chrF (character 6-grams, beta 2)
-            divided by 100.
-        candidates: the candidate texts.
-        references: one reference per candidate.
-
-    Returns:
-        The features, one row per pair, in the order of ``names``.
-    """
-    if len(candidates) != len(references):
-        raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
-    unknown = [name for name in names if name not in LEXICAL_FEATURES]
-    if unknown:
-        raise ValueError(f"unknown lexical features {unknown}; known: {', '.join(LEXICAL_FEATURES)}")
-    out = np.zeros((len(candidates), len(names)), dtype=np.float32)
-    for column, name in enumerate(names):
-        out[:, column] = LEXICAL_FEATURES[name](candidates, references)
-    return out
-
-
-def nli_features(nli: Any, candidates: Sequence[str], references: Sequence[str], batch_size: int = 64) -> np.ndarray:
-    """[N, 4] float32 NLI probabilities of each pair, in the order of ``NLI_FEATURES``.
-
-    Args:
-        nli: anything with ``NLIModel.predict_proba`` (a loaded NLI model, or a ``PairCache`` in front of one).
-        candidates: the candidate texts.
-        references: one reference per candidate.
-        batch_size: NLI pairs per batch (speed only: a pair's probabilities do not depend on its batch).
-
-    Returns:
-        P(entailment), P(contradiction) with the reference as premise, then with the candidate as premise.
-    """
-    if len(candidates) != len(references):
-        raise ValueError(f"{len(candidates)} candidates but {len(references)} references")
-    out = np.zeros((len(candidates), len(NLI_FEATURES)), dtype=np.float32)
-    if not len(candidates):
-        return out
-    forward = nli.predict_proba(list(references), list(candidates), batch_size=batch_size, desc="NLI r->c")
-    backward = nli.predict_proba(list(candidates), list(references), batch_size=batch_size, desc="NLI c->r")
-    out[:, 0], out[:, 1] = forward[:, 0], forward[:, 2]
-    out[:, 2], out[:, 3] = backward[:, 0], backward[:, 2]
-    return out
-
-
-def pair_features(cand: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
-    """RUSE/COMET features [c; r; c*r; |c-r|]: symmetric similarity cues the head can weigh."""
-    return torch.cat([cand, ref, cand * ref, (cand - ref).abs()], dim=-1)
-
-
-def greedy_alignment(
-    cand: torch.Tensor, cand_mask: torch.Tensor, ref: torch.Tensor, ref_mask: torch.Tensor
-) -> torch.Tensor:
-    """[B, 3] BERTScore precision, recall, F1 of unit-norm token states [B, T, H] under boolean masks [B, T].
-
-    Each candidate token takes its most similar reference token (precision) and vice versa (recall), averaged
-    over the real content tokens. A side without content tokens (empty text) scores 0 instead of NaN.
-    """
-    sim = torch.einsum("bih,bjh->bij", cand, ref)
-    floor = torch.finfo(sim.dtype).min
-    best_for_cand = sim.masked_fill(~ref_mask[:, None, :], floor).amax(-1)
-    best_for_ref = sim.masked_fill(~cand_mask[:, :, None], floor).amax(1)
-    c_any, r_any = cand_mask.any(-1, keepdim=True), ref_mask.any(-1, keepdim=True)
-    best_for_cand = torch.where(r_any & cand_mask, best_for_cand, torch.zeros_like(best_for_cand))
-    best_for_ref = torch.where(c_any & ref_mask, best_for_ref, torch.zeros_like(best_for_ref))
-    precision = best_for_cand.sum(-1) / cand_mask.sum(-1).clamp(min=1)
-    recall = best_for_ref.sum(-1) / ref_mask.sum(-1).clamp(min=1)
-    f1 = 2 * precision * recall / (precision + recall).clamp(min=1e-6)
-    return torch.stack([precision, recall, f1], dim=-1)
-
-
-@dataclass
-class TextStates:
-    """Encoded texts: pooled vectors [B, H]; with alignment also unit-norm token states [B, T, H] and the
-    boolean mask of real content tokens [B, T] (padding and special tokens off)."""
-
-    pooled: torch.Tensor
-    tokens: torch.Tensor | None = None
-    mask: torch.Tensor | None = None
-
-    def rows(self, index: torch.Tensor | slice) -> "TextStates":
-        return TextStates(
-            self.pooled[index],
-            None if self.tokens is None else self.tokens[index],
-            None if self.mask is None else self.mask[index],
-        )
-
-
-class ScalarMix(nn.Module):
-    """gamma * sum_k softmax(w)_k * layer_k; starts as the plain average of all layers."""
-
-    def __init__(self, num_layers: int) -> None:
-        super().__init__()
-        self.weights = nn.Parameter(torch.zeros(num_layers))
-        self.gamma = nn.Parameter(torch.ones(()))
-
-    def forward(self, layers: Sequence[torch.Tensor]) -> torch.Tensor:
-        mix = torch.softmax(self.weights, dim=0)
-        return self.gamma * sum(w * layer for w, layer in zip(mix, layers))
-
-
-def build_head(in_features: int, hidden_sizes: Sequence[int], dropout: float) -> nn.Sequential:
-    """Feed-forward head: (Linear, tanh, dropout) per hidden size, then one linear output."""
-    layers: list[nn.Module] = []
-    width = in_features
-    for size in hidden_sizes:
-        layers += [nn.Linear(width, size), nn.Tanh(), nn.Dropout(dropout)]
-        width = size
-    layers.append(nn.Linear(width, 1))
-    return nn.Sequential(*layers)
-
-
-# one memo of NLI pair probabilities per (NLI model, device), shared by every regressor of the process: a training
-# run's dev checks and the checkpoints an ablation scores on the same rows ask for the same pairs
-_NLI_MEMOS: dict[tuple[str, str], Any] = {}
-# a folder that keeps those probabilities across processes (one JSON Lines file per NLI model, named by its weights'
-# hash): the fits of several seeds train on the same pairs, and every checkpoint scored on the dev mix asks for
-# the same dev pairs, so without it each process pays the NLI model again (~350 s per MiniLM fit, ~450 s per
-# dev-mix scoring on 2 CPU cores). One process at a time may write a folder.
-NLI_PAIRS_ENV = "NLGMETRICS_NLI_PAIRS"
-
-
-def nli_pair_file(nli_hash: str) -> Path | None:
-    """The pair file of an NLI model under ``$NLGMETRICS_NLI_PAIRS``, or None when the variable is unset.
-
-    Args:
-        nli_hash: the hash of the NLI model's weights (``NLIModel.hash``); a file holds one model's pairs.
-
-    Returns:
-        ``nlgmetrics.nli.cache.pair_file`` of the folder (created on first use by ``PairCache``), or None.
-    """
-    from nlgmetrics.nli.cache import pair_file
-
-    folder = os.environ.get(NLI_PAIRS_ENV, "").strip()
-    return pair_file(folder, nli_hash) if folder else None
+from sescore.regressor.layers import ScalarMix, TextStates, build_head, greedy_alignment, masked_mean, pair_features
 
 
 class SEScoreRegressor(nn.Module):
@@ -329,14 +95,7 @@ class SEScoreRegressor(nn.Module):
         file when ``$NLGMETRICS_NLI_PAIRS`` names a folder (``nli_pair_file``)."""
         if self.config.nli is None:
             raise ValueError("this regressor has no NLI features (config.nli is not set)")
-        key = (self.config.nli, self.device.type)
-        if key not in _NLI_MEMOS:  # not a submodule: the frozen NLI model is never trained or saved
-            from nlgmetrics.nli.cache import PairCache
-            from nlgmetrics.nli.model import load_nli
-
-            nli = load_nli(self.config.nli, device=self.device.type)
-            _NLI_MEMOS[key] = PairCache(nli, path=nli_pair_file(nli.hash))
-        return _NLI_MEMOS[key]
+        return memoised_nli(self.config.nli, self.device.type)  # not a submodule: never trained or saved
 
     def pair_inputs(self, candidates: Sequence[str], references: Sequence[str]) -> np.ndarray | None:
         """[N, config.extra_inputs] float32 pair features (lexical, then NLI) of pair i, or None when the config

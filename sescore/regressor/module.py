@@ -15,7 +15,8 @@ import torch
 import torch.nn.functional as F
 
 from sescore.regressor.checkpoint import load_trainable
-from sescore.regressor.model import DEFAULT_LORA_TARGETS, LoraSettings, RegressorConfig, build_regressor
+from sescore.regressor.config import DEFAULT_LORA_TARGETS, LoraSettings, RegressorConfig
+from sescore.regressor.model import build_regressor
 from sescore.regressor.optim import GROUP_KIND, freeze_factor, param_groups
 from sescore.regressor.optim import freeze_embeddings as freeze_embedding_tables
 from sescore.regressor.scale import describe, to_target

@@ -246,7 +246,7 @@ def _sentences(argv: list[str]) -> int:
     from nlgmetrics.inputs import positive_int
     from nlgmetrics.metaeval import atomic_write
     from sescore.options_file import OptionsFileError, OptionsFileParser, with_options_file
-    from sescore.synthesis.inputs import InputError, judged_references, mix_domains, read_sentences
+    from sescore.synthesis.inputs import InputError, judged_references, line_range, mix_domains, read_sentences
 
     parser = OptionsFileParser(
         prog="nlgmetrics-train synthesize sentences",
@@ -257,7 +257,8 @@ def _sentences(argv: list[str]) -> int:
     parser.add_required_option(
         "--input",
         action="append",
-        help="a text file, one sentence per line; FILE:split for paragraphs (split by spaCy); "
+        help="a text file, one sentence per line; FILE:START-END for its lines START to END (1-based, inclusive; "
+        "e.g. one source of a concatenated corpus); FILE:split for paragraphs (split by spaCy); "
         "FILE.jsonl:refs for the references of a judged file (split by spaCy), refused when "
         "the file is in the dev mix (--mix) that checkpoints are selected on",
     )
@@ -285,12 +286,21 @@ def _sentences(argv: list[str]) -> int:
     try:
         sources, splits = [], []
         for spec in args.input:
-            path, _, how = spec.rpartition(":") if spec.endswith((":split", ":refs")) else (spec, "", "")
+            path, lines = line_range(spec)
+            path, _, how = path.rpartition(":") if path.endswith((":split", ":refs")) else (path, "", "")
             if how == "refs":
+                if lines:
+                    raise InputError(f"{spec}: a line range applies to text files, not to judged files (:refs)")
                 _refuse_dev_files(path, args.mix, args.data_root)
                 sources.append(judged_references(path))
             else:
-                sources.append([s.text for s in read_sentences(path)[0]])
+                first, last = lines or (1, None)
+                sentences = read_sentences(path)[0]
+                if sentences[-1].index + 1 < first:
+                    raise InputError(
+                        f"{spec}: the file has {sentences[-1].index + 1} lines, the range starts at {first}"
+                    )
+                sources.append([s.text for s in sentences if s.index + 1 >= first and (last is None or s.index < last)])
             splits.append(bool(how))
     except _user_errors() as error:
         return _fail(error)

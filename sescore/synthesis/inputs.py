@@ -68,6 +68,27 @@ def read_sentences(path: str | Path, bad_utf8: str = "error") -> tuple[list[Sent
     return sentences, report
 
 
+def line_range(spec: str) -> tuple[str, tuple[int, int] | None]:
+    """Split ``FILE:START-END`` (1-based, inclusive line numbers) into the file and its range.
+
+    Why: a corpus that concatenates sources (``de_sentences.txt`` lists its sources by line) is used one source
+    at a time, e.g. to leave out the parts whose licence a user cannot accept.
+
+    Args:
+        spec: an ``--input`` value; without a ``:START-END`` suffix the whole file is meant.
+
+    Returns:
+        The rest of the spec and ``(START, END)``, or ``None`` for no range.
+    """
+    head, sep, tail = spec.rpartition(":")
+    first, dash, last = tail.partition("-")
+    if not sep or not dash or not first.isdigit() or not last.isdigit():
+        return spec, None
+    if int(first) < 1 or int(last) < int(first):
+        raise InputError(f"{spec}: a line range is START-END with 1 <= START <= END, got {tail}")
+    return head, (int(first), int(last))
+
+
 def judged_references(path: str | Path) -> list[str]:
     """Every reference text of a judged JSONL file (``refs``, the schema of ../shared/data), in file order, each
     once: summaries or translations people wrote, to synthesise errors on in-domain text."""

@@ -362,6 +362,33 @@ def _table_digest(table: Any) -> str:
     return hashlib.sha256(sink.getvalue()).hexdigest()[:16]
 
 
+DESCRIPTION_PREFIX = "SEScore stratified error synthesis: "
+
+
+def synthesis_language(output: str | Path) -> str | None:
+    """The language of the sentences a synthesis dataset was made from (its recipe's ``language``).
+
+    Why: a regressor trained on German triples must declare German in its checkpoint, and the dataset is the one
+    place that knows; reading it at export time means the declaration cannot disagree with the data.
+
+    Args:
+        output: a folder written by ``train.py synthesize``.
+
+    Returns:
+        The ISO 639-1 code, or None for a dataset that does not record its recipe (e.g. one made elsewhere).
+    """
+    path = Path(output) / "dataset_info.json"
+    try:
+        description = json.loads(path.read_text(encoding="utf-8")).get("description") or ""
+        recipe = (
+            json.loads(description[len(DESCRIPTION_PREFIX) :]) if description.startswith(DESCRIPTION_PREFIX) else {}
+        )
+    except (OSError, ValueError):
+        return None
+    language = (recipe.get("config") or {}).get("language")
+    return language.lower() if isinstance(language, str) else None
+
+
 def merge_blocks(blocks: dict[int, Path], manifest: dict, output: str | Path) -> Any:
     """Concatenate blocks in index order and save them as a `datasets` dataset in ``output``."""
     import pyarrow as pa
@@ -372,7 +399,7 @@ def merge_blocks(blocks: dict[int, Path], manifest: dict, output: str | Path) ->
     table = (pa.concat_tables(tables) if tables else rows_to_table([])).combine_chunks()
     digest = _table_digest(table)
     info = DatasetInfo(
-        description="SEScore stratified error synthesis: "
+        description=DESCRIPTION_PREFIX
         + json.dumps({k: manifest.get(k) for k in ("config", "config_hash", "models", "seed")}, sort_keys=True),
         features=features(),
     )
@@ -383,6 +410,7 @@ def merge_blocks(blocks: dict[int, Path], manifest: dict, output: str | Path) ->
 
 
 __all__ = [
+    "DESCRIPTION_PREFIX",
     "StoreError",
     "block_path",
     "check_or_write_manifest",
@@ -397,6 +425,7 @@ __all__ = [
     "kept_sentences",
     "manifest_conflicts",
     "merge_blocks",
+    "synthesis_language",
     "read_block",
     "read_manifest",
     "read_rows",
