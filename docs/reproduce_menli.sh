@@ -40,7 +40,7 @@ if [ "${WITH_MPNET:-0}" = 1 ]; then  # the default English NLI model (the five m
   run adv_menli-mpnet+bertscore adversarial --metric menli+bertscore --weight 0.2 --normalization set "${MP[@]}" --data "$ADV"
   run ted_zhen_menli-mpnet correlate --metric menli "${MP[@]}" --data "$TED"
   run ted_zhen_menli-mpnet+bertscore correlate --metric menli+bertscore --weight 0.2 --normalization set "${MP[@]}" --data "$TED"
-  # the robust combination: w = 0.4 and ranges fixed on the dev mix (bench/ablate_menli_bertscore_weight.py)
+  # the robust combination: w = 0.4 and ranges fixed on the dev mix (bench/ablate_menli_bertscore_weight.py, removed after its run; in git at commit bdbcdb5)
   RB=(--weight 0.4 --normalization menli/nli-mpnet+bertscore-minilm.json)
   run adv_menli-mpnet+bertscore-robust adversarial --metric menli+bertscore "${RB[@]}" "${MP[@]}" --data "$ADV"
   run ted_zhen_menli-mpnet+bertscore-robust correlate --metric menli+bertscore "${RB[@]}" "${MP[@]}" --data "$TED"

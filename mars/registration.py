@@ -49,4 +49,5 @@ MARS = MetricSpec(
     MARSOptions,
     build_mars,
     languages="English (spaCy and the causal LM)",
+    licence="Apache-2.0 (SmolLM2, MiniLM), MIT (spaCy's en_core_web_sm)",
 )

@@ -196,5 +196,6 @@ MENLI = MetricSpec(
     MENLIOptions,
     build_menli,
     languages="the NLI model's (nli-mpnet: English; nli-me5: ~100)",
+    licence="Apache-2.0 (all-mpnet-base-v2); the NLI adapter's training data includes SICK (CC BY-NC-SA 3.0)",
     combination=Combination(MixOptions, build_mix),
 )

@@ -189,6 +189,8 @@ class MetricSpec:
         build: ``"module:function"`` (imported on first use, so declaring stays cheap) or a callable taking the
             options object and returning a Scorer (``score(hyps, refs, srcs) -> list[float]``, ``signature()``).
         languages: which languages it reads, for the docs' metric table.
+        licence: the licences of the models its default setting loads (and of their training data where that
+            is the stricter one), for the docs' metric table: what a user accepts by using it.
         combination: set when ``<name>+<metric>...`` names a combination led by this metric.
     """
 
@@ -197,6 +199,7 @@ class MetricSpec:
     options: type
     build: str | Callable[[Any], Any]
     languages: str = "any"
+    licence: str = "no model"
     combination: Combination | None = None
 
     def option_list(self) -> list[Option]:

@@ -59,6 +59,8 @@ SESCORE = MetricSpec(
     SEScoreOptions,
     build_sescore,
     languages="English (mpnet-v2) and German (me5-de), chosen by the references' language; other languages are refused",
+    licence="Apache-2.0 (MPNet), MIT (me5-small); trained on research-use text, severities from an NLI adapter "
+    "whose data includes SICK (CC BY-NC-SA 3.0)",
 )
 
 

@@ -364,15 +364,15 @@ def rule_tables(
 
 def _raw_ablations(page: Page, files: ResultFiles) -> None:
     """The ablations' own tables, as their benchmarks write them, in the raw-data appendix."""
-    from bench.ablate_menli_bertscore_weight import markdown as weight
-
     figure = "the figure under 'How the settings were chosen'"
     for stem in files.stems("menli_pooling_*") + files.stems("menli_combiner*"):
         written = _as_written(files, stem)
         if written is not None:
             page.add(collapsible(stem, unheaded(written)))
     for stem in files.stems("menli_bertscore_weight_*"):
-        page.add(collapsible(stem, unheaded(weight(files.load(stem)))))
+        written = _as_written(files, stem)
+        if written is not None:
+            page.add(collapsible(stem, unheaded(written)))
     for stem in files.stems("menli_fluency*"):
         written = _as_written(files, stem)
         if written is not None:

@@ -54,8 +54,8 @@ def page_link(prefix: str) -> Callable[[str], str]:
 
 
 def metrics_table(files: ResultFiles, prefix: str) -> Lines:
-    """Every registered metric: what it measures and for which languages (its registry declaration), its default
-    setting's CPU speed (the speed benchmarks) and its results page.
+    """Every registered metric: what it measures, for which languages and under which licences (its registry
+    declaration), its default setting's CPU speed (the speed benchmarks) and its results page.
 
     Args:
         files: the result files.
@@ -66,8 +66,9 @@ def metrics_table(files: ResultFiles, prefix: str) -> Lines:
     link = page_link(prefix)
 
     lines = [
-        "| metric | what it measures | languages | CPU speed (default setting, 2 threads) | results |",
-        "|---|---|---|---|---|",
+        "| metric | what it measures | languages | licence (default models) | CPU speed (default setting, 2 threads) "
+        "| results |",
+        "|---|---|---|---|---|---|",
     ]
     sources = {}
     for name in list_metrics():
@@ -76,8 +77,9 @@ def metrics_table(files: ResultFiles, prefix: str) -> Lines:
         if speed:
             sources.setdefault(speed[1], []).append(name)
         page = METRIC_PAGES.get(name, "quality")
+        measured = speed[0] if speed else "not measured"
         lines.append(
-            f"| `{name}` | {spec.summary} | {spec.languages} | {speed[0] if speed else 'not measured'} | "
+            f"| `{name}` | {spec.summary} | {spec.languages} | {spec.licence} | {measured} | "
             f"[{PAGE_TITLES[page]}]({link(name)}) |"
         )
     if sources:

@@ -120,6 +120,7 @@ BLEU = MetricSpec(
     NoOptions,
     build_sacrebleu("bleu"),
     languages="any (sacrebleu 13a tokenisation)",
+    licence="no model (sacrebleu: Apache-2.0)",
 )
 CHRF = MetricSpec(
     "chrf",
@@ -127,6 +128,7 @@ CHRF = MetricSpec(
     NoOptions,
     build_sacrebleu("chrf"),
     languages="any",
+    licence="no model (sacrebleu: Apache-2.0)",
 )
 BERTSCORE = MetricSpec(
     "bertscore",
@@ -134,6 +136,7 @@ BERTSCORE = MetricSpec(
     BERTScoreOptions,
     build_bertscore,
     languages="the encoder's (me5-small: ~100)",
+    licence="MIT (me5-small)",
 )
 COSINE = MetricSpec(
     "cosine",
@@ -141,6 +144,7 @@ COSINE = MetricSpec(
     CosineOptions,
     build_cosine,
     languages="the encoder's (me5-small: ~100)",
+    licence="MIT (me5-small)",
 )
 LM_LIKELIHOOD = MetricSpec(
     "lm-likelihood",
@@ -148,6 +152,7 @@ LM_LIKELIHOOD = MetricSpec(
     LMOptions,
     build_lm(False),
     languages="the LM's (SmolLM2: English)",
+    licence="Apache-2.0 (SmolLM2)",
 )
 LM_RATIO = MetricSpec(
     "lm-ratio",
@@ -155,4 +160,5 @@ LM_RATIO = MetricSpec(
     LMOptions,
     build_lm(True),
     languages="the LM's (SmolLM2: English)",
+    licence="Apache-2.0 (SmolLM2)",
 )
