@@ -247,10 +247,12 @@ def test_adapter_reloads_to_the_same_predictions(trained_adapter, tiny):
     model = load_nli(str(ckpt))
     premises, hyps = ["the cat runs with the dog"], ["no cat runs"]
     first = model.predict_proba(premises, hyps)
-    from nlgmetrics.nli.model import _CACHE
+    from nlgmetrics.nli.model import unload_nli
 
-    _CACHE.clear()
-    again = load_nli(str(ckpt)).predict_proba(premises, hyps)
+    unload_nli(model)
+    reloaded = load_nli(str(ckpt))
+    assert reloaded is not model  # loaded again from the folder
+    again = reloaded.predict_proba(premises, hyps)
     np.testing.assert_allclose(first, again, atol=1e-6)
 
 
@@ -526,10 +528,10 @@ def test_distilled_training_learns_teacher_labels_on_extra_pairs_without_test_se
         distill_weight=0.7,
         teacher_cache=str(tmp_path / "teacher_cache"),
     )
-    from nlgmetrics.nli import model as nli_model
+    from nlgmetrics.modelroles.memo import MODELS
 
     report = train_nli(config)
-    assert not any(spec == str(teacher_dir) for spec, _ in nli_model._CACHE)  # the teacher was let go
+    assert not any(key[:2] == ("nli", str(teacher_dir)) for key in MODELS.keys())  # the teacher was let go
     distilled = report["distilled"]
     assert distilled["extra_pairs"] == 4 and distilled["extra_pairs_dropped_for_test_or_dev_sentences"] == 2
     assert distilled["distill_weight"] == 0.7 and len(distilled["teacher_hash"]) >= 12

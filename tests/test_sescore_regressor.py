@@ -556,19 +556,20 @@ def test_nli_features_start_at_zero_weight_train_and_are_checked_on_load(tiny, d
 def test_nli_pairs_are_kept_in_a_file_for_the_next_process(tiny, tmp_path, monkeypatch):
     """With $NLGMETRICS_NLI_PAIRS a later process (here: the process-wide memo emptied) reads the pairs an
     earlier one scored from the NLI model's file and never calls the model for them; unset, nothing is written."""
+    import nlgmetrics.modelroles.memo as memo
     import sescore.regressor.features as features_module
 
     hyps = ["the cat runs .", "a dog sees the house", "the cat runs ."]
     refs = ["the cat sat .", "a dog sees the big house", "the cat sat ."]
     folder = tmp_path / "pairs"
-    monkeypatch.setattr(features_module, "_NLI_MEMOS", {})
+    monkeypatch.setattr(memo, "MODELS", memo.ModelMemo())
     monkeypatch.setenv(features_module.NLI_PAIRS_ENV, str(folder))
     first = _module(tiny["encoder"], layer_mix=False, alignment=True, nli=str(tiny["nli"])).regressor
     features = first.pair_inputs(hyps, refs)
     path = features_module.nli_pair_file(first.nli_model().hash)
     assert path.parent == folder and len(path.read_text().splitlines()) == 1 + 2 * 2  # header, 2 pairs x 2 ways
 
-    monkeypatch.setattr(features_module, "_NLI_MEMOS", {})  # a new process: only the file remembers
+    monkeypatch.setattr(memo, "MODELS", memo.ModelMemo())  # a new process: only the file remembers
     second = _module(tiny["encoder"], layer_mix=False, alignment=True, nli=str(tiny["nli"])).regressor
 
     def no_model(*args, **kwargs):
@@ -579,7 +580,7 @@ def test_nli_pairs_are_kept_in_a_file_for_the_next_process(tiny, tmp_path, monke
         np.testing.assert_array_equal(second.pair_inputs(hyps, refs), features)
 
     monkeypatch.delenv(features_module.NLI_PAIRS_ENV)
-    monkeypatch.setattr(features_module, "_NLI_MEMOS", {})
+    monkeypatch.setattr(memo, "MODELS", memo.ModelMemo())
     third = _module(tiny["encoder"], layer_mix=False, alignment=True, nli=str(tiny["nli"])).regressor
     np.testing.assert_allclose(third.pair_inputs(hyps, refs), features, atol=1e-6)
     assert features_module.nli_pair_file("abc") is None and len(path.read_text().splitlines()) == 5

@@ -112,8 +112,13 @@ def load_fresh(role: str, spec: str, dtype: str = "float32") -> tuple[Any, Any, 
     return model, tokenizer, resolved, meta
 
 
-@lru_cache(maxsize=16)
 def _load(role: str, spec: str, device: str, dtype: str) -> LoadedModel:
+    from nlgmetrics.modelroles.memo import memoised
+
+    return memoised(("transformers", role, spec, device, dtype), lambda: _build(role, spec, device, dtype))
+
+
+def _build(role: str, spec: str, device: str, dtype: str) -> LoadedModel:
     model, tokenizer, resolved, meta = load_fresh(role, spec, dtype)
     model.to(pick_device(device))
     model.eval()

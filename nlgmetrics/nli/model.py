@@ -48,15 +48,16 @@ class NLIModel:
         return predict_proba(self, premises, hypotheses, batch_size=batch_size, progress=progress, desc=desc)
 
 
-_CACHE: dict[tuple[str, str], NLIModel] = {}
-
-
 def load_nli(spec: str = DEFAULT_NLI, device: str | None = None) -> NLIModel:
-    """Load an NLI model: an adapter folder of this toolkit, or any sequence classifier with NLI labels."""
+    """Load an NLI model: an adapter folder of this toolkit, or any sequence classifier with NLI labels (once per
+    process and device: ``nlgmetrics.modelroles.memo``)."""
+    from nlgmetrics.modelroles.memo import memoised
+
     device = pick_device(device)
-    key = (spec, device)
-    if key in _CACHE:
-        return _CACHE[key]
+    return memoised(("nli", spec, device), lambda: _build_nli(spec, device))
+
+
+def _build_nli(spec: str, device: str) -> NLIModel:
     resolved = resolve("nli", spec)
     if resolved.local and is_adapter_dir(resolved.location):
         tokenizer, model, config = load_adapter_model(resolved.location, device)
@@ -73,16 +74,15 @@ def load_nli(spec: str = DEFAULT_NLI, device: str | None = None) -> NLIModel:
         max_length = min(int(getattr(tokenizer, "model_max_length", 512) or 512), 512)
         temperature = 1.0
     order = canonical_order(model.config.id2label)
-    loaded = NLIModel(spec, tokenizer, model, order, max_length, temperature, fingerprint(resolved.location))
-    _CACHE[key] = loaded
-    return loaded
+    return NLIModel(spec, tokenizer, model, order, max_length, temperature, fingerprint(resolved.location))
 
 
 def unload_nli(model: NLIModel) -> None:
-    """Drop ``model`` from ``load_nli``'s cache, so its memory goes once the caller lets go of it too (a
+    """Drop ``model`` from the process's model table, so its memory goes once the caller lets go of it too (a
     distillation teacher is not needed while the student trains)."""
-    for key in [k for k, v in _CACHE.items() if v is model]:
-        del _CACHE[key]
+    from nlgmetrics.modelroles.memo import forget
+
+    forget(model)
 
 
 def predict_proba(

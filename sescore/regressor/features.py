@@ -83,12 +83,9 @@ def nli_features(nli: Any, candidates: Sequence[str], references: Sequence[str],
     return out
 
 
-# one memo of NLI pair probabilities per (NLI model, device), shared by every regressor of the process: a training
-# run's dev checks and the checkpoints an ablation scores on the same rows ask for the same pairs
-_NLI_MEMOS: dict[tuple[str, str], Any] = {}
-# a folder that keeps those probabilities across processes (one JSON Lines file per NLI model, named by its weights'
-# hash): the fits of several seeds train on the same pairs, and every checkpoint scored on the dev mix asks for
-# the same dev pairs, so without it each process pays the NLI model again (~350 s per MiniLM fit, ~450 s per
+# a folder that keeps NLI pair probabilities across processes (one JSON Lines file per NLI model, named by its
+# weights' hash): the fits of several seeds train on the same pairs, and every checkpoint scored on the dev mix asks
+# for the same dev pairs, so without it each process pays the NLI model again (~350 s per MiniLM fit, ~450 s per
 # dev-mix scoring on 2 CPU cores). One process at a time may write a folder.
 NLI_PAIRS_ENV = "NLGMETRICS_NLI_PAIRS"
 
@@ -119,14 +116,18 @@ def memoised_nli(name: str, device: str) -> Any:
     Returns:
         A ``nlgmetrics.nli.cache.PairCache`` in front of the loaded model, shared by every caller in the process.
     """
-    key = (name, device)
-    if key not in _NLI_MEMOS:
+    from nlgmetrics.modelroles.memo import memoised
+
+    def build() -> Any:
         from nlgmetrics.nli.cache import PairCache
         from nlgmetrics.nli.model import load_nli
 
         nli = load_nli(name, device=device)
-        _NLI_MEMOS[key] = PairCache(nli, path=nli_pair_file(nli.hash))
-    return _NLI_MEMOS[key]
+        return PairCache(nli, path=nli_pair_file(nli.hash))
+
+    # one memo per (NLI model, device), shared by every regressor of the process: a training run's dev checks and
+    # the checkpoints an ablation scores on the same rows ask for the same pairs
+    return memoised(("nli-pairs", name, device), build)
 
 
 __all__ = [
