@@ -25,18 +25,17 @@ MIX = "devmix/german.yaml"
 
 
 def compare(checkpoint: str, half: str, cache: str) -> tuple[dict, dict]:
-    """One devmix run of SEScore ``checkpoint`` against BERTScore (me5-small); its result and its cost."""
-    from nlgmetrics.cli.commands import devmix
+    """One ``nlgmetrics-evaluate devmix`` run of SEScore ``checkpoint`` against BERTScore (me5-small), in its own
+    process through the command line; its JSON result and its cost."""
+    import subprocess
+    import sys
 
-    parser = argparse.ArgumentParser()
-    devmix.add_parser(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(
-        ["devmix", "--half", half, "--mix", MIX, "--data-root", str(data_dir()), "--metric", "sescore"]
-        + ["--checkpoint", checkpoint, "--versus", "bertscore", "--cache", cache, "--quiet"]
-    )
-    wall, cpu = time.perf_counter(), time.process_time()
-    result = devmix.run(args)
-    return result, {"wall_s": round(time.perf_counter() - wall, 1), "cpu_s": round(time.process_time() - cpu, 1)}
+    command = [sys.executable, "-m", "nlgmetrics.cli.evaluate", "devmix", "--half", half, "--mix", MIX]
+    command += ["--data-root", str(data_dir()), "--metric", "sescore", "--checkpoint", checkpoint]
+    command += ["--versus", "bertscore", "--cache", cache, "--quiet"]
+    wall = time.perf_counter()
+    done = subprocess.run(command, check=True, capture_output=True, text=True)
+    return json.loads(done.stdout), {"wall_s": round(time.perf_counter() - wall, 1)}
 
 
 def main() -> None:
