@@ -73,11 +73,10 @@ class SEScore(TextScoreMetric):
         return regressors
 
     def _score(self, hyps: list[str], refs: list[list[str]], srcs: Sequence[str | None] | None) -> Sequence[float]:
-        if self.follow_language:
-            folder = default_for(resolve_lang(self.lang, refs))
-            if folder != self.checkpoint:
-                self.checkpoint = folder
-                self._set_model(None)
+        found = resolve_lang(self.lang, refs)
+        if self.follow_language and default_for(found) != self.checkpoint:
+            self.checkpoint = default_for(found)
+            self._set_model(None)
         if self.checkpoint is not None:
-            covered_language(checkpoint_folders(self.checkpoint), self.lang, refs)
+            covered_language(checkpoint_folders(self.checkpoint), self.lang, refs, found)
         return ensemble_scores(self._model(), hyps, refs, self.batch_size, precision=self.precision)

@@ -54,7 +54,7 @@ def checkpoint_folders(checkpoint: str | Path | Sequence[str | Path]) -> list[st
     return out
 
 
-def covered_language(folders: Sequence[str], lang: str | None, refs: Sequence) -> str:
+def covered_language(folders: Sequence[str], lang: str | None, refs: Sequence, found: str | None = None) -> str:
     """The references' language (``lang`` when given, else identified), checked against every checkpoint's
     declared languages; ``"und"`` when it cannot be identified (then nothing is refused).
 
@@ -62,7 +62,7 @@ def covered_language(folders: Sequence[str], lang: str | None, refs: Sequence) -
         LanguageError: a checkpoint does not cover it; the message names the shipped checkpoints that do and the
             option that overrides identification.
     """
-    found = resolve_lang(lang, refs)
+    found = found or resolve_lang(lang, refs)  # a caller that identified it already passes it
     if found == UNDETERMINED:
         return found
     for folder in folders:
@@ -124,9 +124,10 @@ class SEScoreScorer:
     def check_language(self, refs: Sequence) -> str:
         """The references' language, checked against the checkpoints (:func:`covered_language`); with
         ``follow_language`` the checkpoint is first switched to that language's shipped one."""
+        found = resolve_lang(self.lang, refs)
         if self.follow_language:
-            self._use(default_for(resolve_lang(self.lang, refs)))
-        return covered_language(self.checkpoints, self.lang, refs)
+            self._use(default_for(found))
+        return covered_language(self.checkpoints, self.lang, refs, found)
 
     @property
     def checkpoints(self) -> list[str]:
