@@ -13,7 +13,8 @@ RTX-2080 with GPT-2 large (ROC endings of ~8 tokens, ours are whole five-sentenc
 
 ``--override`` sets MARS config values on top of ``--config`` for both variants (e.g. ``masking.window_words=0``);
 ``--show N`` prints the augmented references of the first N rows. (This replaces ``python -m mars.benchmark speed``;
-the planning-scope measurement of that module is ``bench/bench_mars_planning.py``.)
+the planning-scope measurement of that module, ``bench/bench_mars_planning.py``, was removed after its run; in git
+history at commit 6c42b7a.)
 """
 
 from __future__ import annotations

@@ -195,8 +195,9 @@ def _validate(config: MARSConfig) -> None:
         raise ValueError("cloze.lockstep_references must be >= 1 and cloze.max_context_tokens >= 0")
     if p.scope not in PLANNING_SCOPES:
         raise ValueError(
-            f"planning.scope must be one of {PLANNING_SCOPES} (parameter scopes 'all'/'last_layers:N' exist only in "
-            "bench/bench_mars_planning.py: they cost seconds per token on CPU)"
+            f"planning.scope must be one of {PLANNING_SCOPES} (parameter scopes 'all'/'last_layers:N' were only "
+            "measured, by bench/bench_mars_planning.py, in git history at commit 6c42b7a: they cost seconds per token "
+            "on CPU)"
         )
     if p.steps < 0 or p.eta < 0 or p.eta_scale <= 0:
         raise ValueError("planning.steps and planning.eta must be >= 0 and planning.eta_scale > 0")

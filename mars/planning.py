@@ -2,9 +2,9 @@
 
 Paper: k normalised gradient steps theta_d <- theta + eta * sum_i grad J(theta_d / xi) / ||grad J|| on the reward
 r = sum_{w in future} log softmax(h_t . emb(w)), then decode from pi_{theta_d}. Updating all 135M-774M weights
-per token is far too slow on a CPU (measured: ~5 CPU seconds per token for SmolLM2-135M,
-``bench/bench_mars_planning.py``), and the shared model must never change. So the delta lives in one of two places
-and is never written to the model:
+per token is far too slow on a CPU (measured: ~5 CPU seconds per token for SmolLM2-135M, ``mars/README.md``; by
+``bench/bench_mars_planning.py``, removed after its run; in git history at commit 6c42b7a), and the shared model
+must never change. So the delta lives in one of two places and is never written to the model:
 
 * ``head`` (default): a delta D on the output projection for the current position only. The gradient of the
   reward w.r.t. D is G h^T / xi with G = sum_w (onehot(w) - softmax(z / xi)), so a normalised step changes the

@@ -27,7 +27,8 @@ def _cpuinfo() -> dict[str, str]:
 
 def cpu_model() -> str:
     """The processor's model name (Linux ``/proc/cpuinfo``), else the architecture: timings and, with MKL, the last
-    bits of results differ by CPU (bench_mkl_mode: an AMD EPYC rounds few-row products unlike the earlier CPU)."""
+    bits of results differ by CPU (bench/results/mkl_mode.md: an AMD EPYC rounds few-row products unlike the earlier
+    CPU)."""
     return _cpuinfo().get("model name") or platform.processor() or platform.machine()
 
 

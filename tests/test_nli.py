@@ -241,6 +241,31 @@ def test_a_failing_test_pass_keeps_the_trained_adapter(tiny, tmp_path):
     model = load_nli(str(tmp_path / "ckpt"))
     assert model.predict_proba(["the cat runs"], ["a cat runs"]).shape == (1, 3)
 
+    # the missing file appears: --tests-only finishes the run without training, through the command line
+    import shutil
+
+    from nlgmetrics.nli import cli
+
+    shutil.copy(data, tmp_path / "missing.jsonl")
+    weights = (tmp_path / "ckpt" / "adapter.safetensors").read_bytes()
+    recipe = tmp_path / "recipe.yaml"
+    recipe.write_text(yaml.safe_dump(_plain_config(config)))
+    assert cli.main(["--config", str(recipe), "--tests-only"]) == 0
+    report = json.loads((tmp_path / "ckpt" / "report.json").read_text())
+    assert report["tests"]["gone"]["raw"]["n"] == 48
+    assert report["train_rows"] > 0, "the training part of the report is kept"
+    record = yaml.safe_load((tmp_path / "ckpt" / "nli.yaml").read_text())["record"]
+    assert record["report"]["tests"]["gone"]["raw"]["accuracy"] == report["tests"]["gone"]["raw"]["accuracy"]
+    assert "| gone | 48 |" in (tmp_path / "ckpt" / "README.md").read_text()
+    assert (tmp_path / "ckpt" / "adapter.safetensors").read_bytes() == weights, "the weights are not rewritten"
+    assert cli.main(["--config", str(recipe), "--tests-only", "--output", str(tmp_path / "none")]) == 2
+
+
+def _plain_config(config: NLITrainConfig) -> dict:
+    from dataclasses import asdict
+
+    return {k: v for k, v in asdict(config).items() if v is not None}
+
 
 def test_adapter_reloads_to_the_same_predictions(trained_adapter, tiny):
     ckpt, _ = trained_adapter

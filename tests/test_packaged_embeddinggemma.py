@@ -236,16 +236,31 @@ def test_the_pinned_hashes_are_the_adopted_ones():
         assert EMBEDDINGGEMMA.archive.check_sha256 in text
 
 
-def test_the_shipped_gemma_nli_adapter_names_the_fetch_before_it_and_is_small(private_cache):
-    """packaged:nli-gemma ships in the repository (under 12 MiB); its base comes from the fetch, so before it the
-    name fails in one line naming the command, and it is never suggested in place of another model."""
+@pytest.mark.parametrize("name", ["nli-gemma", "nli-gemma-xnli"])
+def test_the_shipped_gemma_nli_adapters_name_the_fetch_before_it_and_are_small(private_cache, name):
+    """The Gemma NLI adapters ship in the repository (under 12 MiB each); their base comes from the fetch, so
+    before it the name fails in one line naming the command, and it is never suggested in place of another model."""
     from nlgmetrics.modelroles.resolve import PACKAGED
     from nlgmetrics.nli import load_nli
-    from nlgmetrics.nli.checkpoint import read_adapter_config
+    from nlgmetrics.nli.checkpoint import adapter_languages, read_adapter_config
 
-    folder = resolve("nli", "packaged:nli-gemma").location
+    folder = resolve("nli", f"packaged:{name}").location
     assert Path(folder, "adapter.safetensors").stat().st_size <= 12 * 2**20
     assert read_adapter_config(folder).base == "packaged:embeddinggemma"
-    assert PACKAGED["nli-gemma"].opt_in and "Gemma Terms" in PACKAGED["nli-gemma"].notice
+    assert adapter_languages(folder) is None, "a multilingual base: no language is refused"
+    assert PACKAGED[name].opt_in and "Gemma Terms" in PACKAGED[name].notice
     with pytest.raises(ModelRoleError, match="nlgmetrics-models fetch embeddinggemma --accept-gemma-terms"):
-        load_nli("packaged:nli-gemma", "cpu")
+        load_nli(f"packaged:{name}", "cpu")
+
+
+def test_the_xnli_adapter_continues_the_english_one_and_reports_every_xnli_language():
+    """nli-gemma-xnli's record names the stage it continued from and its model card every XNLI test language."""
+    from nlgmetrics.nli.checkpoint import read_adapter_config
+
+    folder = resolve("nli", "packaged:nli-gemma-xnli").location
+    record = read_adapter_config(folder).record
+    assert record["config"]["init_from"] == "nlgmetrics/nli/checkpoints/gemma-lora"
+    tests = record["report"]["tests"]
+    assert len([name for name in tests if name.startswith("xnli_")]) == 15
+    card = Path(folder, "README.md").read_text(encoding="utf-8")
+    assert all(f"| {name} |" in card for name in tests)

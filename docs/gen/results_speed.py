@@ -47,6 +47,7 @@ REMOVED = {
     "bench/bench_menli_granularity.py": "6764470",
     "bench/bench_sescore_devcheck.py": "6764470",
     "bench/bench_mars_length.py": "426b037",
+    "bench/bench_mkl_mode.py": "6c42b7a",
 }
 
 
@@ -240,6 +241,13 @@ SECTIONS = [
         )
     ),
     Section(
+        "roofline_avx512bf16_profile",
+        "Where bfloat16 scoring time goes: AMD EPYC with AVX512-BF16",
+        "the call's own wall time; `share` of it per operator kind.",
+        "bench.bench_roofline --profile bfloat16 --metrics menli,sescore --name roofline_avx512bf16",
+        ("metric", "precision", "kind", "seconds", "share", "wall_seconds"),
+    ),
+    Section(
         "encoders",
         "Encoders against MiniLM (2 threads)",
         "packaged:minilm; `time_ratio_to_minilm`.",
@@ -353,7 +361,7 @@ SECTIONS = [
         "mkl_mode",
         "MKL's strict mode against its default",
         "the default mode in the same run; `time_ratio_to_default`.",
-        "bench.bench_mkl_mode",
+        "bench/bench_mkl_mode.py",
         (
             "mode",
             "metric",

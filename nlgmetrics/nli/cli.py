@@ -40,6 +40,12 @@ def main(argv: list[str]) -> int:
         metavar="STATE",
         help="continue an interrupted run from the last.safetensors it printed (same config and options otherwise)",
     )
+    parser.add_argument(
+        "--tests-only",
+        action="store_true",
+        help="train nothing: evaluate the exported adapter in --output (or the recipe's output) on the recipe's"
+        " test sets and rewrite its report and model card (finishes a run stopped during evaluation)",
+    )
     parser.add_argument("--wandb", action="store_true", help="log to Weights & Biases (WANDB_MODE=offline works)")
     args = parser.parse_args(argv)
 
@@ -65,6 +71,17 @@ def main(argv: list[str]) -> int:
     except (FileNotFoundError, ValueError, TypeError, yaml.YAMLError) as error:  # the recipe the user named
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if args.tests_only:
+        from nlgmetrics.modelroles import ModelRoleError
+        from nlgmetrics.nli.training import finish_tests
+
+        try:
+            report = finish_tests(config, recipe=(args.config,))
+        except (FileNotFoundError, ModelRoleError, ValueError) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        print(json.dumps(report))
+        return 0
     logger = WandbLogger(project="nlgmetrics-nli") if args.wandb else CSVLogger("runs", name="nli")
     report = train_nli(config, logger=logger, recipe=(args.config,))
     print(json.dumps(report))

@@ -361,12 +361,15 @@ def model_logits(
     max_length: int,
     batch_size: int = 128,
     precision: str = "32-true",
+    desc: str | None = None,
 ) -> np.ndarray:
     """Raw logits in the model's label order (here canonical: training writes e, n, c) for evaluation.
 
     ``precision``: a Lightning precision string; ``bf16-*`` evaluates under bfloat16 autocast, as it trained.
+    ``desc``: label of a progress bar on stderr (none when None).
     """
     import torch
+    from tqdm.auto import tqdm
 
     from nlgmetrics.modelroles.batching import length_sorted_batches
     from nlgmetrics.modelroles.precision import forward_precision
@@ -377,7 +380,7 @@ def model_logits(
     device = next(model.parameters()).device
     scoring = forward_precision(device, "bfloat16" if precision.startswith("bf16") else "float32")
     with torch.inference_mode(), scoring:
-        for batch in length_sorted_batches(lengths, batch_size):
+        for batch in tqdm(length_sorted_batches(lengths, batch_size), desc=desc, disable=desc is None, unit="batch"):
             encoded = tokenizer(
                 [rows[i]["premise"] for i in batch],
                 [rows[i]["hypothesis"] for i in batch],
@@ -560,19 +563,65 @@ def train_nli(config: NLITrainConfig, logger: Any = None, recipe: Sequence[str] 
     # Export before the test passes: hours of training must survive a crash or a kill during evaluation.
     report["tests"] = "pending"  # the same word in report.json and in nli.yaml's record, which holds ``report``
     export(report)
-    report["tests"] = {}
     print(f"exported the NLI adapter to {Path(config.output).resolve()} (test sets next)", file=sys.stderr, flush=True)
-    for name, spec in config.test_files.items():
-        test_rows = read_nli_file(spec)
-        logits = model_logits(merged_view, tokenizer, test_rows, config.max_length, precision=config.precision)
-        labels = [r["label"] for r in test_rows]
-        report["tests"][name] = {
-            "raw": nli_report(softmax(logits, axis=1), labels),
-            "calibrated": nli_report(softmax(logits / temperature, axis=1), labels),
-        }
+    report["tests"] = test_accuracies(merged_view, tokenizer, config, temperature)
     export(report)
     write_model_card(config, report, config.output, recipe)
     print(f"exported the NLI adapter to {Path(config.output).resolve()}", file=sys.stderr, flush=True)
+    return report
+
+
+def test_accuracies(model: Any, tokenizer: Any, config: NLITrainConfig, temperature: float) -> dict[str, Any]:
+    """Accuracy and calibration of ``model`` on every file of ``config.test_files``, raw and at ``temperature``."""
+    from scipy.special import softmax
+
+    tests: dict[str, Any] = {}
+    for name, spec in config.test_files.items():
+        rows = read_nli_file(spec)
+        logits = model_logits(model, tokenizer, rows, config.max_length, precision=config.precision, desc=name)
+        labels = [r["label"] for r in rows]
+        tests[name] = {
+            "raw": nli_report(softmax(logits, axis=1), labels),
+            "calibrated": nli_report(softmax(logits / temperature, axis=1), labels),
+        }
+        print(f"{name}: accuracy {tests[name]['raw']['accuracy']:.3f} (n={len(rows)})", file=sys.stderr, flush=True)
+    return tests
+
+
+def finish_tests(config: NLITrainConfig, recipe: Sequence[str] = ()) -> dict[str, Any]:
+    """Evaluate an exported adapter's test sets again and rewrite its report, record and model card.
+
+    Why: training exports before the test sets run, so a run killed during evaluation keeps its weights with
+    ``tests: pending``; this finishes it without retraining. The adapter is evaluated as it loads for scoring
+    (fp16 weights merged into the base), so accuracies can differ from an in-run evaluation in the last digit.
+
+    Args:
+        config: the recipe the adapter was trained from; ``output`` names the adapter folder.
+        recipe: the YAML file(s) named in the model card's retrain line.
+
+    Returns:
+        The updated report (also written to ``report.json`` and ``nli.yaml``).
+    """
+    import yaml
+
+    from nlgmetrics.nli.checkpoint import CONFIG_NAME, load_adapter_model, read_adapter_config
+    from nlgmetrics.resources import refuse_shipped_output
+
+    out = Path(config.output)
+    refuse_shipped_output(out, "NLI test evaluation output")
+    report_path = out / "report.json"
+    if not report_path.is_file():
+        raise FileNotFoundError(f"{report_path} does not exist: train the adapter first (nlgmetrics-train nli)")
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    adapter = read_adapter_config(out)
+    tokenizer, model, _ = load_adapter_model(out)
+    report["tests"] = test_accuracies(model, tokenizer, config, adapter.temperature)
+    adapter.record["report"] = report
+    tmp = out / (CONFIG_NAME + ".tmp")
+    tmp.write_text(yaml.safe_dump(asdict(adapter), sort_keys=False), encoding="utf-8")
+    tmp.replace(out / CONFIG_NAME)
+    report_path.write_text(json.dumps(report, indent=1))
+    write_model_card(config, report, out, recipe)
     return report
 
 
