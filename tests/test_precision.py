@@ -132,6 +132,41 @@ def test_int8_runs_a_copy_with_int8_block_layers_and_leaves_the_shared_float32_m
             pass
 
 
+def test_bfloat16_on_the_cpu_runs_a_bf16_weight_twin_with_the_bits_of_plain_autocast(tiny):
+    """The twin holds the block layers' weights rounded once to bfloat16, as autocast rounds them on every call:
+    its outputs are the same bits as the float32 model's under autocast, it shares every other tensor with the
+    float32 model, and the float32 model is unchanged."""
+    from nlgmetrics.modelroles.precision import block_linears, forward_precision, is_bf16_twin, running_model
+    from nlgmetrics.nli import load_nli
+
+    nli = load_nli(str(tiny["nli"]), "cpu")
+    model = nli.model
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    encoded = nli.tokenizer(
+        ["the cat sat on the mat", "a dog"], ["a cat sat", "no dog ran"], padding=True, return_tensors="pt"
+    )
+    with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+        plain = model(**encoded).logits.float()
+    with torch.inference_mode(), forward_precision("cpu", "bfloat16"):
+        twin = running_model(model)
+        assert running_model(model) is twin and running_model(twin) is twin and is_bf16_twin(twin)
+        fast = twin(**encoded).logits.float()
+    assert torch.equal(plain, fast)
+    modules, twin_modules = dict(model.named_modules()), dict(twin.named_modules())
+    names = block_linears(model)
+    assert all(twin_modules[n].weight.dtype == torch.bfloat16 for n in names)
+    assert twin_modules["classifier"].weight is modules["classifier"].weight, "the head is shared, not copied"
+    shared = {id(p) for p in model.parameters()} & {id(p) for p in twin.parameters()}
+    assert len(shared) == len(list(model.parameters())) - sum(1 + (modules[n].bias is not None) for n in names)
+    assert not is_bf16_twin(model)
+    assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
+    with torch.no_grad():
+        next(model.parameters()).add_(0.0)  # an in-place change: the twin is made anew
+    with forward_precision("cpu", "bfloat16"):
+        assert running_model(model) is not twin
+    assert running_model(model) is model, "outside bfloat16 the float32 model runs"
+
+
 def test_a_loops_bfloat16_autocast_scores_as_precision_bfloat16_does(tiny, tmp_path):
     """Inside a caller's autocast (Lightning's bf16-mixed validation) the encoder runs in bfloat16 and the head and
     alignment still in float32: the same scores as ``precision="bfloat16"``, bit for bit."""

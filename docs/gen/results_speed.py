@@ -238,6 +238,7 @@ SECTIONS = [
         for stem, machine in (
             ("roofline", "AMD EPYC, AVX2 only (bfloat16 emulated)"),
             ("roofline_amx", "Intel Xeon with AMX and AVX512-BF16"),
+            ("roofline_avx512bf16", "AMD EPYC with AVX512-BF16, no AMX"),
         )
     ),
     Section(
@@ -598,6 +599,51 @@ def _peers_verdict(files: ResultFiles) -> str:
     )
 
 
+ROOFLINE_MACHINES = (
+    ("roofline", "AVX2 only (bfloat16 emulated)"),
+    ("roofline_avx512bf16", "AVX512-BF16, no AMX"),
+    ("roofline_amx", "AMX and AVX512-BF16"),
+)
+
+
+def precision_choice(files: ResultFiles) -> list[str]:
+    """The precision to score in per CPU class, from the roofline files: each fast path's speed-up over float32 on
+    MENLI and SEScore (same run), its Kendall with float32 and whether the benchmark offered it."""
+    rows = []
+    for stem, label in ROOFLINE_MACHINES:
+        doc = files.load(stem)
+        if doc is None:
+            continue
+        for row in doc.get("rows", []):
+            if row.get("metric") not in ("menli", "sescore") or row.get("precision") not in ("bfloat16", "int8"):
+                continue
+            if not row.get("ratio_to_float32"):
+                continue
+            rows.append(
+                {
+                    "CPU": f"[{label}](#{_anchor(stem)})",
+                    "metric": row["metric"],
+                    "precision": row["precision"],
+                    "speed-up over float32": f"{1 / row['ratio_to_float32']:.2f}x",
+                    "Kendall with float32": f"{row['kendall_vs_float32']:.4f}",
+                    "offered": row.get("offered") or "not judged",
+                }
+            )
+    if not rows:
+        return []
+    return [
+        "## Which precision on which CPU",
+        "",
+        "`float32` is the default everywhere: exact and the same bits on every run. Where the CPU has bfloat16 units "
+        "(AVX512-BF16 or AMX, as `lscpu` lists in its flags), `--precision bfloat16` is the fast path one flag away: "
+        "scores close to float32's, not equal, and the signature says so. On a CPU without them bfloat16 is "
+        "emulated and slower than float32; keep float32 there. int8 is offered only where its row says so.",
+        "",
+        *table(rows),
+        "",
+    ]
+
+
 def render(files: ResultFiles) -> Page:
     """The speed page."""
     page = Page("results/speed.md")
@@ -623,6 +669,7 @@ def render(files: ResultFiles) -> Page:
             speeds,
             "",
         )
+    page.add(*precision_choice(files))
     for section in [s for s in SECTIONS if files.path(s.stem).is_file()]:
         doc = files.load(section.stem)
         page.add(f"## {section.title} {{#{_anchor(section.stem)}}}", "", f"Peer: {section.peer}", "")

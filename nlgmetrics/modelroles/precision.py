@@ -6,8 +6,12 @@ on a CPU without them (AVX2 only) bfloat16 is emulated and several times slower.
 quantization, fbgemm) run on any x86 CPU with AVX2, and faster with AVX-512 VNNI or AMX.
 ``bench/bench_precision.py`` and ``bench/bench_roofline.py`` measure both on the machine they run on.
 
-bfloat16: only the model's own forward runs under autocast; weights stay float32 (autocast rounds each product's
-inputs, not the model).
+bfloat16: only the model's own forward runs under autocast; the float32 model stays as it is (autocast rounds each
+product's inputs, not the model). On the CPU, autocast would round every linear layer's weights again on each call
+(a sixth of the bf16 time in the operator profile); ``running_model`` instead hands out a twin whose
+transformer-block linear layers hold their weights in bfloat16 already, rounded once the same way, so the products
+and the scores are bit-identical to plain autocast, without the repeated copies. The twin shares every other tensor
+with the float32 model.
 
 int8: the linear layers inside the transformer blocks (the ``nn.ModuleList`` that repeats over every token, ~99% of
 the products) run as dynamically quantized int8 layers: weights rounded once per output channel group, each
@@ -40,8 +44,8 @@ DEFAULT_PRECISION = "float32"
 
 # Set inside ``forward_precision(..., "int8")``: like autocast's own state, it reaches the code that calls the model
 # (``running_model``) without every function between the scorer and the model passing it along.
-_INT8_ACTIVE: contextvars.ContextVar[bool] = contextvars.ContextVar("nlgmetrics_int8_forward", default=False)
-_TWIN = "_nlgmetrics_int8_twin"  # (weights key, int8 copy) kept on a float32 model: see ``running_model``
+_TWIN_PRECISION: contextvars.ContextVar[str | None] = contextvars.ContextVar("nlgmetrics_twin_forward", default=None)
+_TWIN = "_nlgmetrics_twins"  # {precision: (weights key, copy)} kept on a float32 model: see ``running_model``
 
 
 def check_precision(precision: str) -> str:
@@ -83,16 +87,21 @@ def forward_precision(device: Any, precision: str) -> Iterator[None]:
                 f"precision int8: dynamic int8 quantization runs on the CPU only, not on {device_type}; "
                 "use bfloat16 there"
             )
-        token = _INT8_ACTIVE.set(True)
+        token = _TWIN_PRECISION.set("int8")
         try:
             yield
         finally:
-            _INT8_ACTIVE.reset(token)
+            _TWIN_PRECISION.reset(token)
         return
     if device_type == "cuda" and not torch.cuda.is_bf16_supported():
         raise ValueError("precision bfloat16: this GPU has no bfloat16 support; use float32")
-    with torch.autocast(device_type=device_type, dtype=torch.bfloat16):
-        yield
+    # on a GPU autocast's own weight cache is used; the CPU gets the bf16-weight twin (module docstring)
+    token = _TWIN_PRECISION.set("bfloat16" if device_type == "cpu" else None)
+    try:
+        with torch.autocast(device_type=device_type, dtype=torch.bfloat16):
+            yield
+    finally:
+        _TWIN_PRECISION.reset(token)
 
 
 def block_linears(model: Any) -> list[str]:
@@ -147,6 +156,49 @@ def int8_copy(model: Any) -> Any:
         )
 
 
+def is_bf16_twin(model: Any) -> bool:
+    """Whether ``model``'s transformer-block linear layers already hold bfloat16 weights (a bf16 twin)."""
+    import torch
+
+    modules = dict(model.named_modules())
+    return any(modules[name].weight.dtype == torch.bfloat16 for name in block_linears(model))
+
+
+def bf16_copy(model: Any) -> Any:
+    """A twin of ``model`` whose transformer-block linear layers (``block_linears``) hold bfloat16 weights and
+    biases, rounded once as autocast rounds them on every call; every other parameter and buffer is shared with
+    ``model``, which is unchanged.
+
+    Args:
+        model: a float32 ``nn.Module`` on the CPU.
+
+    Returns:
+        The twin (same class, same hooks).
+    """
+    import copy
+
+    import torch
+
+    names = block_linears(model)
+    if not names:
+        raise ValueError(f"precision bfloat16: {type(model).__name__} has no linear layers inside transformer blocks")
+    modules = dict(model.named_modules())
+    rounded = {id(t) for name in names for t in (modules[name].weight, modules[name].bias) if t is not None}
+    memo = {id(t): t for t in [*model.parameters(), *model.buffers()] if id(t) not in rounded}
+    twin = copy.deepcopy(model, memo)
+    twin_modules = dict(twin.named_modules())
+    with torch.no_grad():
+        for name in names:
+            layer = twin_modules[name]
+            layer.weight = torch.nn.Parameter(layer.weight.to(torch.bfloat16), requires_grad=False)
+            if layer.bias is not None:
+                layer.bias = torch.nn.Parameter(layer.bias.to(torch.bfloat16), requires_grad=False)
+    return twin
+
+
+_COPIES = {"int8": (is_int8, int8_copy), "bfloat16": (is_bf16_twin, bf16_copy)}
+
+
 def _weights_key(model: Any) -> tuple:
     """Which parameter tensors ``model`` holds and how often each was changed in place (torch's version counter):
     a copy made under another key is stale (trained, or loaded with new weights since)."""
@@ -154,10 +206,11 @@ def _weights_key(model: Any) -> tuple:
 
 
 def running_model(model: Any) -> Any:
-    """The module to call: ``model`` itself, or inside ``forward_precision(..., "int8")`` its int8 copy.
+    """The module to call: ``model`` itself, or inside ``forward_precision(..., "int8")`` its int8 copy and inside
+    ``forward_precision("cpu", "bfloat16")`` its bf16-weight twin.
 
-    The copy is made once and kept on ``model`` (about a third of its size), and made anew when ``model``'s weights
-    changed since; an int8 model is its own copy.
+    The copy is made once and kept on ``model`` (int8: about a third of its size; bf16: half of its block layers),
+    and made anew when ``model``'s weights changed since; a copy is its own copy.
 
     Args:
         model: the float32 ``nn.Module`` a scorer loaded.
@@ -165,12 +218,16 @@ def running_model(model: Any) -> Any:
     Returns:
         The module that runs the forward pass.
     """
-    if not _INT8_ACTIVE.get() or is_int8(model):
+    precision = _TWIN_PRECISION.get()
+    if precision is None:
         return model
+    is_copy, make_copy = _COPIES[precision]
+    if is_copy(model) or (precision == "bfloat16" and not block_linears(model)):
+        return model  # bfloat16: a model without transformer blocks (a test's toy) runs under autocast as it is
     key = _weights_key(model)
-    twin = model.__dict__.get(_TWIN)
+    twins = model.__dict__.pop(_TWIN, {})  # popped, or the deep copy would copy the twins too
+    twin = twins.get(precision)
     if twin is None or twin[0] != key:
-        model.__dict__.pop(_TWIN, None)  # or the deep copy would copy the stale twin too
-        twin = (key, int8_copy(model))
-        model.__dict__[_TWIN] = twin  # a plain attribute, not a registered submodule: state_dict is unchanged
+        twin = twins[precision] = (key, make_copy(model))
+    model.__dict__[_TWIN] = twins  # a plain attribute, not a registered submodule: state_dict is unchanged
     return twin[1]
