@@ -73,6 +73,13 @@ MARS_LENGTH_COLUMNS = (
 )
 MARS_LENGTH_BRIEF = tuple(c for c in MARS_LENGTH_COLUMNS if c != "references")  # two ratios follow: 8 in all
 
+# the roofline result of each CPU class (its speed-page section and its rows of the precision table)
+ROOFLINE_MACHINES = (
+    ("roofline", "AMD EPYC, AVX2 only (bfloat16 emulated)"),
+    ("roofline_amx", "Intel Xeon with AMX and AVX512-BF16"),
+    ("roofline_avx512bf16", "AMD EPYC with AVX512-BF16, no AMX"),
+)
+
 SECTIONS = [
     Section(
         "peers",
@@ -235,11 +242,7 @@ SECTIONS = [
                 "devmix_difference",
             ),
         )
-        for stem, machine in (
-            ("roofline", "AMD EPYC, AVX2 only (bfloat16 emulated)"),
-            ("roofline_amx", "Intel Xeon with AMX and AVX512-BF16"),
-            ("roofline_avx512bf16", "AMD EPYC with AVX512-BF16, no AMX"),
-        )
+        for stem, machine in ROOFLINE_MACHINES
     ),
     Section(
         "roofline_avx512bf16_profile",
@@ -597,13 +600,6 @@ def _peers_verdict(files: ResultFiles) -> str:
         "**Verdict:** other implementations of the same models, timed in the same session, take this long "
         "relative to ours (above 1x: slower): " + "; ".join(parts) + "."
     )
-
-
-ROOFLINE_MACHINES = (
-    ("roofline", "AVX2 only (bfloat16 emulated)"),
-    ("roofline_avx512bf16", "AVX512-BF16, no AMX"),
-    ("roofline_amx", "AMX and AVX512-BF16"),
-)
 
 
 def precision_choice(files: ResultFiles) -> list[str]:

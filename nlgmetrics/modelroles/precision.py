@@ -183,17 +183,15 @@ def bf16_copy(model: Any) -> Any:
     if not names:
         raise ValueError(f"precision bfloat16: {type(model).__name__} has no linear layers inside transformer blocks")
     modules = dict(model.named_modules())
-    rounded = {id(t) for name in names for t in (modules[name].weight, modules[name].bias) if t is not None}
-    memo = {id(t): t for t in [*model.parameters(), *model.buffers()] if id(t) not in rounded}
-    twin = copy.deepcopy(model, memo)
-    twin_modules = dict(twin.named_modules())
+    # deepcopy's memo decides what each tensor becomes: the rounded layers' weights their bf16 versions (never an
+    # interim float32 copy), every other tensor itself (shared)
+    memo: dict[int, Any] = {id(t): t for t in [*model.parameters(), *model.buffers()]}
     with torch.no_grad():
         for name in names:
-            layer = twin_modules[name]
-            layer.weight = torch.nn.Parameter(layer.weight.to(torch.bfloat16), requires_grad=False)
-            if layer.bias is not None:
-                layer.bias = torch.nn.Parameter(layer.bias.to(torch.bfloat16), requires_grad=False)
-    return twin
+            for tensor in (modules[name].weight, modules[name].bias):
+                if tensor is not None:
+                    memo[id(tensor)] = torch.nn.Parameter(tensor.to(torch.bfloat16), requires_grad=False)
+    return copy.deepcopy(model, memo)
 
 
 _COPIES = {"int8": (is_int8, int8_copy), "bfloat16": (is_bf16_twin, bf16_copy)}
@@ -221,13 +219,13 @@ def running_model(model: Any) -> Any:
     precision = _TWIN_PRECISION.get()
     if precision is None:
         return model
+    twin = model.__dict__.get(_TWIN, {}).get(precision)  # a copy never holds copies of its own
+    if twin is not None and twin[0] == _weights_key(model):
+        return twin[1]  # every batch after the first: no scan of the modules
     is_copy, make_copy = _COPIES[precision]
     if is_copy(model) or (precision == "bfloat16" and not block_linears(model)):
         return model  # bfloat16: a model without transformer blocks (a test's toy) runs under autocast as it is
-    key = _weights_key(model)
     twins = model.__dict__.pop(_TWIN, {})  # popped, or the deep copy would copy the twins too
-    twin = twins.get(precision)
-    if twin is None or twin[0] != key:
-        twin = twins[precision] = (key, make_copy(model))
+    twins[precision] = (_weights_key(model), make_copy(model))
     model.__dict__[_TWIN] = twins  # a plain attribute, not a registered submodule: state_dict is unchanged
-    return twin[1]
+    return twins[precision][1]

@@ -134,9 +134,18 @@ def save_adapter(peft_model: Any, config: AdapterConfig, out_dir: str | Path) ->
         k: v.detach().to(torch.float16).contiguous().cpu() for k, v in get_peft_model_state_dict(peft_model).items()
     }
     save_weights(state, out / WEIGHTS_NAME, metadata={"format": FORMAT})
-    body = asdict(config)
-    (out / CONFIG_NAME).write_text(yaml.safe_dump(body, sort_keys=False), encoding="utf-8")
+    write_adapter_config(config, out)
     return out
+
+
+def write_adapter_config(config: AdapterConfig, out_dir: str | Path) -> Path:
+    """Write ``nli.yaml`` atomically (a temporary file renamed into place): also how a finished test evaluation
+    updates the training record of an adapter whose weights stay as they are."""
+    out = Path(out_dir)
+    tmp = out / (CONFIG_NAME + ".tmp")
+    tmp.write_text(yaml.safe_dump(asdict(config), sort_keys=False), encoding="utf-8")
+    tmp.replace(out / CONFIG_NAME)
+    return out / CONFIG_NAME
 
 
 def load_adapter_model(path: str | Path, device: str = "cpu") -> tuple[Any, Any, AdapterConfig]:

@@ -602,9 +602,7 @@ def finish_tests(config: NLITrainConfig, recipe: Sequence[str] = ()) -> dict[str
     Returns:
         The updated report (also written to ``report.json`` and ``nli.yaml``).
     """
-    import yaml
-
-    from nlgmetrics.nli.checkpoint import CONFIG_NAME, load_adapter_model, read_adapter_config
+    from nlgmetrics.nli.checkpoint import load_adapter_model, write_adapter_config
     from nlgmetrics.resources import refuse_shipped_output
 
     out = Path(config.output)
@@ -613,13 +611,10 @@ def finish_tests(config: NLITrainConfig, recipe: Sequence[str] = ()) -> dict[str
     if not report_path.is_file():
         raise FileNotFoundError(f"{report_path} does not exist: train the adapter first (nlgmetrics-train nli)")
     report = json.loads(report_path.read_text(encoding="utf-8"))
-    adapter = read_adapter_config(out)
-    tokenizer, model, _ = load_adapter_model(out)
+    tokenizer, model, adapter = load_adapter_model(out)
     report["tests"] = test_accuracies(model, tokenizer, config, adapter.temperature)
     adapter.record["report"] = report
-    tmp = out / (CONFIG_NAME + ".tmp")
-    tmp.write_text(yaml.safe_dump(asdict(adapter), sort_keys=False), encoding="utf-8")
-    tmp.replace(out / CONFIG_NAME)
+    write_adapter_config(adapter, out)
     report_path.write_text(json.dumps(report, indent=1))
     write_model_card(config, report, out, recipe)
     return report
