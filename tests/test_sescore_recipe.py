@@ -145,6 +145,33 @@ def test_the_fit_recipe_resolves_to_the_shipped_training_run():
     assert mine["resume"]["every_n_train_steps"] == built_with["resume"]["every_n_train_steps"]
 
 
+def test_the_gemma_recipe_is_the_defaults_with_four_stated_changes():
+    """configs/sescore/gemma_v2_*.yaml: the encoder, LoRA on Gemma block names, bf16 autocast and the dev mix with
+    captions; every other training value is the shipped default's, on the default's own triples."""
+    import re
+
+    default = resolved_fit(["--config", RECIPE["fit"]])
+    gemma = resolved_fit(["--config", "configs/sescore/gemma_v2_fit.yaml"])
+    changed = {
+        key
+        for section in ("model", "data", "trainer")
+        for key in default[section]
+        if default[section][key] != gemma[section][key]
+    }
+    assert changed == {"encoder", "lora_target_modules", "dev_mix", "precision", "logger"}
+    assert gemma["model"]["encoder"] == "packaged:embeddinggemma" and gemma["trainer"]["precision"] == "bf16-mixed"
+    assert gemma["data"]["dataset"] == default["data"]["dataset"]  # the encoder is the only change to the data
+    pattern = re.compile(gemma["model"]["lora_target_modules"])
+    assert pattern.fullmatch("base_model.model.layers.3.self_attn.q_proj")
+    assert pattern.fullmatch("base_model.model.layers.23.mlp.down_proj")
+    assert not pattern.fullmatch("base_model.model.embed_tokens")
+    assert "gemma-v2" in gemma["export"]["dirpath"] and "gemma-v2" in gemma["resume"]["dirpath"]
+    start = yaml.safe_load(Path(REPO, "configs/sescore/gemma_v2_start.yaml").read_text(encoding="utf-8"))
+    assert start["model"] == load("start")["model"] and start["export"]["dirpath"] == "runs/sescore/gemma-v2/start"
+    pack = yaml.safe_load(Path(REPO, "configs/sescore/gemma_v2_pack.yaml").read_text(encoding="utf-8"))
+    assert (pack["checkpoint"], pack["start"]) == (gemma["export"]["dirpath"], start["export"]["dirpath"])
+
+
 def test_start_synthesis_and_pack_recipes_match_the_shipped_checkpoint():
     from sescore.synthesis.config import load_config
 
