@@ -12,6 +12,8 @@ With ``--compare packaged:nli-minilm,packaged:nli-me5`` it instead measures ever
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 from bench.harness import interleaved_best_times, read_data, write_results
 
@@ -29,10 +31,15 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--compare", help="comma-separated NLI role values: side-by-side pairs/s, ratio to the first")
+    parser.add_argument("--name", default="nli_models", help="result file stem of --compare under bench/results")
     args = parser.parse_args()
     if args.compare:
         compare_models(
-            [m.strip() for m in args.compare.split(",") if m.strip()], args.pairs, args.batch_size, args.repeats
+            [m.strip() for m in args.compare.split(",") if m.strip()],
+            args.pairs,
+            args.batch_size,
+            args.repeats,
+            args.name,
         )
         return
 
@@ -112,18 +119,32 @@ def main() -> None:
     )
 
 
-def compare_models(models: list[str], n_pairs: int, batch_size: int, repeats: int) -> None:
-    """``predict_proba`` pairs/s of each NLI role on the same SNLI pairs, measured in turns; ratio to ``models[0]``."""
+def rss_mb() -> float:
+    """This process's resident memory now (Linux ``/proc``; 0 where there is none)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0.0
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def compare_models(models: list[str], n_pairs: int, batch_size: int, repeats: int, name: str = "nli_models") -> None:
+    """``predict_proba`` pairs/s of each NLI role on the same SNLI pairs, measured in turns; ratio to ``models[0]``.
+
+    Memory per model: its weights' bytes and how much the process grew when it was loaded (models load one
+    after the other, so each growth is that model's own).
+    """
     import time
 
     from nlgmetrics.nli import load_nli
 
     premises, hypotheses = snli_pairs(n_pairs)
     loaded, load_seconds = {}, {}
+    growth = {}
     for model in models:
-        started = time.perf_counter()
+        started, before = time.perf_counter(), rss_mb()
         loaded[model] = load_nli(model, "cpu")
-        load_seconds[model] = time.perf_counter() - started
+        load_seconds[model], growth[model] = time.perf_counter() - started, rss_mb() - before
     calls = {
         m: (lambda nli=nli: nli.predict_proba(premises, hypotheses, batch_size=batch_size)) for m, nli in loaded.items()
     }
@@ -135,6 +156,8 @@ def compare_models(models: list[str], n_pairs: int, batch_size: int, repeats: in
         {
             "model": m,
             "params_m": round(sum(p.numel() for p in loaded[m].model.parameters()) / 1e6, 1),
+            "weights_mb": sum(p.numel() * p.element_size() for p in loaded[m].model.parameters()) / 2**20,
+            "load_rss_growth_mb": growth[m],
             "pairs": len(premises),
             "seconds": times[m],
             "pairs_per_s": len(premises) / times[m],
@@ -144,15 +167,27 @@ def compare_models(models: list[str], n_pairs: int, batch_size: int, repeats: in
         for m in models
     ]
     write_results(
-        "nli_models",
+        name,
         {"models": models, "batch_size": batch_size, "repeats": repeats},
         rows_out,
-        ["model", "params_m", "pairs", "seconds", "pairs_per_s", "time_ratio_to_first", "load_s"],
+        [
+            "model",
+            "params_m",
+            "weights_mb",
+            "load_rss_growth_mb",
+            "pairs",
+            "seconds",
+            "pairs_per_s",
+            "time_ratio_to_first",
+            "load_s",
+        ],
         f"NLI roles side by side (predict_proba on {len(premises)} SNLI test pairs, CPU, batch {batch_size},"
         f" best of {repeats} in turns)",
         [
             f"time_ratio_to_first > 1 means slower than {models[0]}; load_s includes the first-use"
-            " conversion of a packaged base if it was not cached yet."
+            " conversion of a packaged base if it was not cached yet.",
+            "weights_mb: the loaded model's parameters (float32); load_rss_growth_mb: how much the process grew "
+            "while it loaded (tokenizer included).",
         ],
     )
 

@@ -15,8 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from nlgmetrics.modelroles.batching import bucketed_batches, token_lengths
-from nlgmetrics.truncation import note_batch
+from nlgmetrics.baselines.embedding import mean_pooled
 
 
 def geometric_weights(n: int, q: float) -> torch.Tensor:
@@ -46,33 +45,17 @@ def mean_pooled_embeddings(
     max_length: int = 512,
     progress: bool = False,
 ) -> torch.Tensor:
-    """[N, D] attention-masked means of last-layer token embeddings; batched longest first, input order kept."""
-    from tqdm.auto import tqdm
+    """[N, D] attention-masked means of last-layer token embeddings; batched longest first, input order kept.
 
-    tokenizer, model = encoder.tokenizer, encoder.model
-    device = next(model.parameters()).device
-    lengths = token_lengths(tokenizer, texts, max_length) if len(texts) else []
-    out: torch.Tensor | None = None
-    batches = bucketed_batches(lengths, batch_size, max_length)  # a text's vector never depends on its batch
-    for batch, padded in tqdm(batches, desc="MARS encode", disable=not progress, unit="batch"):
-        inputs = tokenizer(
-            [texts[i] for i in batch], padding="max_length", truncation=True, max_length=padded, return_tensors="pt"
-        ).to(device)
-        note_batch(
-            "MARS encoder texts",
-            tokenizer,
-            inputs["attention_mask"].sum(1).tolist(),
-            max_length,
-            [texts[i] for i in batch],
-        )
-        with torch.no_grad():
-            hidden = model(**inputs).last_hidden_state.float()
-        mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-        pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1.0)
-        if out is None:
-            out = torch.zeros((len(texts), pooled.shape[-1]), dtype=torch.float32)
-        out[torch.as_tensor(batch)] = pooled.cpu()
-    return out if out is not None else torch.zeros((0, 0))
+    The shared encode loop (``nlgmetrics.baselines.mean_pooled``) without a model's sentence prefix: MARS weighs
+    raw texts, as its paper does.
+    """
+    if not len(texts):
+        return torch.zeros((0, 0))
+    pooled = mean_pooled(
+        encoder, list(texts), batch_size, max_length, progress, prefix=False, what="MARS encoder texts"
+    )
+    return torch.from_numpy(pooled)
 
 
 def _check_texts(name: str, texts: Sequence[Any]) -> None:

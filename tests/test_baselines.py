@@ -58,3 +58,45 @@ def test_encoder_scorers_in_chunks_equal_one_pass_bit_for_bit(tiny, cls):
     chunked = cls(encoder=str(tiny["encoder"]), batch_size=3, chunk_texts=3).score(hyps, refs)
     assert len(set(whole)) > 3
     assert chunked == whole
+
+
+def test_several_layers_from_one_pass_equal_one_layer_at_a_time(tiny):
+    from nlgmetrics.baselines.embedding import token_embeddings, token_embeddings_by_layer
+    from nlgmetrics.modelroles import load_encoder
+
+    loaded = load_encoder(str(tiny["encoder"]))
+    texts = ["the cat sat on the mat", "a dog", "rain falls on the plain in spain today"]
+    both = token_embeddings_by_layer(loaded, texts, [1, None], batch_size=2)
+    for layer in (1, None):
+        alone = token_embeddings(loaded, texts, layer, batch_size=3)
+        assert all(np.array_equal(a, b) for a, b in zip(both[layer], alone))
+    assert not np.allclose(both[1][0], both[None][0])  # the layers differ, so the test can see a mix-up
+
+
+def test_a_prompt_is_context_but_never_matched(tiny):
+    from nlgmetrics.baselines.embedding import token_embeddings
+    from nlgmetrics.modelroles import load_encoder
+
+    loaded = load_encoder(str(tiny["encoder"]))
+    assert loaded.tokenizer.is_fast
+    texts = ["the cat sat on the mat", "a dog"]
+    plain = token_embeddings(loaded, texts)
+    prompted = token_embeddings(loaded, texts, prompt="task: similarity | query: ")
+    assert [v.shape for v in prompted] == [v.shape for v in plain]  # the prompt's tokens are dropped
+    assert not np.allclose(prompted[0], plain[0])  # but the text's tokens saw them
+    scorer = BERTScorer(str(tiny["encoder"]), prompt="task: similarity | query: ")
+    from nlgmetrics.signature import signature_fields
+
+    fields = signature_fields(scorer.signature())
+    assert fields["prompt"] == "task:%20similarity%20%7C%20query:%20"  # '|' cannot break the signature
+    assert "idf" in fields
+
+
+def test_a_prompt_with_a_slow_tokenizer_is_refused(tiny):
+    from types import SimpleNamespace
+
+    from nlgmetrics.baselines.embedding import token_embeddings
+
+    slow = SimpleNamespace(tokenizer=SimpleNamespace(is_fast=False), spec="slow-model")
+    with pytest.raises(ValueError, match="fast tokenizer.*slow-model"):
+        token_embeddings(slow, ["a"], prompt="query: ")

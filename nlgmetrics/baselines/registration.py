@@ -41,6 +41,11 @@ class NoOptions:
 class BERTScoreOptions:
     encoder: str = encoder_option()
     layer: int | None = option(None, "hidden layer for bertscore (default: the last)")
+    prompt: str = option(
+        "",
+        "text put before every text for bertscore, as context only: its tokens are never matched "
+        "(an instruction prompt, e.g. EmbeddingGemma's 'task: sentence similarity | query: ')",
+    )
     batch_size: int = batch_size_option()
     device: str | None = device_option()
     precision: str = precision_option()
@@ -87,6 +92,7 @@ def build_bertscore(options: BERTScoreOptions) -> Any:
         options.device,
         options.progress,
         layer=options.layer,
+        prompt=options.prompt,
         precision=options.precision,
     )
 

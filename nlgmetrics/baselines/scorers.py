@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
+from urllib.parse import quote
 
 import numpy as np
 
@@ -159,10 +160,13 @@ class BERTScorer(_EncoderScorer):
     """
 
     layer: int | None = None
+    prompt: str = ""
     name: str = "bertscore"
 
     def _similarities(self, texts: list[str]):
-        vectors = token_embeddings(self._model(), texts, self.layer, self.batch_size, precision=self.precision)
+        vectors = token_embeddings(
+            self._model(), texts, self.layer, self.batch_size, precision=self.precision, prompt=self.prompt
+        )
         normed = {}
         for text, v in zip(texts, vectors):  # in place: a normalised copy would double the chunk's memory
             v /= np.linalg.norm(v, axis=1, keepdims=True).clip(1e-12)
@@ -171,7 +175,9 @@ class BERTScorer(_EncoderScorer):
 
     def signature(self) -> str:
         m = self._model()
-        parts = (("encoder", f"{self.encoder}@{m.hash}"), ("layer", self.layer), ("idf", "no"))
+        # percent-encoded: a prompt may hold '|', the signature's separator
+        shown = (("prompt", quote(self.prompt, safe=":")),) if self.prompt else ()
+        parts = (("encoder", f"{self.encoder}@{m.hash}"), ("layer", self.layer), *shown, ("idf", "no"))
         return str(Signature(self.name, parts, precision=self.precision))
 
 

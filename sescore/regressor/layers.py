@@ -9,11 +9,7 @@ from typing import Sequence
 import torch
 from torch import nn
 
-
-def masked_mean(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """[B, T, H] -> [B, H] mean over real tokens (the same pooling as ``baselines.mean_pooled``, differentiable)."""
-    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
-    return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+from nlgmetrics.modelroles.encode import masked_mean
 
 
 def pair_features(cand: torch.Tensor, ref: torch.Tensor) -> torch.Tensor:
