@@ -81,6 +81,24 @@ def data_folder(override: str | Path | None = None, beside: str | Path | None = 
     return Path(override or os.environ.get("NLGMETRICS_DATA") or default).expanduser()
 
 
+DATA_PLACEHOLDER = "${NLGMETRICS_DATA}"
+
+
+def expand_data(text: str) -> str:
+    """``text`` with ``${NLGMETRICS_DATA}`` replaced by the judged-data folder (``data_root``); unchanged without it.
+
+    Recipe files name corpora and judged files this way, so one recipe runs wherever the data folder is; every
+    reader of such a path resolves it here, so there is one rule for where the data is.
+
+    Raises:
+        FileNotFoundError: the text names the folder and it does not exist (the message says how to set it).
+    """
+    text = str(text)
+    if DATA_PLACEHOLDER not in text:
+        return text
+    return text.replace(DATA_PLACEHOLDER, str(data_root()))
+
+
 def data_root(override: str | Path | None = None, beside: str | Path | None = None) -> Path:
     """The judged-data folder (``data_folder``), with a clear error when it does not exist, because none of that
     data is ever shipped."""

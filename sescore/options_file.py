@@ -18,7 +18,7 @@ import argparse
 from pathlib import Path
 from typing import Any, Sequence
 
-DATA_PLACEHOLDER = "${NLGMETRICS_DATA}"
+from nlgmetrics.resources import DATA_PLACEHOLDER
 
 
 class OptionsFileError(ValueError):
@@ -101,16 +101,12 @@ def _given(action: argparse.Action, argv: Sequence[str]) -> bool:
 
 def _expand(value: Any, where: Path) -> str:
     """One value as a command-line word, ``${NLGMETRICS_DATA}`` replaced by the data folder."""
-    text = str(value)
-    if DATA_PLACEHOLDER not in text:
-        return text
-    from nlgmetrics.resources import data_root
+    from nlgmetrics.resources import expand_data
 
     try:
-        root = data_root()
+        return expand_data(str(value))
     except FileNotFoundError as error:
-        raise OptionsFileError(f"options file {where} names {DATA_PLACEHOLDER} ({text}): {error}") from error
-    return text.replace(DATA_PLACEHOLDER, str(root))
+        raise OptionsFileError(f"options file {where} names {DATA_PLACEHOLDER} ({value}): {error}") from error
 
 
 def _words(action: argparse.Action, value: Any, where: Path) -> list[str]:

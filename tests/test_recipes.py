@@ -116,3 +116,19 @@ def test_the_three_recipe_kinds_use_the_shared_loader(tmp_path: Path) -> None:
             load(path)
     assert ConfigError is RecipeError  # synthesis callers that catch ConfigError catch the loader's errors
     assert NLITrainConfig.from_yaml("nli/minilm_lora.yaml", {"lora.r": 4, "epochs": 2}).lora.r == 4
+
+
+def test_one_rule_for_the_data_folder_in_recipe_paths(tmp_path, monkeypatch):
+    """``${NLGMETRICS_DATA}`` in a recipe path is the folder ``data_root`` finds, for every reader of such paths."""
+    from nlgmetrics.nli.training import read_nli_jsonl
+    from nlgmetrics.resources import expand_data
+
+    (tmp_path / "nli").mkdir()
+    (tmp_path / "nli" / "x.jsonl").write_text('{"premise": "a", "hypothesis": "b", "label": 0}\n', encoding="utf-8")
+    monkeypatch.setenv("NLGMETRICS_DATA", str(tmp_path))
+    assert expand_data("${NLGMETRICS_DATA}/nli/x.jsonl") == f"{tmp_path}/nli/x.jsonl"
+    assert expand_data("runs/plain.txt") == "runs/plain.txt"
+    assert read_nli_jsonl("${NLGMETRICS_DATA}/nli/x.jsonl")[0]["label"] == 0
+    monkeypatch.setenv("NLGMETRICS_DATA", str(tmp_path / "missing"))
+    with pytest.raises(FileNotFoundError, match="judged data folder not found.*NLGMETRICS_DATA"):
+        expand_data("${NLGMETRICS_DATA}/nli/x.jsonl")

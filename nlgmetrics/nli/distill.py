@@ -34,6 +34,9 @@ def read_pair_file(path: str | Path, splits: Sequence[str] | None = None) -> lis
     listed (e.g. train and dev of STS-B), so a benchmark's test half never enters training.
     """
     rows: list[dict] = []
+    from nlgmetrics.resources import expand_data
+
+    path = expand_data(str(path))
     source = Path(path).stem
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):

@@ -29,7 +29,7 @@ FILE_KEYS = ("path", "splits", "langs", "limit", "subset_seed")
 class NLITrainConfig:
     base: str = "packaged:minilm"
     # a file is a path, or a mapping {path, splits, langs, limit, subset_seed} (``read_nli_file``)
-    train_files: list[str | dict] = field(default_factory=lambda: ["../shared/data/nli/train.jsonl"])
+    train_files: list[str | dict] = field(default_factory=lambda: ["${NLGMETRICS_DATA}/nli/train.jsonl"])
     test_files: dict[str, str | dict] = field(default_factory=dict)
     commercial_only: bool = False
     dev_size: int = 1000
@@ -76,6 +76,9 @@ class NLITrainConfig:
 
 def read_nli_jsonl(path: str | Path, commercial_only: bool = False, limit: int | None = None) -> list[dict]:
     """Rows with premise, hypothesis, label (0 e, 1 n, 2 c), source; optionally without non-commercial sources."""
+    from nlgmetrics.resources import expand_data
+
+    path = expand_data(str(path))
     rows = []
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):

@@ -21,7 +21,7 @@ from sescore.regressor.sources import LABELS, load_dev_judgments, load_dev_mix, 
 from sescore.regressor.split import split_by_reference
 from sescore.synthesis.store import synthesis_language
 
-DEFAULT_DEV_JUDGMENTS = "../shared/data/judgments/mt_mqm_wmt21_ted_zhen.jsonl"
+DEFAULT_DEV_JUDGMENTS = "${NLGMETRICS_DATA}/judgments/mt_mqm_wmt21_ted_zhen.jsonl"
 
 
 def group_by_reference(records: Sequence[dict[str, Any]], group_size: int) -> list[dict[str, Any]]:

@@ -78,8 +78,9 @@ def read_judged_rows(path: str | Path, what: str) -> list[dict]:
     files are refused), and a hand-written set of a few dozen rows reads better as one indented list. A name that
     is not a file is looked up among the packaged configs (``configs/sescore/sample_dev.json``), like ``--config``.
     """
-    from nlgmetrics.resources import config_path
+    from nlgmetrics.resources import config_path, expand_data
 
+    path = expand_data(str(path))
     try:
         path = config_path(path)
     except FileNotFoundError:
