@@ -286,6 +286,41 @@ def test_devmix_versus_encoder_compares_two_encoders_on_the_same_rows(capsys, tm
     assert code == 1 and "--versus chrf has no encoder" in err
 
 
+def test_a_baseline_on_another_encoder_drops_the_layer_and_prompt_chosen_for_the_first(capsys, tmp_path, tiny):
+    mix = _write_mix(tmp_path)
+    code, out, err = _run(
+        capsys,
+        "devmix",
+        "--mix",
+        str(mix),
+        "--data-root",
+        str(tmp_path),
+        "--metric",
+        "bertscore",
+        "--encoder",
+        str(tiny["encoder"]),
+        "--layer",
+        "1",
+        "--prompt",
+        "query: ",
+        "--versus",
+        "bertscore",
+        "--versus-encoder",
+        str(tiny["bert_mlm"]),
+        "--half",
+        "select",
+        "--bootstrap",
+        "20",
+        "--quiet",
+        "--sets",
+        "two",
+    )
+    assert code == 0, err
+    result = json.loads(out[-1])
+    assert "|layer:1|prompt:query:%20|" in result["signature"]
+    assert "|layer:None|idf:no" in result["versus_signature"] and "prompt" not in result["versus_signature"]
+
+
 def test_tau_like_ties_counts_exactly_the_pairs_that_breaking_ties_turns_concordant():
     from nlgmetrics.metaeval import tau_like, tau_like_ties
 

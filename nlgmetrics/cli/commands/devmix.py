@@ -49,8 +49,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--versus-encoder",
         default=None,
-        help="encoder role value for the baseline (default: --encoder); compares encoders, e.g. "
-        "--metric bertscore --encoder packaged:me5-small --versus bertscore "
+        help="encoder role value for the baseline (default: --encoder), with that encoder's own layer and prompt; "
+        "compares encoders, e.g. --metric bertscore --encoder packaged:me5-small --versus bertscore "
         "--versus-encoder packaged:minilm",
     )
     p.add_argument(
@@ -81,6 +81,20 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def _uses_encoder(metric: str) -> bool:
     """Whether --encoder changes this metric (bertscore, cosine, or a menli+ combination with one of them)."""
     return any(part in ("bertscore", "cosine") for part in metric.split("+"))
+
+
+ENCODER_SETTINGS = ("layer", "prompt")  # chosen for one encoder: a layer index or prompt means nothing for another
+
+
+def _encoder_settings_reset(args: argparse.Namespace) -> dict[str, Any]:
+    """A baseline on another encoder (``--versus-encoder``) takes that encoder's own defaults for the settings that
+    were chosen for ``--encoder`` (``--layer 18`` of EmbeddingGemma is no layer of MPNet)."""
+    if not args.versus_encoder or args.versus_encoder == args.encoder:
+        return {}
+    from nlgmetrics.registry import metric_spec
+
+    defaults = metric_spec("bertscore").make_options()
+    return {key: getattr(defaults, key) for key in ENCODER_SETTINGS if getattr(args, key, None) not in (None, "")}
 
 
 def run(args: argparse.Namespace) -> dict:
@@ -135,6 +149,7 @@ def run(args: argparse.Namespace) -> dict:
     overrides = {
         key: value for key, value in (("encoder", args.versus_encoder), ("precision", args.versus_precision)) if value
     }
+    overrides.update(_encoder_settings_reset(args))
     other = metric_from_args(args.versus, args, run_names=names, overrides=overrides)
     results, mix_sets = [], []
     for entry in entries:
