@@ -319,6 +319,85 @@ def _forest_rows(files: ResultFiles) -> list[tuple[str, float, list[float]]]:
     return rows
 
 
+GEMMA_GRID = "embeddinggemma_bertscore_grid"  # layer x prompt on the tuning half (bench/sweep_bertscore.py)
+GEMMA_REPORT = "embeddinggemma_bertscore_report"  # the grid's choice against BERTScore-mpnet, report half
+GEMMA_FIRST_LOOK = "embeddinggemma_bertscore_select"  # last layer, no prompt, 150 items of two sets
+
+
+def _set_cells(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per-set rows of an ``evaluate.py devmix`` result for a table."""
+    return [
+        {
+            "set": SET_NAMES.get(s["set"], "THumB MSCOCO" if s["set"] == "thumb_mscoco" else s["set"]),
+            "rows": s["rows"],
+            f"tau-like {doc['label_a']}": s["tau_like_a"],
+            f"tau-like {doc['label_b']}": s["tau_like_b"],
+            "difference [95% CI]": f"{signed(s['difference'])} {interval(s['ci95'])}",
+            "not better": f"{s['share_a_not_better']:.1%}",
+        }
+        for s in doc["sets"]
+    ]
+
+
+def gemma_section(files: ResultFiles) -> Lines:
+    """BERTScore on the opt-in EmbeddingGemma-300M: the layer and prompt grid on the tuning half, the chosen
+    setting against BERTScore-mpnet on the report half, and the first look that came before both."""
+    grid, report, first = files.load(GEMMA_GRID), files.load(GEMMA_REPORT), files.load(GEMMA_FIRST_LOOK)
+    if grid is None and report is None and first is None:
+        return []
+    lines: Lines = [
+        "## BERTScore on EmbeddingGemma-300M (opt-in)",
+        "",
+        "EmbeddingGemma-300M (`packaged:embeddinggemma`, Gemma Terms of Use, fetched once) on the dev mix with "
+        "captions: the four sets above plus THumB MSCOCO image captions (`configs/devmix/with_captions.yaml`).",
+        "",
+    ]
+    if report is not None:
+        boot = report["mean"]
+        lines += [
+            f"**Report half**: `{report['label_a']}` against `{report['label_b']}`, mean over "
+            f"{boot['sets']} sets {signed(boot['difference'])} {interval(boot['ci95'])}, not better in "
+            f"{boot['share_a_not_better']:.1%} of resamples.",
+            "",
+            *table(_set_cells(report)),
+            "",
+        ]
+    if grid is not None:
+        best = grid["best"]
+        lines += [
+            f"**Layer and prompt**, chosen on the tuning half (every item): the highest mean of sets is prompt "
+            f"`{best['prompt']}`, layer `{best['layer']}` ({best['mean_of_sets']:.4f}); it is what "
+            "`--encoder packaged:embeddinggemma` uses without `--layer` or `--prompt`.",
+            "",
+            *collapsible(
+                "every layer and prompt (tuning half)",
+                [
+                    "Layer: the index into the model's hidden states, `last` its final output. Prompts: "
+                    + "; ".join(f"`{k}` = `{v!r}`" for k, v in grid["prompts"].items())
+                    + f". A prompt's tokens are context and never matched. Cost: {grid['cost']['wall_seconds']:.0f} s "
+                    f"wall, {grid['cost']['cpu_seconds']:.0f} CPU-s (2 cores, partly shared with another job).",
+                    "",
+                    *table(grid["rows"]),
+                ],
+            ),
+            "",
+        ]
+    if first is not None:
+        lines += [
+            *collapsible(
+                "the first look: last layer, no prompt, 150 items of two sets (tuning half)",
+                [
+                    "Before the grid: the last layer, no prompt, the first 150 items of two sets of the tuning half, "
+                    f"against BERTScore-mpnet ({first['cost']['wall_seconds']:.0f} s wall for both metrics).",
+                    "",
+                    *table(_set_cells(first["result"])),
+                ],
+            ),
+            "",
+        ]
+    return lines
+
+
 def render(files: ResultFiles, link: Callable[[str], str]) -> Page:
     """The quality page."""
     page = Page("results/quality.md")
@@ -401,6 +480,7 @@ def render(files: ResultFiles, link: Callable[[str], str]) -> Page:
             collapsible("the candidates for each role: encoder, NLI model, causal LM", generic(defaults)),
             "",
         )
+    page.add(gemma_section(files))
     page.appendix()
     page.add(
         "**Every dev-mix comparison.** Every `evaluate.py devmix` result file, select half included (choices "
