@@ -322,6 +322,10 @@ def _forest_rows(files: ResultFiles) -> list[tuple[str, float, list[float]]]:
 GEMMA_GRID = "embeddinggemma_bertscore_grid"  # layer x prompt on the tuning half (bench/sweep_bertscore.py)
 GEMMA_REPORT = "embeddinggemma_bertscore_report"  # the grid's choice against BERTScore-mpnet, report half
 GEMMA_FIRST_LOOK = "embeddinggemma_bertscore_select"  # last layer, no prompt, 150 items of two sets
+GEMMA_SPEED = [  # speed and memory beside the MPNet counterpart, one run each: (stem, what)
+    ("encoders_gemma", "BERTScore by encoder (bench/bench_encoders.py)"),
+    ("nli_models_gemma", "NLI models, nli-mpnet and nli-gemma (bench/bench_nli.py --compare)"),
+]
 
 
 def _set_cells(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -382,6 +386,10 @@ def gemma_section(files: ResultFiles) -> Lines:
             ),
             "",
         ]
+    for stem, what in GEMMA_SPEED:
+        doc = files.load(stem)
+        if doc is not None:
+            lines += [*collapsible(f"speed and memory: {what}", generic(doc)), ""]
     if first is not None:
         lines += [
             *collapsible(
