@@ -59,7 +59,7 @@ FIT_SECTIONS = {
     "trainer": "Lightning's `Trainer`",
 }
 # data folders that exist only on the developers' machines (never shipped): a default path into one is said so
-DEVELOPERS_DATA = "../shared/data/"
+DEVELOPERS_DATA = ("${NLGMETRICS_DATA}/", "../shared/data/")  # how recipes name the judged-data folder
 # train commands that dispatch on a first word before parsing, each mode with its own parser: the module whose
 # ``MODES`` lists them (the default mode, ``run``, is the command's own section)
 MODE_TABLES = {"synthesize": "sescore.synthesis.cli"}
@@ -239,8 +239,9 @@ def _plain(value: Any) -> Any:
 def _value_cell(value: Any) -> str:
     """One value as the recipe YAML would write it, as code unless it holds a pipe or backtick."""
     value = _plain(value)
-    if isinstance(value, str) and value.startswith(DEVELOPERS_DATA):
-        return f"`{value[len(DEVELOPERS_DATA) :]}` in the developers' data folder (not shipped)"
+    for prefix in DEVELOPERS_DATA:
+        if isinstance(value, str) and value.startswith(prefix):
+            return f"`{value[len(prefix) :]}` in the developers' data folder (not shipped)"
     if value is None:
         text = "null"
     elif isinstance(value, bool):
