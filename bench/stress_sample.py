@@ -53,7 +53,7 @@ CHUNKS = {"tedmt_zhen": 100}
 # a cell whose mix parts another cell's scores supply (``--reuse-scores``): the MENLI part of the mix is the
 # ``menli`` cell's metric, so on a set where that cell's scores are still kept the mix does not score MENLI again
 REUSES = {"menli+sescore+lm-ratio": ["menli"]}
-STATE = ("scores.json", "parts.json")  # a cell's resumable state; its cost ledgers (*.costs.json) are kept
+STATE = ("scores.jsonl", "parts.jsonl", "scores.json", "parts.json")  # resumable state (.json: older versions)
 
 
 def folder(data_set: str, metric: str) -> Path:
@@ -116,7 +116,7 @@ def run_cell(data_set: str, metric: str, data_root: Path, seconds_left: float | 
         str(out.relative_to(REPO)),
         *extra,
     ]
-    lent = [folder(data_set, lender) / "scores.json" for lender in REUSES.get(metric, [])]
+    lent = [folder(data_set, lender) / "scores.jsonl" for lender in REUSES.get(metric, [])]
     for scores in [path for path in lent if path.is_file()]:
         command += ["--reuse-scores", str(scores.relative_to(REPO))]
     cpu_before, started = children_cpu_seconds(), time.time()

@@ -336,6 +336,8 @@ class MixedScorer:
         weights = self.used_weights()
         if len(self.partners) == 1:
             w = f"{weights[0]}" if weights[1] == 1.0 - weights[0] else f"{weights[0]},{weights[1]}"
-            return f"{self.name}|w:{w}|norm:{norm}|nli=[{self.menli.signature()}]|m=[{self.partners[0].signature()}]"
-        parts = "".join(f"|{i}=[{s.signature()}]" for i, s in enumerate(self.scorers))
-        return f"{self.name}|w:{','.join(f'{w:g}' for w in weights)}|norm:{norm}{parts}"
+            inner = (f"nli=[{self.menli.signature()}]", f"m=[{self.partners[0].signature()}]")
+        else:
+            w = ",".join(f"{w:g}" for w in weights)
+            inner = tuple(f"{i}=[{s.signature()}]" for i, s in enumerate(self.scorers))
+        return str(Signature(self.name, (("w", w), ("norm", norm), *inner), version_key=None))

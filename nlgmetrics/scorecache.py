@@ -7,11 +7,14 @@ many recipes. Losing that work to an interrupt, or paying it again for a second 
 baseline, is what this cache removes. The stress suite, ``evaluate.py devmix`` and the benchmarks all keep their
 scores here.
 
-One file holds ``{name: {row key: score}}``: ``name`` is what would change the scores (a metric's signature, so
-scores of another checkpoint or setting are never reused), the row key a hash of (hypothesis, reference[s][,
-source]). It is rewritten atomically after every chunk of scored rows. Beside it, ``<file>.costs.json`` adds up
-what scoring cost per name over every run that wrote it (rows, seconds, and any running counters the caller
-reports, e.g. NLI pairs), so a run stopped and resumed across days still reports its whole cost.
+One file (``<stem>.jsonl``, the toolkit's one cache format, ``nlgmetrics.diskcache``) holds one record per (name,
+row): ``name`` is what would change the scores (a metric's signature, so scores of another checkpoint or setting
+are never reused), the row a hash of its hypothesis, references and (where scored with one) source. Records are
+appended and fsync'd after every chunk of scored rows, so a killed run keeps every finished chunk. Beside it,
+``<stem>.costs.json`` adds up what scoring cost per name over every run that wrote it (rows, seconds, and any
+running counters the caller reports, e.g. NLI pairs), so a run stopped and resumed across days still reports its
+whole cost. A store of earlier versions (``<stem>.json``, one JSON object) is read once into the new file and
+left where it is.
 
 A row's score is reused wherever the same (hypothesis, references, source) comes back under the same name, which
 assumes a metric scores a row the same whatever rows it is scored with: true of every metric here except a
@@ -27,12 +30,15 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from nlgmetrics.diskcache import CacheFile, record_key
+
 ScoreFn = Callable[[list[str], list, "list[str] | None"], Sequence[float]]
 RowScores = Callable[[Any, Sequence[dict]], Sequence[float]]
+KIND = "scores"  # the cache file's kind (nlgmetrics.diskcache)
 
 
 def row_key(hyp: str, ref: Any, src: str | None = None) -> str:
-    """Key of one scored row; without a source it is the key stores written before sources were keyed used.
+    """Key of one scored row; a row scored without a source leaves it out of the key.
 
     Args:
         hyp: the hypothesis.
@@ -40,10 +46,9 @@ def row_key(hyp: str, ref: Any, src: str | None = None) -> str:
         src: its source, or None for a row scored without one.
 
     Returns:
-        A SHA-1 hex digest.
+        A SHA-1 hex digest (``nlgmetrics.diskcache.record_key``).
     """
-    parts = [hyp, ref] if src is None else [hyp, ref, src]
-    return hashlib.sha1(json.dumps(parts, ensure_ascii=False).encode("utf-8")).hexdigest()
+    return record_key(hyp, ref) if src is None else record_key(hyp, ref, src)
 
 
 def _read_json(path: Path, what: str) -> dict:
@@ -56,34 +61,63 @@ def _read_json(path: Path, what: str) -> dict:
     return value
 
 
+def _name_key(name: str, key: str) -> str:
+    """The record key of one row's score under one name."""
+    return record_key(name, key)
+
+
 class ScoreCache:
-    """{name: {row key: score}} in one JSON file, rewritten atomically after every chunk of scored rows.
+    """Per-row scores under names, in one append-only cache file; every chunk of scored rows is stored at once.
 
     Args:
-        path: the score file (created on the first save); its cost ledger is ``<stem>.costs.json`` beside it.
+        path: the score file ``<stem>.jsonl`` (``<stem>.json``, an earlier version's name, means the same store and
+            is read once into the new file); its cost ledger is ``<stem>.costs.json`` beside it.
         reuse: other stores, read only: a row missing here whose score one of them holds under the same name is
             copied from it instead of scored (e.g. a MENLI mix's MENLI part from a finished ``menli`` run on the
             same rows); the ledger counts such rows as ``reused``, not as scored.
     """
 
     def __init__(self, path: str | Path, reuse: Sequence["ScoreCache"] = ()) -> None:
-        self.path = Path(path)
+        given = Path(path)
+        self.path = given.with_suffix(".jsonl")
         self.reuse = list(reuse)
         self.costs_path = self.path.with_name(self.path.stem + ".costs.json")
-        self.scores: dict[str, dict[str, float]] = _read_json(self.path, "score store") if self.path.exists() else {}
+        legacy = given.with_suffix(".json")
+        fresh = not self.path.exists()
+        old = _read_json(legacy, "score store") if fresh and legacy.is_file() else {}
+        self.file = CacheFile(self.path, KIND, label="score store")
+        self._table: dict[str, float] = {k: float(v) for k, v in self.file.read().items()}
+        if old:  # written by an earlier version: copied once, the old file left in place
+            copied = {_name_key(name, k): float(v) for name, rows in old.items() for k, v in rows.items()}
+            self.file.append(copied)
+            self._table.update(copied)
         self.costs: dict[str, dict[str, float]] = (
             _read_json(self.costs_path, "cost ledger") if self.costs_path.exists() else {}
         )
         # () -> {"nli_pairs_scored": ..., ...}: running totals the ledger records the per-chunk differences of
         self.counters: Callable[[], dict[str, int]] | None = None
 
+    def __len__(self) -> int:
+        return len(self._table)
+
+    def holds(self, name: str, key: str) -> bool:
+        """Whether the row ``key`` (``row_key``) has a score stored under ``name``."""
+        return _name_key(name, key) in self._table
+
+    def get(self, name: str, key: str) -> float | None:
+        """The score of the row ``key`` under ``name``, or None."""
+        return self._table.get(_name_key(name, key))
+
+    def store(self, name: str, scores: dict[str, float]) -> None:
+        """Append ``{row key: score}`` under ``name`` to the file (durable on return)."""
+        records = {_name_key(name, k): float(v) for k, v in scores.items()}
+        self.file.append(records)
+        self._table.update(records)
+
     def save(self) -> None:
-        """Write the scores and the ledger (each atomically: a reader never sees half a file)."""
+        """Write the cost ledger atomically (the scores are on disk as soon as they are stored)."""
         from nlgmetrics.metaeval.textio import atomic_write
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_write(self.path) as handle:
-            handle.write(json.dumps(self.scores))
         with atomic_write(self.costs_path) as handle:
             handle.write(json.dumps(self.costs, indent=1))
 
@@ -124,7 +158,6 @@ class ScoreCache:
         """
         if chunk is not None and chunk < 1:
             raise ValueError(f"chunk must be a positive number of rows, got {chunk}")
-        table = self.scores.setdefault(name, {})
         say = log or (lambda _line: None)
         shown = label or name
 
@@ -135,22 +168,22 @@ class ScoreCache:
                 for h, r, s in zip(hyps, refs, srcs if srcs is not None else [None] * len(hyps))
             ]
             first: dict[str, int] = {}  # one row per key: a row repeated in this call is scored once
-            others = [store.scores[name] for store in self.reuse if name in store.scores]  # read now: they grow
-            reused = 0
+            lent: dict[str, float] = {}  # rows another store holds under the same name
             for i, k in enumerate(keys):
-                if k not in table:
-                    found = next((other[k] for other in others if k in other), None)
+                if not self.holds(name, k) and k not in lent:
+                    found = next((v for v in (other.get(name, k) for other in self.reuse) if v is not None), None)
                     if found is not None:
-                        table[k] = found
-                        reused += 1
+                        lent[k] = found
                     else:
                         first.setdefault(k, i)
+            reused = len(lent)
             if reused:
+                self.store(name, lent)
                 self._add(name, reused=reused)
                 self.save()
             todo = list(first.values())
             say(
-                f"{shown}: {sum(k in table for k in keys)} stored"
+                f"{shown}: {sum(self.holds(name, k) for k in keys)} stored"
                 + (f" ({reused} reused from other stores)" if reused else "")
                 + f", {len(todo)} to score"
             )
@@ -168,14 +201,14 @@ class ScoreCache:
                 )
                 if len(values) != len(rows):
                     raise ValueError(f"metric {shown!r} returned {len(values)} scores for {len(rows)} rows")
-                table.update((keys[i], float(v)) for i, v in zip(rows, values))
+                self.store(name, {keys[i]: float(v) for i, v in zip(rows, values)})
                 self._record(name, len(rows), time.perf_counter() - t0, before)
                 self.save()
                 done = start + len(rows)
                 rate = done / max(time.perf_counter() - started, 1e-9)
                 left = (len(todo) - done) / rate / 60
                 say(f"{shown}: {done}/{len(todo)} rows, {rate:.2f} rows/s, ~{left:.0f} min left")
-            return [table[k] for k in keys]
+            return [self.get(name, k) for k in keys]  # type: ignore[misc]
 
         return score
 
@@ -198,8 +231,7 @@ def _adopt_legacy(
     cache: ScoreCache, folder: Path, tag: str, signature: str, rows: Sequence[dict], keys: Sequence[str]
 ) -> None:
     """Copy the scores of a pre-cache whole-list file for exactly these rows into ``cache`` (then saved)."""
-    table = cache.scores.get(signature, {})
-    if all(k in table for k in keys):
+    if all(cache.holds(signature, k) for k in keys):
         return
     path = _legacy_file(folder, tag, signature, rows)
     if not path.is_file():
@@ -210,8 +242,7 @@ def _adopt_legacy(
         return  # unreadable: the rows are scored again
     if stored.get("signature") != signature or len(stored.get("scores", [])) != len(rows):
         return
-    cache.scores.setdefault(signature, {}).update((k, float(s)) for k, s in zip(keys, stored["scores"]))
-    cache.save()
+    cache.store(signature, {k: float(s) for k, s in zip(keys, stored["scores"])})
 
 
 def cached_row_scores(
@@ -249,7 +280,7 @@ def cached_row_scores(
         return [float(s) for s in score_fn(scorer, rows if sources else [{**r, "src": None} for r in rows])]
     folder = Path(folder)
     signature = scorer.signature()
-    cache = ScoreCache(folder / f"{tag}-{_name_digest(signature)}.json")
+    cache = ScoreCache(folder / f"{tag}-{_name_digest(signature)}.jsonl")
     hyps = [r["hyp"] for r in rows]
     refs = [list(r["refs"]) for r in rows]
     srcs = [source_text(r.get("src")) for r in rows] if sources else None

@@ -10,6 +10,7 @@ from cli_helpers import run
 from nlgmetrics.cli import evaluate
 from nlgmetrics.cli.metricflags import metric_from_args
 from nlgmetrics.metaeval import tau_like
+from nlgmetrics.scorecache import ScoreCache
 
 
 @pytest.fixture()
@@ -564,13 +565,14 @@ def test_stress_resumes_from_its_stored_scores_and_rescores_an_edited_callable(c
     code, stdout, stderr = run(capsys, *argv)
     assert code == 0 and "chrf: 0 stored" in "\n".join(stderr)
     first = json.loads(stdout[-1])
-    stored = json.loads((out / "scores.json").read_text())
-    assert len(stored) == 2 and all(len(rows) > 3 for rows in stored.values())
+    stored = json.loads((out / "scores.costs.json").read_text())  # the ledger: rows stored per signature
+    assert len(stored) == 2 and all(cost["rows"] > 3 for cost in stored.values())
     assert first["setup"]["scoring"]["chrf"]["signature"] in stored
+    assert len(ScoreCache(out / "scores.jsonl")) == sum(cost["rows"] for cost in stored.values())
 
     code, stdout, stderr = run(capsys, *argv)  # the same run again: nothing is scored twice, the report is the same
     assert code == 0
-    rows = len(stored[first["setup"]["scoring"]["chrf"]["signature"]])
+    rows = int(stored[first["setup"]["scoring"]["chrf"]["signature"]]["rows"])
     assert (
         f"chrf: {rows} stored, 0 to score" in stderr
         and f"py:stress_edited_metric:score: {rows} stored, 0 to score" in stderr
@@ -586,9 +588,9 @@ def test_stress_resumes_from_its_stored_scores_and_rescores_an_edited_callable(c
     edited = json.loads(stdout[-1])["tests"]["truncation"]["metrics"]["py:stress_edited_metric:score"]["mean"]
     assert edited == [-m for m in first["tests"]["truncation"]["metrics"]["py:stress_edited_metric:score"]["mean"]]
 
-    (out / "scores.json").write_text("{broken")
+    (out / "scores.jsonl").write_text("{broken")
     code, _, stderr = run(capsys, *argv)
-    assert code == 1 and "scores.json: not a readable score store" in stderr[0] and "move it away" in stderr[0]
+    assert code == 1 and "scores.jsonl: not a score store" in stderr[0] and "move the file away" in stderr[0]
 
 
 def test_stress_scores_a_set_normalised_combination_in_one_call_and_stores_it_only_with_fixed_ranges(
@@ -625,7 +627,7 @@ def test_stress_scores_a_set_normalised_combination_in_one_call_and_stores_it_on
     assert code == 0 and len(calls) == 1 and calls[0] > 5  # all rows at once: the ranges are fitted on them all
     assert "not stored" in json.loads(stdout[-1])["setup"]["scoring"]["menli+chrf"]["scores"]
     assert any("set normalisation" in line for line in stderr)
-    assert not (out / "scores.json").exists() or json.loads((out / "scores.json").read_text()) == {}
+    assert not (out / "scores.jsonl").exists() or len(ScoreCache(out / "scores.jsonl")) == 0
 
     stats = tmp_path / "stats.json"  # fixed ranges: row scores no longer depend on each other, so they are stored
     stats.write_text(json.dumps({"nli": {"low": 0.0, "high": 1.0}, "metric": {"low": 0.0, "high": 100.0}}))
@@ -633,11 +635,11 @@ def test_stress_scores_a_set_normalised_combination_in_one_call_and_stores_it_on
     code, stdout, _ = run(capsys, *argv, "--normalization", str(stats))
     assert code == 0 and len(calls) > 1 and max(calls) <= 5
     signature = json.loads(stdout[-1])["setup"]["scoring"]["menli+chrf"]["signature"]
-    assert "norm:stored" in signature and signature in json.loads((out / "scores.json").read_text())
+    assert "norm:stored" in signature and signature in json.loads((out / "scores.costs.json").read_text())
 
 
 def test_stress_mix_parts_are_stored_apart_and_reused_from_another_runs_scores(capsys, tmp_path, tiny, monkeypatch):
-    """A storable mix scores each part through <out>/parts.json; --reuse-scores lends it a menli run's rows, so
+    """A storable mix scores each part through <out>/parts.jsonl; --reuse-scores lends it a menli run's rows, so
     MENLI is not scored again, and the mix's scores equal those of a run that scored every part itself."""
     from menli import MENLIScorer
 
@@ -659,16 +661,16 @@ def test_stress_mix_parts_are_stored_apart_and_reused_from_another_runs_scores(c
     code, stdout, _ = run(capsys, "stress", *mix, "--out", str(tmp_path / "alone"), *common)
     assert code == 0 and sum(calls) > 0  # nothing to reuse: MENLI scored inside the mix
     alone = json.loads(stdout[-1])
-    parts = json.loads((tmp_path / "alone" / "parts.json").read_text())
+    parts = json.loads((tmp_path / "alone" / "parts.costs.json").read_text())
     assert menli_signature in parts and len(parts) == 2  # MENLI and chrF, each under its own signature
     calls.clear()
-    reuse = ["--reuse-scores", str(tmp_path / "menli" / "scores.json")]
+    reuse = ["--reuse-scores", str(tmp_path / "menli" / "scores.jsonl")]
     code, stdout, _ = run(capsys, "stress", *mix, "--out", str(tmp_path / "lent"), *common, *reuse)
     assert code == 0 and calls == []  # every MENLI row came from the menli run
     lent = json.loads(stdout[-1])
     assert lent["tests"] == alone["tests"]
     ledger = lent["setup"]["scoring_parts"][menli_signature]
-    assert ledger["reused"] == len(parts[menli_signature]) and "rows" not in ledger
+    assert ledger["reused"] == parts[menli_signature]["rows"] and "rows" not in ledger
 
     code, _, stderr = run(capsys, "stress", *mix, "--out", str(tmp_path / "x"), *common, "--reuse-scores", "nope.json")
     assert code != 0 and any("--reuse-scores nope.json: no such score store" in line for line in stderr)

@@ -351,8 +351,14 @@ def test_cache_round_trip_through_the_file(tmp_path):
     assert again.get("ref", "ctx", 0.2) == "aug a" and again.get("ref", "", 0.2) == "aug b"
     assert again.get("ref", "ctx", 0.4) is None and len(again) == 2
     assert AugmentationCache(tmp_path, "other").get("ref", "ctx", 0.2) is None
-    (tmp_path / "ns.jsonl").open("a").write("not json\n")
+    (tmp_path / "ns.aug.jsonl").open("a").write('{"k": "cut off')  # a kill in the middle of an append
     assert len(AugmentationCache(tmp_path, "ns")) == 2
+    (tmp_path / "ns.aug.jsonl").open("a").write("not json\n")  # a whole unreadable line: corrupt, named
+    with pytest.raises(ValueError, match="ns.aug.jsonl, line 4: not a"):
+        len(AugmentationCache(tmp_path, "ns"))
+    (tmp_path / "other.aug.jsonl").rename(tmp_path / "renamed.aug.jsonl")  # another config's file
+    with pytest.raises(ValueError, match="made with another augmentation config"):
+        len(AugmentationCache(tmp_path, "renamed"))
 
 
 # --- real references (shared data) --------------------------------------------------------------------------------

@@ -508,7 +508,7 @@ def test_teacher_probabilities_are_cached_and_survive_a_cut_line(tmp_path):
     # a damaged line inside the file is refused by name; the file (and the pairs after that line) stay as they were
     damaged = "\n".join(lines[:3] + ["{not json"] + lines[4:]) + "\n"
     cache.write_text(damaged)
-    with pytest.raises(ValueError, match="line 4: not a {k, p} pair record"):
+    with pytest.raises(ValueError, match="line 4: not a {k, v} record"):
         teacher_probabilities(Teacher(), rows, tmp_path, chunk=3, progress=False)
     assert cache.read_text() == damaged and Teacher.calls == 7 + 4
 

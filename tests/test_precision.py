@@ -264,13 +264,32 @@ def test_devmix_versus_precision_compares_one_metric_in_two_precisions(capsys, t
     result = json.loads(out[-1])
     assert result["label_a"] == "bertscore bfloat16" and result["label_b"] == "bertscore float32"
     assert "precision:bfloat16" in result["signature"] and "precision" not in result["versus_signature"]
-    stored = [
-        [score for by_row in json.loads(p.read_text()).values() for score in by_row.values()]
-        for p in sorted(cache.glob("*.json"))
-        if not p.name.endswith(".costs.json")
-    ]
+    from nlgmetrics.diskcache import CacheFile
+
+    stored = [list(CacheFile(p, "scores").read().values()) for p in sorted(cache.glob("*.jsonl"))]
     assert len(stored) == 2 and stored[0] != stored[1]
     assert np.abs(np.subtract(*stored)).max() < 0.05
+
+
+def test_devmix_versus_checkpoint_compares_two_sescore_checkpoints_on_the_same_rows(capsys, tmp_path, tiny):
+    from tests.test_devmix import _write_mix
+
+    mix = _write_mix(tmp_path)
+    first = _sescore_checkpoint(tiny, tmp_path / "first", layer_mix=True)
+    second = _sescore_checkpoint(tiny, tmp_path / "second", layer_mix=False, alignment=True)
+    base = ["devmix", "--mix", str(mix), "--data-root", str(tmp_path), "--half", "select", "--bootstrap", "20"]
+    base += ["--quiet", "--sets", "two", "--metric", "sescore", "--checkpoint", first, "--versus", "sescore"]
+    code, out, err = run(capsys, *base, "--versus-checkpoint", second)
+    assert code == 0, err
+    result = json.loads(out[-1])
+    assert "ckpt:first@" in result["signature"] and "ckpt:second@" in result["versus_signature"]
+    assert result["label_a"] == f"sescore ({first})" and result["label_b"] == f"sescore ({second})"
+    assert result["sets"][0]["difference"] != 0.0  # each checkpoint scored the rows itself
+    code, out, err = run(capsys, *base)  # no --versus-checkpoint: the baseline takes --checkpoint
+    assert code == 0, err
+    assert json.loads(out[-1])["versus_signature"] == result["signature"]
+    code, _, err = run(capsys, *base[:-1], "chrf", "--versus-checkpoint", second)
+    assert code == 1 and "--versus chrf has no checkpoint" in "".join(err)
 
 
 def test_the_torchmetrics_metrics_take_a_precision_and_score_as_their_scorers(tiny, tmp_path):

@@ -33,7 +33,9 @@ def test_store_resumes_and_only_scores_new_rows(tmp_path):
     assert ScoreStore(path).metric("m", again, chunk=2, log=None)(["ccc", "dddd", "a"], ["x"] * 3, None) == [4, 5, 2]
     assert again.calls == [["dddd"]]
     assert not list(tmp_path.glob("*.part"))
-    assert set(json.loads(path.read_text())["m"]) == {row_key(h, "x") for h in ("a", "bb", "ccc", "dddd")}
+    stored = ScoreStore(path)
+    assert len(stored) == 4 and all(stored.holds("m", row_key(h, "x")) for h in ("a", "bb", "ccc", "dddd"))
+    assert not stored.holds("other", row_key("a", "x"))
 
 
 def test_a_killed_run_keeps_every_finished_chunk(tmp_path):
@@ -41,7 +43,8 @@ def test_a_killed_run_keeps_every_finished_chunk(tmp_path):
     killed = _Counting(fail_on_call=1)
     with pytest.raises(KeyboardInterrupt):
         ScoreStore(path).metric("m", killed, chunk=2, log=None)(["a", "bb", "ccc", "dddd"], ["x"] * 4, None)
-    assert set(json.loads(path.read_text())["m"]) == {row_key("a", "x"), row_key("bb", "x")}
+    stored = ScoreStore(path)
+    assert len(stored) == 2 and stored.holds("m", row_key("a", "x")) and stored.holds("m", row_key("bb", "x"))
     resumed = _Counting()
     lines = []
     scores = ScoreStore(path).metric("m", resumed, chunk=2, log=lines.append)(
@@ -62,7 +65,7 @@ def test_names_keep_scores_apart_and_sources_are_part_of_the_key(tmp_path):
     blind = _Counting()
     store.metric("ref-only", blind, chunk=8, log=None, sources=False)(["h", "h"], ["r", "r"], ["src 1", "src 2"])
     assert blind.calls == [["h"]] and blind.sources == [None]  # keyed and scored without sources
-    assert row_key("h", "r") in store.scores["ref-only"]
+    assert store.holds("ref-only", row_key("h", "r")) and not store.holds("ref-only", row_key("h", "r", "src 1"))
 
 
 def test_costs_add_up_over_resumed_runs(tmp_path):
@@ -87,8 +90,31 @@ def test_costs_add_up_over_resumed_runs(tmp_path):
     assert ScoreStore(legacy).costs == {}
 
 
+def test_an_earlier_versions_store_is_read_once_and_left_in_place(tmp_path):
+    legacy = tmp_path / "scores.json"
+    before = json.dumps({"m": {row_key("a", "x"): 7.0}, "n": {row_key("b", "x"): 8.0}})
+    legacy.write_text(before)
+    metric = _Counting()
+    assert ScoreStore(legacy).metric("m", metric, chunk=2, log=None)(["a", "bb"], ["x", "x"], None) == [7.0, 3.0]
+    assert metric.calls == [["bb"]] and legacy.read_text() == before  # copied, not moved or rewritten
+    again = ScoreStore(tmp_path / "scores.jsonl")  # the new file is the store now: nothing copied twice
+    assert len(again) == 3 and again.get("n", row_key("b", "x")) == 8.0
+    legacy.write_text(json.dumps({"m": {row_key("a", "x"): -1.0}}))  # ignored once the new file exists
+    assert ScoreStore(legacy).get("m", row_key("a", "x")) == 7.0
+
+
+def test_the_store_file_is_the_one_cache_format(tmp_path):
+    from nlgmetrics.diskcache import CacheFile
+
+    store = ScoreStore(tmp_path / "s.jsonl")
+    store.metric("m", _Counting(), chunk=1, log=None)(["a", "bb"], ["x", "x"], None)
+    lines = (tmp_path / "s.jsonl").read_text().splitlines()
+    assert json.loads(lines[0])["kind"] == "scores" and len(lines) == 3  # header, then one record per row
+    assert len(CacheFile(tmp_path / "s.jsonl", "scores").read()) == 2
+
+
 def test_bad_stores_and_metrics_are_named(tmp_path):
-    broken = tmp_path / "scores.json"
+    broken = tmp_path / "scores.json"  # an earlier version's store, damaged
     broken.write_text('{"m": {"k": 1.0')  # cut off mid-write by something other than the store
     with pytest.raises(ValueError, match="scores.json: not a readable score store"):
         ScoreStore(broken)

@@ -37,7 +37,7 @@ def test_stress_sample_keeps_a_finished_cells_scores_while_the_sets_mix_still_re
     for metric in ("chrf", "menli", mix):
         cell = stress_sample.folder("tedmt_zhen", metric)
         cell.mkdir(parents=True)
-        for name in ("scores.json", "scores.costs.json", "parts.json"):
+        for name in ("scores.jsonl", "scores.costs.json", "parts.jsonl"):
             (cell / name).write_text("{}")
     for metric in ("chrf", "menli"):
         (stress_sample.folder("tedmt_zhen", metric) / "report.json").write_text("{}")
@@ -47,8 +47,8 @@ def test_stress_sample_keeps_a_finished_cells_scores_while_the_sets_mix_still_re
 
     stress_sample.tidy("tedmt_zhen")
     assert left("chrf") == ["report.json", "scores.costs.json"]  # finished, lent to nobody: state deleted
-    assert "scores.json" in left("menli")  # finished, but the unfinished mix still reads its rows
-    assert "scores.json" in left(mix) and "parts.json" in left(mix)  # unfinished: its state is what resumes
+    assert "scores.jsonl" in left("menli")  # finished, but the unfinished mix still reads its rows
+    assert "scores.jsonl" in left(mix) and "parts.jsonl" in left(mix)  # unfinished: its state is what resumes
     (stress_sample.folder("tedmt_zhen", mix) / "report.json").write_text("{}")
     stress_sample.tidy("tedmt_zhen")
     assert left("menli") == left(mix) == ["report.json", "scores.costs.json"]

@@ -343,6 +343,46 @@ def _set_cells(doc: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+SESCORE_GEMMA = [  # SEScore on EmbeddingGemma (configs/sescore/gemma_v2_*.yaml): (stem, what), report half first
+    ("sescore_gemma_report", "report half, against BERTScore on the same encoder"),
+    ("sescore_gemma_report_mpnet", "report half, against the default SEScore (mpnet-v2)"),
+    ("sescore_gemma_select_trained", "tuning half: the trained weights"),
+    ("sescore_gemma_select_pack", "tuning half: half-way from the start (the default recipe's last step)"),
+]
+
+
+def _devmix_summary(doc: Mapping[str, Any], what: str) -> Lines:
+    boot = doc["mean"]
+    cost = doc.get("cost") or {}
+    spent = f" Cost: {cost['wall_seconds']:.0f} s wall, {cost['cpu_seconds']:.0f} CPU-s." if cost else ""
+    return [
+        f"**{what}**: `{doc['label_a']}` against `{doc['label_b']}`, mean over {boot['sets']} sets "
+        f"{signed(boot['difference'])} {interval(boot['ci95'])}, not better in {boot['share_a_not_better']:.1%} "
+        f"of resamples.{spent}",
+        "",
+    ]
+
+
+def sescore_gemma_section(files: ResultFiles) -> Lines:
+    """SEScore trained on EmbeddingGemma-300M: both candidates on the tuning half, the chosen one on the report
+    half against BERTScore on its own encoder and against the default SEScore."""
+    found = [(files.load(stem), what) for stem, what in SESCORE_GEMMA]
+    found = [(doc, what) for doc, what in found if doc is not None]
+    if not found:
+        return []
+    lines: Lines = [
+        "## SEScore on EmbeddingGemma-300M (opt-in)",
+        "",
+        "The default's recipe and training triples with EmbeddingGemma-300M as the encoder "
+        "(`configs/sescore/gemma_v2_*.yaml`), on the dev mix with captions.",
+        "",
+    ]
+    for number, (doc, what) in enumerate(found):
+        summary = _devmix_summary(doc, what[:1].upper() + what[1:])
+        lines += summary if number else [*summary, *table(_set_cells(doc)), ""]
+    return lines
+
+
 def gemma_section(files: ResultFiles) -> Lines:
     """BERTScore on the opt-in EmbeddingGemma-300M: the layer and prompt grid on the tuning half, the chosen
     setting against BERTScore-mpnet on the report half, and the first look that came before both."""
@@ -489,6 +529,7 @@ def render(files: ResultFiles, link: Callable[[str], str]) -> Page:
             "",
         )
     page.add(gemma_section(files))
+    page.add(sescore_gemma_section(files))
     page.appendix()
     page.add(
         "**Every dev-mix comparison.** Every `evaluate.py devmix` result file, select half included (choices "

@@ -52,9 +52,9 @@ class ResultFiles:
     def stems(self, pattern: str = "**/*") -> list[str]:
         """Sorted stems of the JSON files matching a glob pattern (without ``.json``) under the root.
 
-        ``*.stats.json`` files are normalisation ranges a benchmark saved for reuse, not results; ``scores.json``
-        and ``scores.costs.json`` beside a stress report are a resumable run's per-row scores and its cost ledger
-        (``parts.json``, ``parts.costs.json``: the same for a mix's parts).
+        ``*.stats.json`` files are normalisation ranges a benchmark saved for reuse, not results; ``scores.costs.json``
+        beside a stress report is a resumable run's cost ledger (``parts.costs.json``: the same for a mix's parts),
+        and ``scores.json``/``parts.json`` are such a run's per-row scores as earlier versions kept them.
         """
         skip = ("scores.json", "scores.costs.json", "parts.json", "parts.costs.json")
         found = [

@@ -149,6 +149,8 @@ def atomic_write(path: str | Path, mode: str = "w") -> Iterator[Any]:
     try:
         with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:
             yield handle
+            handle.flush()
+            os.fsync(handle.fileno())  # on disk before the rename makes it the file
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:

@@ -8,45 +8,28 @@ is padded with, at the level of float rounding), so cached and uncached scores a
 
 With ``path`` the cache also lives in a JSON Lines file: runs that take several days (MENLI over every sentence pair
 of the blind-spot suites: ~0.9 million distinct pairs on TED-MT) are stopped and resumed, and without the file
-every restart would send the pairs it shares with earlier chunks through the model again. The file is append-only
-(nothing written is rewritten), and names the model it holds probabilities of: a file made with another model is
-refused, not mixed in. The NLI teacher cache (``distill.teacher_probabilities``) is such a file too.
+every restart would send the pairs it shares with earlier chunks through the model again. It is the toolkit's one
+cache format (``nlgmetrics.diskcache``: append-only, fsync'd), and its header names the model it holds
+probabilities of: a file made with another model is refused, not mixed in. The NLI teacher cache
+(``distill.teacher_probabilities``) is such a file too.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
-FILE_FORMAT = "nlgmetrics-nli-pairs/2"  # /1 keyed pairs by another hash, in [key, e, n, c] lists
+from nlgmetrics.diskcache import CacheFile, record_key
+
+KIND = "nli-pairs"  # the cache file's kind (nlgmetrics.diskcache); values are [e, n, c] probabilities
 
 
 def pair_key(premise: str, hypothesis: str) -> str:
     """The file key of one pair (the texts themselves would make pair files several times larger)."""
-    return hashlib.sha1(f"{premise}\x1f{hypothesis}".encode("utf-8")).hexdigest()
-
-
-def pair_record(key: str, probs: Sequence[float]) -> str:
-    """One line of a pair file: ``{"k": key, "p": [e, n, c]}`` (floats written exactly)."""
-    return json.dumps({"k": key, "p": [float(x) for x in probs]}) + "\n"
-
-
-def read_pair_record(line: str) -> tuple[str, list[float]]:
-    """The inverse of ``pair_record``; ValueError for anything else (a corrupt or cut-off line)."""
-    try:
-        entry = json.loads(line)
-        key, probs = entry["k"], entry["p"]
-    except (json.JSONDecodeError, KeyError, TypeError) as error:
-        raise ValueError(f"not a pair record: {line[:80]!r}") from error
-    if not isinstance(key, str) or not isinstance(probs, list) or len(probs) != 3:
-        raise ValueError(f"not a pair record: {line[:80]!r}")
-    return key, probs
+    return record_key(premise, hypothesis)
 
 
 def pair_file(folder: str | Path, nli_hash: str) -> Path:
@@ -57,9 +40,9 @@ def pair_file(folder: str | Path, nli_hash: str) -> Path:
         nli_hash: the hash of the model's weights (``NLIModel.hash``).
 
     Returns:
-        ``<folder>/<hash[:16]>.jsonl``.
+        ``<folder>/<hash[:16]>.pairs.jsonl``.
     """
-    return Path(folder) / f"{nli_hash[:16]}.jsonl"
+    return Path(folder) / f"{nli_hash[:16]}.pairs.jsonl"
 
 
 def model_identity(nli: Any) -> dict[str, Any]:
@@ -85,53 +68,19 @@ class PairCache:
         self._stored: dict[str, np.ndarray] = self._read(self.path) if self.path is not None else {}
 
     def _read(self, path: Path) -> dict[str, np.ndarray]:
-        """The file's pairs; a new file gets its header. A last line cut off by a kill is dropped (and cut from
-        the file, so the next append starts on a fresh line); any other unreadable line is an error."""
-        identity = model_identity(self.nli)
-        if not path.exists() or path.stat().st_size == 0:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(json.dumps({"format": FILE_FORMAT, "model": identity}) + "\n")
-            return {}
-        raw = path.read_bytes()
-        complete = raw.rfind(b"\n") + 1
-        try:
-            lines = raw[:complete].decode("utf-8").splitlines()
-            header = json.loads(lines[0]) if lines else None
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            header = None
-        if not isinstance(header, dict) or header.get("format") != FILE_FORMAT:  # checked before any change
-            raise ValueError(
-                f"{path}: not an NLI pair cache (its first line is not a {FILE_FORMAT} header); "
-                "pass another path or move the file away"
-            )
-        if header.get("model") != identity:
-            raise ValueError(
-                f"{path} holds probabilities of another NLI model ({header.get('model')}), this one is "
-                f"{identity}; pass another path or move the file away"
-            )
-        if complete < len(raw):
-            with open(path, "r+b") as handle:
-                handle.truncate(complete)
+        """The file's pairs (``nlgmetrics.diskcache``: refused if made with another model)."""
+        self._file = CacheFile(path, KIND, model_identity(self.nli), label="NLI pair cache", owner="NLI model")
         stored: dict[str, np.ndarray] = {}
-        for number, line in enumerate(lines[1:], start=2):
-            try:
-                key, probs = read_pair_record(line)
-            except ValueError as error:
-                raise ValueError(
-                    f"{path}, line {number}: not a {{k, p}} pair record ({line[:80]!r}); the file is "
-                    "corrupt: move it away (its pairs are then scored again)"
-                ) from error
+        for key, probs in self._file.read().items():
+            if not isinstance(probs, list) or len(probs) != 3:
+                raise ValueError(f"{path}: the record {key} is not three probabilities ({probs!r}); move the file away")
             stored[key] = np.asarray(probs, dtype=np.float64)
         return stored
 
     def _append(self, fresh: dict[str, np.ndarray]) -> None:
         """``fresh``: file key -> probabilities of the pairs this call scored."""
         self._stored.update(fresh)
-        with open(self.path, "a", encoding="utf-8") as handle:  # type: ignore[arg-type]
-            handle.write("".join(pair_record(key, row) for key, row in fresh.items()))
-            handle.flush()
-            os.fsync(handle.fileno())
+        self._file.append({key: [float(x) for x in row] for key, row in fresh.items()})
 
     def __getattr__(self, name: str) -> Any:  # max_length, tokenizer, hash, spec, ...
         if name == "nli":  # not yet set (unpickling): never recurse

@@ -18,7 +18,7 @@ Public API (what ``evaluate.py stress`` / ``evaluate.py make-adversarial`` call)
         min_applied=10,          # tests applying to fewer samples are shown, not judged
     )
     report = judge(report, min_applied=5)  # re-judge stored curves (e.g. a loaded report.json); scores nothing
-    store = ScoreStore("runs/stress/scores.json")  # per-row scores on disk: a rerun scores only new rows
+    store = ScoreStore("runs/stress/scores.jsonl")  # per-row scores on disk: a rerun scores only new rows
     metrics = {"mine": store.metric("mine|v1", my_metric, chunk=4096)}  # key by what would change the scores
     write_report(report, "runs/stress")   # report.json, report.md (pass/fail table), plots/<test>.png
 

@@ -60,6 +60,14 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help="forward-pass precision of the baseline (default: --precision); compares precisions, e.g. "
         "--metric sescore --precision bfloat16 --versus sescore --versus-precision float32",
     )
+    p.add_argument(
+        "--versus-checkpoint",
+        nargs="+",
+        default=None,
+        metavar="CHECKPOINT",
+        help="SEScore checkpoint(s) of the baseline (default: --checkpoint); compares checkpoints, e.g. --metric "
+        "sescore --checkpoint runs/x/checkpoint --versus sescore --versus-checkpoint mpnet-v2",
+    )
     p.add_argument("--limit-items", type=int, help="at most N items of each set's half (cheap trial runs)")
     p.add_argument("--bootstrap", type=int, default=1000, help="item resamples")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
@@ -126,6 +134,11 @@ def run(args: argparse.Namespace) -> dict:
     chunk = getattr(args, "chunk", None)
     if chunk is not None and chunk < 1:
         raise InputError("--chunk must be a positive number of rows")
+    versus_checkpoint = getattr(args, "versus_checkpoint", None)
+    if versus_checkpoint and "sescore" not in args.versus.split("+"):
+        raise InputError(
+            f"--versus-checkpoint changes only SEScore baselines; --versus {args.versus} has no checkpoint"
+        )
     if args.versus_encoder and not _uses_encoder(args.versus):
         raise InputError(
             f"--versus-encoder changes only bertscore/cosine baselines; --versus {args.versus} has no encoder"
@@ -147,7 +160,13 @@ def run(args: argparse.Namespace) -> dict:
     names = [args.metric, args.versus]
     scorer = metric_from_args(args.metric, args, run_names=names)
     overrides = {
-        key: value for key, value in (("encoder", args.versus_encoder), ("precision", args.versus_precision)) if value
+        key: value
+        for key, value in (
+            ("encoder", args.versus_encoder),
+            ("precision", args.versus_precision),
+            ("checkpoint", versus_checkpoint),
+        )
+        if value
     }
     overrides.update(_encoder_settings_reset(args))
     other = metric_from_args(args.versus, args, run_names=names, overrides=overrides)
@@ -181,6 +200,10 @@ def run(args: argparse.Namespace) -> dict:
     if args.versus_encoder and args.versus_encoder != args.encoder:  # two encoders: say which side has which
         label_b = f"{args.versus} ({args.versus_encoder})"
         label_a = f"{args.metric} ({args.encoder})" if _uses_encoder(args.metric) else args.metric
+    if versus_checkpoint and versus_checkpoint != args.checkpoint:  # two checkpoints: say which side has which
+        label_b = f"{args.versus} ({' '.join(versus_checkpoint)})"
+        if args.checkpoint and "sescore" in args.metric.split("+"):
+            label_a = f"{args.metric} ({' '.join(args.checkpoint)})"
     if args.versus_precision and args.versus_precision != args.precision:  # two precisions: name both
         label_a, label_b = f"{label_a} {args.precision}", f"{label_b} {args.versus_precision}"
     result = {

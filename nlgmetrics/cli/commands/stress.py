@@ -33,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "(BERTScore's precision, recall, F1 from one encoding) are stress metrics.",
     )
     p.add_argument("--data", required=True, help="JSONL with 'refs' (two or more) per item")
-    p.add_argument("--out", required=True, help="folder for report.json, report.md, plots/ and scores.json")
+    p.add_argument("--out", required=True, help="folder for report.json, report.md, plots/ and scores.jsonl")
     p.add_argument("--tests", help="comma-separated test names (default: every test that needs no extra model)")
     p.add_argument("--limit", type=int, help="the first N items")
     p.add_argument(
@@ -60,14 +60,14 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--chunk",
         type=positive_int,
         default=4096,
-        help="rows scored between saves of <out>/scores.json (a rerun with the same --out resumes there)",
+        help="rows scored between saves of <out>/scores.jsonl (a rerun with the same --out resumes there)",
     )
     p.add_argument(
         "--reuse-scores",
         action="append",
         default=[],
         metavar="SCORES_JSON",
-        help="the scores.json of another stress run on the same items (repeatable): rows it holds under the same "
+        help="the scores.jsonl of another stress run on the same items (repeatable): rows it holds under the same "
         "metric signature are copied, not scored, for a metric and for each part of a MENLI mix (a mix run "
         "after a menli run scores MENLI once)",
     )
@@ -87,8 +87,9 @@ def add_min_applied(parser: argparse.ArgumentParser) -> None:
 
 
 def _existing(path: str) -> Path:
-    if not Path(path).is_file():
-        raise ValueError(f"--reuse-scores {path}: no such score store (the scores.json of a stress run)")
+    given = Path(path)
+    if not (given.with_suffix(".jsonl").is_file() or given.with_suffix(".json").is_file()):
+        raise ValueError(f"--reuse-scores {path}: no such score store (the scores.jsonl of a stress run)")
     return Path(path)
 
 
@@ -153,7 +154,7 @@ def _code_hash(function: Callable) -> str:
 
 
 def run(args: argparse.Namespace) -> dict:
-    """Blind-spot tests; every metric's per-row scores are kept in ``<out>/scores.json`` after each chunk, so a
+    """Blind-spot tests; every metric's per-row scores are kept in ``<out>/scores.jsonl`` after each chunk, so a
     killed run, rerun with the same --out, scores only what it had not stored (and a run adding a metric rescores
     none of the others)."""
     from nlgmetrics.metaeval import InputError
@@ -186,10 +187,10 @@ def run(args: argparse.Namespace) -> dict:
     srcs = [source_text(r.get("src")) for r in rows]
     try:
         others = [ScoreCache(_existing(path)) for path in args.reuse_scores]
-        store = ScoreCache(Path(args.out) / "scores.json", reuse=others)
+        store = ScoreCache(Path(args.out) / "scores.jsonl", reuse=others)
         # a mix's parts, each under its own signature: shared between the mixes of this run, and read from the
         # metrics of this run and of --reuse-scores stores (a part's signature is that metric's own)
-        parts = ScoreCache(Path(args.out) / "parts.json", reuse=[store, *others])
+        parts = ScoreCache(Path(args.out) / "parts.jsonl", reuse=[store, *others])
     except ValueError as error:
         raise InputError(str(error)) from error
     log = None if args.quiet else (lambda line: print(line, file=sys.stderr, flush=True))
@@ -222,12 +223,12 @@ def run(args: argparse.Namespace) -> dict:
     report["setup"] = setup
     # what scoring cost, summed over every run that wrote this --out (a resumed run reports its whole cost)
     report["setup"]["scoring"] = {
-        name: {"signature": signatures[name], "scores": "scores.json", **store.costs.get(signatures[name], {})}
+        name: {"signature": signatures[name], "scores": "scores.jsonl", **store.costs.get(signatures[name], {})}
         if signatures[name]
         else {"scores": "not stored (set normalisation: one call over all rows)"}
         for name in names
     }
     if parts.costs:  # a mix's parts: what each cost inside the mix's own seconds above, and what was reused
-        report["setup"]["scoring_parts"] = {"scores": "parts.json", **parts.costs}
+        report["setup"]["scoring_parts"] = {"scores": "parts.jsonl", **parts.costs}
     write_report(report, args.out, plots=not args.no_plots)
     return report
