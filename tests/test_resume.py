@@ -365,3 +365,29 @@ def test_read_format_yaml_names_the_owner_and_the_file_for_each_way_a_checkpoint
             read_format_yaml(file, "fmt/1", "model X", Broken)
     file.write_text("format: fmt/1\nlayers: 3\n")
     assert read_format_yaml(file, "fmt/1", "model X", Broken) == {"format": "fmt/1", "layers": 3}
+
+
+def test_training_bounds_glibcs_malloc_arenas_unless_the_user_chose(monkeypatch):
+    import ctypes
+    import sys
+
+    from nlgmetrics.cli import train
+
+    calls = []
+
+    class _Libc:
+        def mallopt(self, param, value):
+            calls.append((param, value))
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: _Libc())
+    monkeypatch.setattr(sys, "platform", "linux")
+    for name in ("MALLOC_ARENA_MAX", "MALLOC_TRIM_THRESHOLD_", "NLGMETRICS_MALLOC"):
+        monkeypatch.delenv(name, raising=False)
+    assert train.bound_malloc() and calls == [(train.M_ARENA_MAX, 2), (train.M_TRIM_THRESHOLD, 128 * 2**20)]
+    calls.clear()
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")  # the user's own setting wins
+    assert not train.bound_malloc() and calls == []
+    monkeypatch.delenv("MALLOC_ARENA_MAX")
+    monkeypatch.setenv("NLGMETRICS_MALLOC", "default")
+    assert not train.bound_malloc() and calls == []

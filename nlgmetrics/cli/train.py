@@ -7,6 +7,7 @@ group ``nlgmetrics.train_commands``: ``nli`` by ``nlgmetrics.nli``, ``synthesize
 
 from __future__ import annotations
 
+import os
 import sys
 
 from nlgmetrics.cli.common import version_string
@@ -25,6 +26,35 @@ def usage(commands: dict[str, TrainCommand]) -> str:
     return USAGE_HEAD + "".join(f"  {name:<{width}}{c.summary}\n" for name, c in commands.items()) + USAGE_TAIL
 
 
+M_TRIM_THRESHOLD, M_ARENA_MAX = -1, -8  # glibc's mallopt parameters (malloc.h)
+
+
+def bound_malloc(arenas: int = 2, trim_threshold: int = 128 * 2**20) -> bool:
+    """Keep a long CPU fit's memory flat: at most ``arenas`` glibc malloc arenas, and freed memory above
+    ``trim_threshold`` bytes handed back to the system.
+
+    Why: batches of ever-different shapes (length-bucketed text) leave freed blocks scattered over one arena per
+    thread, so a multi-hour fit's resident memory keeps growing (an EmbeddingGemma fit reached 19 GB by step 420
+    of 730 on a 24 GB machine) while two arenas and a trim threshold keep it at a few GB. Skipped when the user
+    set ``MALLOC_ARENA_MAX`` or ``MALLOC_TRIM_THRESHOLD_`` (theirs win), with ``NLGMETRICS_MALLOC=default``, and
+    off glibc.
+
+    Returns:
+        Whether both settings were applied.
+    """
+    if os.environ.get("NLGMETRICS_MALLOC") == "default" or not sys.platform.startswith("linux"):
+        return False
+    if "MALLOC_ARENA_MAX" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ:
+        return False
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
+    except (OSError, AttributeError):  # musl and other C libraries: nothing to tune
+        return False
+    return bool(mallopt(M_ARENA_MAX, arenas)) and bool(mallopt(M_TRIM_THRESHOLD, trim_threshold))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     commands = train_commands()
@@ -38,6 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         problem = f"unknown command '{argv[0]}'\n" if argv else ""
         print(problem + usage(commands), end="", file=sys.stderr)
         return 2
+    bound_malloc()  # before any model or thread exists
     try:
         return commands[argv[0]](argv[1:])
     except SystemExit as stop:

@@ -56,7 +56,48 @@ def require_attention_adapters(model: nn.Module, pattern: str) -> None:
         )
 
 
+def wrap_with_lora(
+    model: nn.Module,
+    r: int,
+    alpha: float,
+    dropout: float,
+    target_modules: str,
+    modules_to_save: list[str] | tuple[str, ...] = (),
+) -> nn.Module:
+    """The toolkit's one LoRA wrapper: a peft model whose trainable parameters are the adapters (and the modules
+    saved whole, e.g. an NLI classifier's head), after checking that the pattern reached attention.
+
+    Args:
+        model: the base model (an encoder, or a sequence classifier).
+        r: adapter rank.
+        alpha: LoRA's scaling numerator (the update is scaled by ``alpha / r``).
+        dropout: dropout on the adapters' input.
+        target_modules: the regular expression of the wrapped linear layers.
+        modules_to_save: modules trained in full beside the adapters.
+
+    Returns:
+        The wrapped model.
+
+    Raises:
+        ValueError: the pattern matches none of the model's attention projections.
+    """
+    from peft import LoraConfig, get_peft_model
+
+    config = LoraConfig(
+        r=r,
+        lora_alpha=alpha,
+        lora_dropout=dropout,
+        target_modules=target_modules,
+        modules_to_save=list(modules_to_save) or None,
+        bias="none",
+    )
+    wrapped = get_peft_model(model, config)
+    require_attention_adapters(wrapped, target_modules)
+    return wrapped
+
+
 __all__ = [
+    "wrap_with_lora",
     "ALL_LORA_TARGETS",
     "ATTENTION_PROJECTIONS",
     "LORA_TARGETS",

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 from nlgmetrics.modelroles import ModelRoleError, fingerprint, resolve
-from nlgmetrics.modelroles.lora import ALL_LORA_TARGETS, require_attention_adapters
+from nlgmetrics.modelroles.lora import ALL_LORA_TARGETS
 from nlgmetrics.weightfiles import read_format_yaml, unreadable_reason
 
 CONFIG_NAME = "nli.yaml"
@@ -91,20 +91,10 @@ def build_classifier(base_location: str | Path, id2label: dict[int, str]) -> Any
 
 def wrap_with_lora(model: Any, lora: LoraShape) -> Any:
     """Return a peft model whose only trainable parameters are the adapter and the saved modules."""
-    from peft import LoraConfig, get_peft_model
+    from nlgmetrics.modelroles.lora import wrap_with_lora as wrap
 
-    config = LoraConfig(
-        r=lora.r,
-        lora_alpha=lora.alpha,
-        lora_dropout=lora.dropout,
-        target_modules=lora.target_modules,
-        modules_to_save=list(lora.modules_to_save),
-        bias="none",
-    )
     require_saved_head(model, lora.modules_to_save)
-    wrapped = get_peft_model(model, config)
-    require_attention_adapters(wrapped, lora.target_modules)
-    return wrapped
+    return wrap(model, lora.r, lora.alpha, lora.dropout, lora.target_modules, lora.modules_to_save)
 
 
 def require_saved_head(model: Any, modules_to_save: list[str]) -> None:

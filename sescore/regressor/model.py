@@ -37,7 +37,7 @@ from torch import nn
 
 from nlgmetrics.modelroles import fingerprint, load_fresh
 from nlgmetrics.modelroles.batching import ROW_MULTIPLE, bucketed_batches, filled_rows, token_lengths
-from nlgmetrics.modelroles.lora import require_attention_adapters
+from nlgmetrics.modelroles.lora import wrap_with_lora
 from nlgmetrics.truncation import note_batch
 from sescore.regressor.config import DEFAULT_LORA_TARGETS, LoraSettings, RegressorConfig
 from sescore.regressor.features import (
@@ -228,14 +228,7 @@ def load_base_encoder(spec: str) -> tuple[nn.Module, Any, str]:
 
 def add_lora(encoder: nn.Module, lora: LoraSettings) -> nn.Module:
     """Wrap the encoder with peft LoRA; only the adapters stay trainable inside the encoder."""
-    from peft import LoraConfig, get_peft_model
-
-    config = LoraConfig(
-        r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout, target_modules=lora.target_modules, bias="none"
-    )
-    wrapped = get_peft_model(encoder, config)
-    require_attention_adapters(wrapped, lora.target_modules)
-    return wrapped
+    return wrap_with_lora(encoder, lora.r, lora.alpha, lora.dropout, lora.target_modules)
 
 
 def build_regressor(config: RegressorConfig) -> SEScoreRegressor:
